@@ -1,0 +1,31 @@
+# Two commands: `make demo` (set up + main job on the sample data), `make test` (set up + suite).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: setup demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[all]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	$(BIN)/linkage dedupe sample_data/customers.csv --rules rules/customers.yaml --out out/customers
+
+test: setup
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest
+
+lint: setup
+	$(BIN)/ruff check .
+
+bench: setup
+	$(BIN)/python bench/run_bench.py --rows 100000 1000000
+
+clean:
+	rm -rf out .pytest_cache .ruff_cache

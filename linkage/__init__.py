@@ -1,0 +1,23 @@
+"""linkage: find the records that describe the same thing, and remove, link or flag them.
+
+A small façade; everything else lives in modules named for what they hold::
+
+    import linkage as lk
+
+    customers = lk.read("sample_data/customers.csv")
+    rules = lk.Rules.from_yaml("rules/customers.yaml")
+    run = lk.dedupe(customers, rules)
+    run.summary(); run.clusters.head()
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from linkage.api import dedupe, link
+from linkage.errors import LinkageError
+from linkage.io import read
+from linkage.result import Result
+from linkage.settings import Normalize, Rules
+
+__all__ = ["LinkageError", "Normalize", "Result", "Rules", "__version__", "dedupe", "link", "read"]

@@ -1,0 +1,5 @@
+"""`python -m linkage` runs the command line."""
+
+from linkage.cli import main
+
+main()

@@ -1,0 +1,18 @@
+"""Blocking: a union of blockers, each proposing candidate pairs."""
+
+from linkage.blocking._blockers import Blocker, BlockingInput, KeyBlocker, SortedNeighbourhood
+from linkage.blocking._keys import KEY_FUNCTIONS, KeyPart
+from linkage.blocking._union import CandidatePairs, block, blocker_names, estimate
+
+__all__ = [
+    "KEY_FUNCTIONS",
+    "Blocker",
+    "BlockingInput",
+    "CandidatePairs",
+    "KeyBlocker",
+    "KeyPart",
+    "SortedNeighbourhood",
+    "block",
+    "blocker_names",
+    "estimate",
+]

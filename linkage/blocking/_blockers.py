@@ -1,0 +1,234 @@
+"""Blockers propose candidate pairs; their union is what gets compared.
+
+A pair is a pair of internal row numbers (i < j). In link mode only pairs whose rows come
+from different sources are proposed. Everything is vectorised with numpy: group boundaries
+over sorted key codes, then all pairs inside a group by index arithmetic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+
+from linkage._schema import Configurable, SchemaViolation, check
+from linkage.blocking._keys import KeyPart, key_codes, key_values
+
+
+@dataclass
+class BlockingInput:
+    """What blockers read: normalized columns by name, and the source of each row (link mode)."""
+
+    columns: dict[str, np.ndarray]
+    source: np.ndarray | None = None  # int8 0 (left) / 1 (right); None when deduplicating
+
+    @property
+    def n(self) -> int:
+        return len(next(iter(self.columns.values()))) if self.columns else 0
+
+
+@dataclass
+class SkippedBlock:
+    blocker: str
+    key: str
+    value: str
+    size: int
+
+
+@dataclass
+class Proposal:
+    """Pairs proposed by one blocker, and the oversized blocks it skipped."""
+
+    left: np.ndarray
+    right: np.ndarray
+    skipped: list[SkippedBlock] = field(default_factory=list)
+
+
+def _groups(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows sorted by code (missing dropped), group start offsets and sizes."""
+    rows = np.nonzero(codes >= 0)[0]
+    order = np.argsort(codes[rows], kind="stable")
+    rows = rows[order]
+    sorted_codes = codes[rows]
+    if len(rows) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return rows, empty, empty
+    change = np.flatnonzero(np.diff(sorted_codes)) + 1
+    starts = np.concatenate([[0], change]).astype(np.int64)
+    sizes = np.diff(np.concatenate([starts, [len(rows)]])).astype(np.int64)
+    return rows, starts, sizes
+
+
+def _pairs_within(rows: np.ndarray, starts: np.ndarray, sizes: np.ndarray):
+    """All pairs of positions inside each group, as row numbers."""
+    group_end = np.repeat(starts + sizes, sizes)
+    positions = np.arange(len(rows), dtype=np.int64)
+    counts = group_end - positions - 1
+    total = int(counts.sum())
+    left_pos = np.repeat(positions, counts)
+    offsets = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    right_pos = left_pos + 1 + offsets
+    a, b = rows[left_pos], rows[right_pos]
+    return np.minimum(a, b), np.maximum(a, b)
+
+
+class Blocker(Configurable):
+    """Base of blockers; `type:` in the rules picks the kind (default: keys)."""
+
+    family: ClassVar[str] = "blocker"
+    default_kind: ClassVar[str] = "keys"
+
+    name: str | None
+
+    def estimate(self, data: BlockingInput, max_block_size: int) -> int:
+        raise NotImplementedError
+
+    def propose(self, data: BlockingInput, max_block_size: int) -> Proposal:
+        raise NotImplementedError
+
+    @property
+    def columns(self) -> list[str]:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+
+def _parse_parts(owner: object, field_name: str, key: str | list[str]) -> list[KeyPart]:
+    items = [key] if isinstance(key, str) else list(key)
+    check(len(items) > 0, owner, field_name, "must name at least one key part", key)
+    parts = []
+    for k, item in enumerate(items):
+        try:
+            parts.append(KeyPart.parse(item))
+        except ValueError as err:
+            sub = field_name if isinstance(key, str) else f"{field_name}[{k}]"
+            raise SchemaViolation(sub, str(err), item, type(owner).__name__) from None
+    return parts
+
+
+class KeyBlocker(Blocker):
+    """Candidate pairs share at least one key. A key is one part (`postcode`) or several
+    (`[soundex(surname), year(dob)]`), all of which must be equal.
+    """
+
+    kind = "keys"
+
+    def __init__(self, keys: list[str | list[str]], *, name: str | None = None):
+        check(isinstance(keys, list | tuple) and len(keys) > 0, self, "keys",
+              "must be a non-empty list of keys", keys)
+        self.keys = [k if isinstance(k, str) else list(k) for k in keys]
+        self.name = name
+        self._parts = [_parse_parts(self, f"keys[{i}]", k) for i, k in enumerate(self.keys)]
+
+    @property
+    def columns(self) -> list[str]:
+        return sorted({p.column for parts in self._parts for p in parts})
+
+    def describe(self) -> str:
+        return " or ".join("[" + ", ".join(map(str, parts)) + "]" for parts in self._parts)
+
+    def estimate(self, data: BlockingInput, max_block_size: int) -> int:
+        return sum(self.estimate_per_key(data, max_block_size))
+
+    def estimate_per_key(self, data: BlockingInput, max_block_size: int) -> list[int]:
+        out = []
+        for parts in self._parts:
+            codes = key_codes(parts, data.columns)
+            valid = codes >= 0
+            if data.source is None:
+                sizes = np.bincount(codes[valid]).astype(np.int64)
+                sizes = sizes[sizes <= max_block_size]
+                out.append(int((sizes * (sizes - 1) // 2).sum()))
+            else:
+                m = int(codes.max()) + 1 if valid.any() else 0
+                left = np.bincount(codes[valid & (data.source == 0)], minlength=m).astype(np.int64)
+                right = np.bincount(codes[valid & (data.source == 1)], minlength=m).astype(np.int64)
+                ok = (left + right) <= max_block_size
+                out.append(int((left * right)[ok].sum()))
+        return out
+
+    def propose(self, data: BlockingInput, max_block_size: int) -> Proposal:
+        lefts, rights, skipped = [], [], []
+        for parts in self._parts:
+            codes = key_codes(parts, data.columns)
+            rows, starts, sizes = _groups(codes)
+            big = sizes > max_block_size
+            for s, size in zip(starts[big], sizes[big], strict=True):
+                value = key_values(parts, data.columns, rows[s : s + 1])
+                key = "[" + ", ".join(map(str, parts)) + "]"
+                skipped.append(SkippedBlock(self.name or "", key, value, int(size)))
+            keep = (sizes >= 2) & ~big
+            member = np.repeat(keep, sizes)
+            rows, sizes = rows[member], sizes[keep]
+            if data.source is None:
+                new_starts = np.cumsum(sizes) - sizes
+                a, b = _pairs_within(rows, new_starts, sizes)
+            else:
+                a, b = _cross_pairs(rows, codes, data.source)
+            lefts.append(a)
+            rights.append(b)
+        return Proposal(np.concatenate(lefts), np.concatenate(rights), skipped)
+
+
+def _cross_pairs(rows: np.ndarray, codes: np.ndarray, source: np.ndarray):
+    """Pairs (left row, right row) with equal codes, by a hash join."""
+    frame = pd.DataFrame({"row": rows, "code": codes[rows]})
+    src = source[rows]
+    left = frame[src == 0]
+    right = frame[src == 1]
+    joined = left.merge(right, on="code", suffixes=("_l", "_r"), sort=False)
+    a = joined["row_l"].to_numpy(np.int64)
+    b = joined["row_r"].to_numpy(np.int64)
+    return np.minimum(a, b), np.maximum(a, b)
+
+
+class SortedNeighbourhood(Blocker):
+    """Sort records by a key and pair each with the next `window - 1` records."""
+
+    kind = "sorted_neighbourhood"
+
+    def __init__(self, sort_key: str | list[str], *, window: int = 5, name: str | None = None):
+        check(isinstance(window, int) and window >= 2, self, "window",
+              "must be a whole number of at least 2", window)
+        self.sort_key = sort_key if isinstance(sort_key, str) else list(sort_key)
+        self.window = window
+        self.name = name
+        self._parts = _parse_parts(self, "sort_key", self.sort_key)
+
+    @property
+    def columns(self) -> list[str]:
+        return sorted({p.column for p in self._parts})
+
+    def describe(self) -> str:
+        return f"sorted by [{', '.join(map(str, self._parts))}], window {self.window}"
+
+    def _order(self, data: BlockingInput) -> np.ndarray:
+        values = [pd.Series(p.compute(data.columns[p.column]), dtype=object) for p in self._parts]
+        present = np.zeros(data.n, dtype=bool)
+        for v in values:
+            present |= v.notna().to_numpy()
+        text = values[0].fillna("")
+        for v in values[1:]:
+            text = text + "\x1f" + v.fillna("")
+        rows = np.nonzero(present)[0]
+        order = np.lexsort((rows, text.to_numpy()[rows].astype(str)))
+        return rows[order]
+
+    def estimate(self, data: BlockingInput, max_block_size: int) -> int:
+        m = len(self._order(data))
+        return int(sum(max(m - k, 0) for k in range(1, self.window)))
+
+    def propose(self, data: BlockingInput, max_block_size: int) -> Proposal:
+        order = self._order(data)
+        lefts, rights = [], []
+        for k in range(1, self.window):
+            a, b = order[:-k], order[k:]
+            if data.source is not None:
+                cross = data.source[a] != data.source[b]
+                a, b = a[cross], b[cross]
+            lefts.append(np.minimum(a, b))
+            rights.append(np.maximum(a, b))
+        return Proposal(np.concatenate(lefts), np.concatenate(rights))

@@ -1,0 +1,149 @@
+"""Derived blocking keys: `surname`, `soundex(surname)`, `first(given_name, 3)`, `year(dob)`.
+
+A key part is written as a column name, or a function applied to one column with an optional
+whole-number argument. Each is computed once per distinct value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from linkage.comparators._exact import phonetic_code
+from linkage.normalize.hangul import chosung
+
+
+def _first(v: str, n: int) -> str:
+    return v[:n]
+
+
+def _last(v: str, n: int) -> str:
+    return v[-n:]
+
+
+def _year(v: str, n: int) -> str:
+    match = re.search(r"\d{4}", v)
+    return match.group(0) if match else ""
+
+
+def _local_part(v: str, n: int) -> str:
+    return v.split("@", 1)[0]
+
+
+def _domain(v: str, n: int) -> str:
+    return v.split("@", 1)[1] if "@" in v else ""
+
+
+def _digits(v: str, n: int) -> str:
+    return re.sub(r"\D", "", v)
+
+
+def _phonetic(algorithm: str) -> Callable[[str, int], str]:
+    def code(v: str, n: int) -> str:
+        return phonetic_code(v, algorithm)
+
+    return code
+
+
+# name -> (function(value, arg), argument required?, description)
+KEY_FUNCTIONS: dict[str, tuple[Callable[[str, int], str], bool, str]] = {
+    "first": (_first, True, "the first N characters: first(given_name, 3)"),
+    "last": (_last, True, "the last N characters: last(phone, 4)"),
+    "soundex": (_phonetic("soundex"), False, "the Soundex code: soundex(surname)"),
+    "metaphone": (_phonetic("metaphone"), False, "the Metaphone code: metaphone(surname)"),
+    "nysiis": (_phonetic("nysiis"), False, "the NYSIIS code: nysiis(surname)"),
+    "chosung": (lambda v, n: chosung(v), False, "Hangul initial consonants: chosung(name)"),
+    "year": (_year, False, "the first four-digit run, a year: year(birth_date)"),
+    "local_part": (_local_part, False, "the e-mail part before @: local_part(email)"),
+    "domain": (_domain, False, "the e-mail part after @: domain(email)"),
+    "digits": (_digits, False, "the digits only: digits(phone)"),
+}
+
+_PART = re.compile(r"^\s*(?:(?P<fn>[a-z_]+)\s*\(\s*(?P<col>[^,()]+?)\s*(?:,\s*(?P<arg>\d+)\s*)?\)"
+                   r"|(?P<bare>[^()]+?))\s*$")
+
+
+@dataclass(frozen=True)
+class KeyPart:
+    """One part of a blocking key: a column, optionally through a key function."""
+
+    column: str
+    function: str | None = None
+    argument: int | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> KeyPart:
+        """Parse `col`, `fn(col)` or `fn(col, n)`; raise ValueError with the expected form."""
+        match = _PART.match(text) if isinstance(text, str) else None
+        if not match:
+            hint = ""
+            if isinstance(text, str) and text.count("(") != text.count(")"):
+                hint = (
+                    '; a comma inside a YAML flow list [a, b] splits the item, so quote it: '
+                    '"first(given_name, 3)"'
+                )
+            raise ValueError(
+                f"must be a column name or fn(column[, n]), e.g. soundex(surname){hint}"
+            )
+        if match.group("bare"):
+            return cls(match.group("bare").strip())
+        fn = match.group("fn")
+        if fn not in KEY_FUNCTIONS:
+            names = ", ".join(sorted(KEY_FUNCTIONS))
+            raise ValueError(f"uses an unknown key function {fn!r}; known: {names}")
+        arg = match.group("arg")
+        needs_arg = KEY_FUNCTIONS[fn][1]
+        if needs_arg and arg is None:
+            raise ValueError(f"needs a length: {KEY_FUNCTIONS[fn][2]}")
+        if not needs_arg and arg is not None:
+            raise ValueError(f"takes no argument: {KEY_FUNCTIONS[fn][2]}")
+        return cls(match.group("col"), fn, int(arg) if arg is not None else None)
+
+    def __str__(self) -> str:
+        if self.function is None:
+            return self.column
+        arg = f", {self.argument}" if self.argument is not None else ""
+        return f"{self.function}({self.column}{arg})"
+
+    def compute(self, values: np.ndarray) -> np.ndarray:
+        """The key value per record (object array; None where missing or empty)."""
+        series = pd.Series(values, dtype=object)
+        missing = series.isna().to_numpy() | (series == "").to_numpy()
+        out = np.full(len(series), None, dtype=object)
+        if self.function is None:
+            out[~missing] = series[~missing].astype(str).to_numpy()
+            return out
+        fn = KEY_FUNCTIONS[self.function][0]
+        codes, uniques = pd.factorize(series[~missing].astype(str))
+        mapped = np.array([fn(u, self.argument or 0) or None for u in uniques], dtype=object)
+        out[~missing] = mapped[codes] if len(codes) else mapped[:0]
+        return out
+
+
+def key_codes(parts: list[KeyPart], columns: dict[str, np.ndarray]) -> np.ndarray:
+    """One int64 code per record for a compound key; -1 where any part is missing."""
+    combined: np.ndarray | None = None
+    for part in parts:
+        codes, uniques = pd.factorize(pd.Series(part.compute(columns[part.column]), dtype=object))
+        codes = codes.astype(np.int64)
+        if combined is None:
+            combined = codes
+        else:
+            missing = (combined < 0) | (codes < 0)
+            merged = combined * (len(uniques) + 1) + codes
+            merged[missing] = -1
+            combined, _ = pd.factorize(merged)
+            combined = combined.astype(np.int64)
+            combined[missing] = -1
+    assert combined is not None
+    return combined
+
+
+def key_values(parts: list[KeyPart], columns: dict[str, np.ndarray], rows: np.ndarray) -> str:
+    """The readable key value of one record, for warnings: `smith|1990`."""
+    row = int(rows[0])
+    return "|".join(str(p.compute(columns[p.column][row : row + 1])[0]) for p in parts)

@@ -1,0 +1,107 @@
+"""The union of blockers: estimate first, then propose, then merge into unique pairs."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from linkage.blocking._blockers import Blocker, BlockingInput, KeyBlocker, SkippedBlock
+from linkage.errors import BudgetError, LinkageWarning
+
+
+@dataclass
+class CandidatePairs:
+    """Unique candidate pairs (i < j, sorted) and the bit mask of blockers that proposed each."""
+
+    left: np.ndarray
+    right: np.ndarray
+    mask: np.ndarray
+    estimated: dict[str, int] = field(default_factory=dict)
+    proposed: dict[str, int] = field(default_factory=dict)
+    skipped: list[SkippedBlock] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.left)
+
+
+def blocker_names(blockers: list[Blocker]) -> list[str]:
+    return [b.name or f"blocker_{k}" for k, b in enumerate(blockers)]
+
+
+def estimate(blockers: list[Blocker], data: BlockingInput, max_block_size: int) -> dict[str, int]:
+    """Pairs each blocker would propose (an upper bound: keys of one blocker may overlap)."""
+    return {
+        name: b.estimate(data, max_block_size)
+        for name, b in zip(blocker_names(blockers), blockers, strict=True)
+    }
+
+
+def block(
+    blockers: list[Blocker],
+    data: BlockingInput,
+    *,
+    max_pairs: int,
+    max_block_size: int,
+    progress=None,
+) -> CandidatePairs:
+    """Run every blocker and merge their pairs; stop early if the estimate exceeds `max_pairs`."""
+    names = blocker_names(blockers)
+    estimated = estimate(blockers, data, max_block_size)
+    total = sum(estimated.values())
+    if total > max_pairs:
+        worst = max(estimated, key=lambda k: estimated[k])
+        blocker = blockers[names.index(worst)]
+        detail = ""
+        if isinstance(blocker, KeyBlocker):
+            per_key = blocker.estimate_per_key(data, max_block_size)
+            k = int(np.argmax(per_key))
+            detail = f" (its key `blocking[{names.index(worst)}].keys[{k}]` alone: {per_key[k]:,})"
+        msg = (
+            f"blocking would propose about {total:,} candidate pairs, above `max_pairs` = "
+            f"{max_pairs:,}. The largest share comes from blocker `{worst}` with "
+            f"{estimated[worst]:,}{detail}. Tighten it by adding a part to its keys "
+            "(for example [surname, year(birth_date)] instead of [surname]), lower "
+            "`max_block_size`, or raise `max_pairs` in the rules."
+        )
+        raise BudgetError(msg)
+    n = max(data.n, 1)
+    codes_parts, mask_parts, skipped, proposed = [], [], [], {}
+    for bit, (name, blocker) in enumerate(zip(names, blockers, strict=True)):
+        prop = blocker.propose(data, max_block_size)
+        for s in prop.skipped:
+            s.blocker = name
+            warnings.warn(
+                f"blocker `{name}` skipped a block of {s.size:,} records where {s.key} = "
+                f"{s.value!r} (above `max_block_size` = {max_block_size:,}); those records are "
+                "still paired by other blockers if any key of theirs matches",
+                LinkageWarning,
+                stacklevel=2,
+            )
+        skipped.extend(prop.skipped)
+        code = prop.left.astype(np.int64) * n + prop.right.astype(np.int64)
+        code = code[prop.left != prop.right]
+        proposed[name] = len(np.unique(code))
+        codes_parts.append(code)
+        mask_parts.append(np.full(len(code), 1 << bit, dtype=np.int64))
+        if progress is not None:
+            progress.update(1)
+    codes = np.concatenate(codes_parts) if codes_parts else np.zeros(0, dtype=np.int64)
+    masks = np.concatenate(mask_parts) if mask_parts else np.zeros(0, dtype=np.int64)
+    order = np.argsort(codes, kind="stable")
+    codes, masks = codes[order], masks[order]
+    if len(codes):
+        starts = np.concatenate([[0], np.flatnonzero(np.diff(codes)) + 1])
+        unique = codes[starts]
+        mask = np.bitwise_or.reduceat(masks, starts)
+    else:
+        unique, mask = codes, masks
+    return CandidatePairs(
+        left=unique // n,
+        right=unique % n,
+        mask=mask,
+        estimated=estimated,
+        proposed=proposed,
+        skipped=skipped,
+    )

@@ -1,0 +1,141 @@
+"""The `linkage` command line.
+
+Exit codes: 0 success; 2 bad input or rules (the message says what to fix); 1 internal error.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+import warnings
+from pathlib import Path
+
+import click
+
+from linkage.errors import LinkageError, LinkageWarning
+
+EXAMPLES = """
+\b
+Examples:
+  linkage dedupe sample_data/customers.csv --rules rules/customers.yaml --out out/customers
+  linkage link left.csv right.csv --rules rules/febrl.yaml --out out/link
+  linkage validate rules/customers.yaml
+"""
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except LinkageError as err:
+            click.secho(f"error: {err}", fg="red", err=True)
+            ctx.exit(2)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except Exception:
+            traceback.print_exc()
+            click.secho(
+                "internal error: this is a bug in linkage, not in your data. Please report it "
+                "with the traceback above.",
+                fg="red",
+                err=True,
+            )
+            ctx.exit(1)
+
+
+@click.group(cls=_Group, epilog=EXAMPLES)
+@click.version_option(package_name="linkage")
+def main() -> None:
+    """Find records that describe the same thing: deduplicate one table or link two.
+
+    Each run reads the rules (normalize, block, compare, score, keep), and writes to --out:
+    clusters.parquet (every input record, with what happened to it and why), pairs.parquet
+    (every scored candidate pair), deduplicated.parquet or links.parquet, and summary.json.
+    """
+
+
+def _common(func):
+    options = [
+        click.option("--rules", "rules_path", required=True,
+                     type=click.Path(dir_okay=False, path_type=Path),
+                     help="Rules YAML file (see rules/customers.yaml)."),
+        click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+                     help="Output folder; replaced only when the run succeeds."),
+        click.option("--id-column", default=None,
+                     help="Column holding record ids (overrides `id_column` in the rules). "
+                          "Without one, row numbers become ids in column `row_id`."),
+        click.option("--sep", default=None,
+                     help="CSV separator; sniffed from the file when not given."),
+        click.option("--encoding", default="utf-8", show_default=True,
+                     help="CSV text encoding, e.g. cp949 for Korean Windows exports."),
+        click.option("--progress/--no-progress", default=None,
+                     help="Progress bars (default: only on a terminal)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _finish(result, out: Path) -> None:
+    result.write(out)
+    click.echo(result.format_summary())
+    click.echo(f"  wrote {out}/")
+
+
+def _warnings_to_stderr() -> None:
+    def show(message, category, filename, lineno, file=None, line=None):
+        click.secho(f"warning: {message}", fg="yellow", err=True)
+
+    warnings.showwarning = show
+    warnings.simplefilter("always", LinkageWarning)
+
+
+@main.command(epilog=EXAMPLES)
+@click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
+@_common
+def dedupe(input_path, rules_path, out, id_column, sep, encoding, progress):
+    """Find duplicate records inside INPUT (CSV or Parquet)."""
+    from linkage.api import dedupe as run
+
+    _warnings_to_stderr()
+    result = run(input_path, rules_path, id_column=id_column, sep=sep, encoding=encoding,
+                 progress=progress)
+    _finish(result, out)
+
+
+@main.command(epilog=EXAMPLES)
+@click.argument("left", type=click.Path(path_type=Path))
+@click.argument("right", type=click.Path(path_type=Path))
+@_common
+def link(left, right, rules_path, out, id_column, sep, encoding, progress):
+    """Link the records of LEFT and RIGHT that describe the same thing."""
+    from linkage.api import link as run
+
+    _warnings_to_stderr()
+    result = run(left, right, rules_path, id_column=id_column, sep=sep, encoding=encoding,
+                 progress=progress)
+    _finish(result, out)
+
+
+@main.command()
+@click.argument("rules_path", metavar="FILE", type=click.Path(path_type=Path))
+def validate(rules_path):
+    """Check a rules FILE and print what it will do; exit 2 with the fix if it is invalid."""
+    from linkage.blocking import blocker_names
+    from linkage.settings import Rules
+
+    rules = Rules.from_yaml(rules_path)
+    click.echo(f"{rules_path}: valid")
+    click.echo(f"  id column: {rules.id_column or '(row numbers)'}")
+    for step in rules.normalize:
+        click.echo(f"  normalize {step.column} as {step.type}")
+    for name, b in zip(blocker_names(rules.blocking), rules.blocking, strict=True):
+        click.echo(f"  block {name}: {b.describe()}")
+    for c in rules.comparisons:
+        click.echo(f"  compare {c.output_name}: {c.kind} on {c.column} "
+                   f"(levels: {', '.join(c.level_labels)})")
+    click.echo(f"  score: {rules.scoring.kind}, threshold {rules.scoring.threshold:g}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""The one family of errors that `linkage` raises on purpose.
+
+Every message says what was expected, what was found, and how to fix it. The CLI maps
+`LinkageError` to exit code 2 (bad input or rules); anything else is an internal error (exit 1).
+"""
+
+from __future__ import annotations
+
+
+class LinkageError(Exception):
+    """Base class of every error `linkage` raises about its input or its rules."""
+
+
+class RulesError(LinkageError):
+    """A rules file or `Rules` object is invalid: a missing key, a wrong type, an unknown name."""
+
+
+class InputError(LinkageError):
+    """An input table cannot be used as it is: missing column, empty table, duplicate ids."""
+
+
+class BudgetError(LinkageError):
+    """Blocking would produce more candidate pairs than the configured budget allows."""
+
+
+class NotFittedError(LinkageError):
+    """An estimator was used before `fit` was called."""
+
+
+class LinkageWarning(UserWarning):
+    """Something the user should know about, that did not stop the run (a skipped block)."""

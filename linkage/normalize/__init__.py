@@ -1,0 +1,48 @@
+"""Normalizers: one function per kind of value, each `normalize_<kind>(values, **options)`.
+
+Every normalizer takes a pandas Series of strings (missing as None, NaN or pd.NA) and returns a
+Series with the same index and name, dtype object, holding `str` or `None`. Work is done once per
+distinct value, so a million rows with repeated values take seconds.
+
+`NORMALIZATION_VERSION` changes whenever any normalizer's output could change, so that caches of
+normalized columns can be invalidated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+
+from ._company import normalize_company
+from ._date import normalize_date, parse_dates
+from ._email import normalize_email
+from ._name import normalize_name
+from ._phone import normalize_phone
+from ._postcode import normalize_postcode
+from ._text import normalize_text
+
+NORMALIZATION_VERSION = "1"
+
+NORMALIZERS: dict[str, Callable[..., pd.Series]] = {
+    "text": normalize_text,
+    "name": normalize_name,
+    "phone": normalize_phone,
+    "email": normalize_email,
+    "date": normalize_date,
+    "company": normalize_company,
+    "postcode": normalize_postcode,
+}
+
+__all__ = [
+    "NORMALIZATION_VERSION",
+    "NORMALIZERS",
+    "normalize_company",
+    "normalize_date",
+    "normalize_email",
+    "normalize_name",
+    "normalize_phone",
+    "normalize_postcode",
+    "normalize_text",
+    "parse_dates",
+]

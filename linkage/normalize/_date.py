@@ -1,0 +1,185 @@
+"""Dates: many written forms to ISO "YYYY-MM-DD", with day/month ambiguity recorded."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import unicodedata
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ._text import as_text, check_choice, check_series, column_label
+
+_ORDERS = ("DMY", "MDY", "YMD")
+_ON_ERROR = ("raise", "null", None)  # None: YAML reads `on_error: null` as None
+_EXAMPLES_SHOWN = 3
+
+# An optional time after the date ("1990-03-05T12:00:00Z", "1990-03-05 9:30 pm"); it is ignored.
+_TIME = r"(?:[t\s]+\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\s*(?:z|[+-]\d{2}(?::?\d{2})?|[ap]\.?m\.?)?)?"
+_SEP = r"\s*([-./])\s*"
+
+# Year first is always year-month-day: "1990-03-05", "1990.3.5", "1990. 3. 5.", "1990/03/05".
+_YEAR_FIRST = re.compile(rf"(\d{{4}}){_SEP}(\d{{1,2}})\s*\2\s*(\d{{1,2}})\s*\.?{_TIME}")
+_KOREAN = re.compile(r"(\d{4})\s*년\s*(\d{1,2})\s*월\s*(\d{1,2})\s*일?")
+_COMPACT = re.compile(r"(\d{4})(\d{2})(\d{2})")
+# Year last: day/month order is not visible in the value itself ("05/03/1990").
+_YEAR_LAST = re.compile(rf"(\d{{1,2}}){_SEP}(\d{{1,2}})\s*\2\s*(\d{{4}}){_TIME}")
+
+_ORDINAL = r"(?:st|nd|rd|th)?"
+_WEEKDAY = re.compile(r"^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s+")
+_DAY_NAME_YEAR = re.compile(rf"(\d{{1,2}}){_ORDINAL}(?:\s+of)?[\s./-]*([a-z]+)\.?[\s./-]*(\d{{4}})")
+_NAME_DAY_YEAR = re.compile(rf"([a-z]+)\.?[\s./-]*(\d{{1,2}}){_ORDINAL}[\s./-]*(\d{{4}})")
+_YEAR_NAME_DAY = re.compile(r"(\d{4})[\s./-]*([a-z]+)\.?[\s./-]*(\d{1,2})")
+
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}
+
+# (iso, ambiguous, valid) for one value.
+_Parsed = tuple[str | None, bool, bool]
+_INVALID: _Parsed = (None, False, False)
+
+
+def _iso(year: int, month: int, day: int) -> _Parsed:
+    try:
+        return dt.date(year, month, day).isoformat(), False, True
+    except ValueError:  # not a calendar date: 1990-02-30, month 13, year 0
+        return _INVALID
+
+
+def _day_month(a: int, b: int, order: str) -> tuple[int, int, bool]:
+    """(day, month, ambiguous) for "a/b/YYYY"; `order` decides only when both could be months."""
+    a_month, b_month = 1 <= a <= 12, 1 <= b <= 12
+    if a_month and b_month and a != b:
+        return (b, a, True) if order == "MDY" else (a, b, True)
+    if order == "MDY":
+        return (b, a, False) if a_month else (a, b, False)
+    # DMY, and YMD, which says nothing about a year-last value, so the common reading wins.
+    return (a, b, False) if b_month else (b, a, False)
+
+
+def _parse_named(text: str) -> _Parsed | None:
+    """Dates with English month names: "5 March 1990", "March 5, 1990", "Tue, 5 Mar 1990"."""
+    text = _WEEKDAY.sub("", text.replace(",", " "), count=1).strip()
+    if m := _DAY_NAME_YEAR.fullmatch(text):
+        day, name, year = m.groups()
+    elif m := _NAME_DAY_YEAR.fullmatch(text):
+        name, day, year = m.groups()
+    elif m := _YEAR_NAME_DAY.fullmatch(text):
+        year, name, day = m.groups()
+    else:
+        return None
+    month = _MONTHS.get(name)
+    if month is None:
+        return _INVALID
+    return _iso(int(year), month, int(day))
+
+
+def _parse_one(text: str, order: str) -> _Parsed:
+    text = unicodedata.normalize("NFKC", text).strip().lower()
+    if not text:
+        return None, False, True  # blank is missing, not wrong
+    for pattern in (_YEAR_FIRST, _KOREAN):
+        if m := pattern.fullmatch(text):
+            groups = m.groups()
+            year, month, day = groups[0], groups[-2], groups[-1]
+            return _iso(int(year), int(month), int(day))
+    if m := _COMPACT.fullmatch(text):
+        return _iso(*(int(g) for g in m.groups()))
+    if m := _YEAR_LAST.fullmatch(text):
+        day, month, ambiguous = _day_month(int(m.group(1)), int(m.group(3)), order)
+        iso, _, valid = _iso(int(m.group(4)), month, day)
+        return iso, ambiguous and valid, valid
+    named = _parse_named(text)
+    return named if named is not None else _INVALID
+
+
+def parse_dates(values: pd.Series, *, order: str = "DMY") -> pd.DataFrame:
+    """Parse dates and report, per record, the ISO date, whether it was ambiguous, and validity.
+
+    Returns a DataFrame with the index of `values` and the columns
+        iso: "YYYY-MM-DD", or None when missing or unreadable;
+        ambiguous: True when the value was like "05/03/1990", where both day and month could
+            be either number, so `order` decided;
+        valid: False when a non-missing value could not be read or is not a calendar date.
+    Accepted: ISO dates (a time part is ignored), "19900305", "1990.3.5", "1990. 3. 5.",
+    "1990/03/05", "1990년 3월 5일", "05/03/1990" with "/", "-" or "." and English month
+    names ("5 March 1990", "March 5, 1990", "5 Mar 1990"). Two-digit years are not accepted:
+    the century cannot be known.
+
+    Options:
+        order: "DMY" (default), "MDY" or "YMD": how to read an ambiguous year-last value;
+            "YMD" reads it as day first.
+    """
+    check_series(values, "date")
+    check_choice("date", "order", order, _ORDERS)
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    parsed = [_parse_one(as_text(u), order) for u in uniques]
+    parsed.append((None, False, True))  # what code -1 (missing) picks up
+    iso = np.array([p[0] for p in parsed], dtype=object)
+    ambiguous = np.array([p[1] for p in parsed], dtype=bool)
+    valid = np.array([p[2] for p in parsed], dtype=bool)
+    return pd.DataFrame(
+        {
+            "iso": pd.Series(iso[codes], index=values.index, dtype=object),
+            "ambiguous": pd.Series(ambiguous[codes], index=values.index, dtype=bool),
+            "valid": pd.Series(valid[codes], index=values.index, dtype=bool),
+        },
+        index=values.index,
+    )
+
+
+def _invalid_message(values: pd.Series, invalid: pd.Series) -> str:
+    bad = values[invalid.to_numpy()]
+    examples = ", ".join(
+        f"record id '{rid}': {as_text(value)!r}"
+        for rid, value in zip(bad.index[:_EXAMPLES_SHOWN], bad.iloc[:_EXAMPLES_SHOWN], strict=True)
+    )
+    count = len(bad)
+    noun = "value" if count == 1 else "values"
+    return (
+        f"column {column_label(values)}: {count} {noun} could not be read as a date "
+        f"(e.g. {examples}); dates must be real calendar dates with a four-digit year, "
+        "such as 1990-03-05, 19900305, 1990년 3월 5일, 05/03/1990 or 5 March 1990; "
+        "fix the values, or set `on_error: null` on this normalizer to treat them as missing"
+    )
+
+
+def normalize_date(
+    values: pd.Series, *, order: str = "DMY", on_error: str | None = "raise"
+) -> pd.Series:
+    """Normalize dates to ISO "YYYY-MM-DD" (see `parse_dates` for the forms accepted).
+
+    Options:
+        order: "DMY" (default), "MDY" or "YMD": how to read "05/03/1990", where day and month
+            could be either number. `parse_dates` reports which values were ambiguous.
+        on_error: "raise" (default) raises InputError naming the column, the count and up to
+            three bad values; "null" (or None) treats unreadable values as missing.
+    """
+    check_series(values, "date")
+    check_choice("date", "on_error", on_error, _ON_ERROR)
+    parsed = parse_dates(values, order=order)
+    invalid = ~parsed["valid"]
+    if on_error == "raise" and invalid.any():
+        raise InputError(_invalid_message(values, invalid))
+    return parsed["iso"].rename(values.name)

@@ -1,0 +1,33 @@
+"""Postal codes: upper case without spaces or hyphens, leading zeros kept."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pandas as pd
+
+from ._text import ascii_digits, check_series, map_unique
+
+
+def _normalize_one(text: str, *, digits_only: bool) -> str:
+    if digits_only:
+        return ascii_digits(text)
+    text = unicodedata.normalize("NFKC", text).upper()
+    # Spaces and dashes of every kind are only layout ("06 236", "SW1A 1AA", "100‐0001").
+    text = "".join(ch for ch in text if not ch.isspace() and unicodedata.category(ch) != "Pd")
+    # Again: upper-casing can decompose ("ΐ" → "Ϊ́") and a removed space can let a letter and
+    # an accent meet ("A´" is "A" + space + accent), so the result must be recomposed.
+    return unicodedata.normalize("NFKC", text)
+
+
+def normalize_postcode(values: pd.Series, *, digits_only: bool = False) -> pd.Series:
+    """Normalize postal codes: NFKC, upper case, white space and hyphens removed.
+
+    Values are kept as strings, so "06236" keeps its leading zero.
+
+    Options:
+        digits_only: keep only the digits (default False), for countries whose codes are
+            numeric but often carry a prefix or stray letters.
+    """
+    check_series(values, "postcode")
+    return map_unique(values, lambda s: _normalize_one(s, digits_only=digits_only))

@@ -1,0 +1,105 @@
+"""Plain text normalization and the by-unique-value machinery every normalizer shares."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Hashable
+
+import numpy as np
+import pandas as pd
+
+from ..errors import RulesError
+
+# Unicode categories kept as they are: letters (Hangul syllables and jamo are "Lo"), combining
+# marks (scripts such as Devanagari need them), and numbers. Everything else becomes a space.
+_KEPT_CATEGORIES = frozenset("LMN")
+
+
+class _PunctuationTable(dict):
+    """A `str.translate` table that decides each character once, the first time it is seen."""
+
+    def __missing__(self, code: int) -> int | str:
+        ch = chr(code)
+        value: int | str = code if unicodedata.category(ch)[0] in _KEPT_CATEGORIES else " "
+        self[code] = value
+        return value
+
+
+_PUNCTUATION_TO_SPACE = _PunctuationTable()
+
+
+def column_label(values: pd.Series) -> str:
+    """How an error message names the column that `values` came from."""
+    return repr(values.name) if values.name is not None else "(unnamed column)"
+
+
+def check_series(values: object, kind: str) -> pd.Series:
+    """Reject anything that is not a Series before it fails somewhere less clear."""
+    if not isinstance(values, pd.Series):
+        raise TypeError(
+            f"normalize_{kind} expects a pandas Series of strings, got {type(values).__name__}; "
+            "pass one column, e.g. df['name']"
+        )
+    return values
+
+
+def check_choice(kind: str, option: str, value: object, choices: tuple[object, ...]) -> None:
+    """Raise RulesError when an option value is not one of `choices` (a rules-file mistake)."""
+    if value not in choices:
+        allowed = ", ".join(repr(c) for c in choices)
+        raise RulesError(
+            f"normalizer {kind!r}: option {option}={value!r} is not supported; use one of {allowed}"
+        )
+
+
+def map_unique(values: pd.Series, func: Callable[[str], str | None]) -> pd.Series:
+    """Apply `func` to each distinct non-missing value once and spread the results back.
+
+    Missing values (None, NaN, pd.NA) stay None, and a result that is an empty string becomes
+    None, so callers only ever see `str` or `None`. The index and name of `values` are kept.
+    """
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    results = [func(as_text(u)) for u in uniques]
+    # The extra trailing None is what code -1 (missing) picks up when indexing below.
+    table = np.array([r if r else None for r in results] + [None], dtype=object)
+    return pd.Series(table[codes], index=values.index, name=values.name, dtype=object)
+
+
+def as_text(value: Hashable) -> str:
+    """A cell as a string; non-string cells (numbers in an object column) are formatted."""
+    return value if isinstance(value, str) else str(value)
+
+
+def ascii_digits(text: str) -> str:
+    """Every decimal digit of `text` (any script, full width included) as ASCII digits."""
+    return "".join(str(unicodedata.decimal(ch)) for ch in text if ch.isdecimal())
+
+
+def text_core(text: str, *, lowercase: bool = True, strip_punctuation: bool = True) -> str:
+    """NFKC, optional case-fold, optional punctuation-to-space, collapsed white space."""
+    text = unicodedata.normalize("NFKC", text)
+    if lowercase:
+        # Case folding can leave decomposed sequences (e.g. Greek with two accents), so NFKC again.
+        text = unicodedata.normalize("NFKC", text.casefold())
+    if strip_punctuation:
+        text = text.translate(_PUNCTUATION_TO_SPACE)
+    return " ".join(text.split())
+
+
+def normalize_text(
+    values: pd.Series, *, lowercase: bool = True, strip_punctuation: bool = True
+) -> pd.Series:
+    """Normalize free text: NFKC, case-fold, punctuation to spaces, white space collapsed.
+
+    Letters of every script (Hangul included), combining marks and digits are kept.
+
+    Options:
+        lowercase: case-fold the text (default True).
+        strip_punctuation: turn punctuation, symbols and control characters into spaces
+            (default True).
+    """
+    check_series(values, "text")
+    return map_unique(
+        values,
+        lambda s: text_core(s, lowercase=lowercase, strip_punctuation=strip_punctuation),
+    )

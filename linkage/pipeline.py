@@ -1,0 +1,409 @@
+"""The local engine: read → normalize → block → compare → score → cluster → keep → outputs.
+
+Everything runs on whole columns (numpy, pandas, RapidFuzz); records are referred to by their
+row number in the combined table (left rows first, then right rows, when linking).
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from linkage import __version__
+from linkage.blocking import BlockingInput, block, blocker_names
+from linkage.clustering import connected_components, one_to_one
+from linkage.errors import InputError
+from linkage.keep import choose_representatives, id_rank
+from linkage.result import Result
+from linkage.scoring import ComparisonMatrix
+from linkage.settings import Rules
+
+Mode = Literal["dedupe", "link"]
+ROW_ID = "row_id"
+
+
+@dataclass
+class Table:
+    """One input table as the pipeline sees it."""
+
+    frame: pd.DataFrame
+    name: str
+    checksum: str
+
+
+@dataclass
+class _Clock:
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        yield
+        self.timings[name] = round(time.perf_counter() - start, 4)
+
+
+def _progress(total: int, desc: str, enabled: bool | None):
+    from tqdm.auto import tqdm
+
+    disable = not sys.stderr.isatty() if enabled is None else not enabled
+    return tqdm(total=total, desc=desc, disable=disable, leave=False, unit="step")
+
+
+def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) -> None:
+    """Raise `InputError` naming the file, the rules key and the fix for unusable input."""
+    needed = rules.columns()
+    for table in tables:
+        frame = table.frame
+        if len(frame) == 0:
+            msg = f"{table.name}: the table has no records. Nothing to deduplicate or link."
+            raise InputError(msg)
+        columns = [str(c) for c in frame.columns]
+        for column, where in needed.items():
+            if column not in columns:
+                import difflib
+
+                close = difflib.get_close_matches(column, columns, n=1)
+                hint = f" Did you mean {close[0]!r}?" if close else ""
+                msg = (
+                    f"{table.name}: column `{column}` (named in {rules.source}: {where}) is not "
+                    f"in the table. Its columns are: {', '.join(columns)}.{hint} Fix the rules "
+                    "or the input."
+                )
+                raise InputError(msg)
+            if frame[column].isna().all() or (
+                frame[column].astype(str).str.strip().eq("") | frame[column].isna()
+            ).all():
+                msg = (
+                    f"{table.name}: column `{column}` (named in {rules.source}: {where}) is "
+                    "empty in every record, so it cannot block or compare anything. Fill it, "
+                    "or remove it from the rules."
+                )
+                raise InputError(msg)
+        if id_column is not None:
+            if id_column not in columns:
+                msg = (
+                    f"{table.name}: id column `{id_column}` is not in the table. Its columns "
+                    f"are: {', '.join(columns)}. Fix `id_column` in {rules.source} or "
+                    "`--id-column`, or leave it out to use row numbers."
+                )
+                raise InputError(msg)
+            ids = frame[id_column]
+            if ids.isna().any():
+                rows = np.flatnonzero(ids.isna().to_numpy())[:3].tolist()
+                msg = (
+                    f"{table.name}: id column `{id_column}` is missing in "
+                    f"{int(ids.isna().sum())} record(s) (rows {rows}). Every record needs an "
+                    "id: fill them, or leave `id_column` out to use row numbers."
+                )
+                raise InputError(msg)
+            dup = ids[ids.duplicated(keep=False)]
+            if len(dup):
+                examples = ", ".join(repr(v) for v in pd.unique(dup.to_numpy())[:3])
+                msg = (
+                    f"{table.name}: id column `{id_column}` has {dup.nunique()} repeated "
+                    f"value(s) (e.g. {examples}). Ids must be unique: fix the input, or leave "
+                    "`id_column` out to use row numbers."
+                )
+                raise InputError(msg)
+
+
+def _as_text(values: pd.Series) -> np.ndarray:
+    """Object array of str or None; numbers from Parquet become their text."""
+    out = np.full(len(values), None, dtype=object)
+    present = values.notna().to_numpy()
+    out[present] = values[present].astype(str).to_numpy()
+    return out
+
+
+def run_local(
+    mode: Mode,
+    tables: list[Table],
+    rules: Rules,
+    *,
+    id_column: str | None = None,
+    progress: bool | None = None,
+) -> Result:
+    """Run the whole pipeline in memory and return the result (nothing is written)."""
+    clock = _Clock()
+    id_column = id_column or rules.id_column
+    validate_tables(tables, rules, id_column)
+
+    with clock.stage("read"):
+        frames = []
+        for table in tables:
+            frame = table.frame.reset_index(drop=True)
+            if id_column is None:
+                frame = frame.copy()
+                frame.insert(0, ROW_ID, np.arange(len(frame), dtype=np.int64))
+            frames.append(frame)
+        id_name = id_column or ROW_ID
+        sizes = [len(f) for f in frames]
+        n = sum(sizes)
+        source = np.repeat(np.arange(len(frames), dtype=np.int8), sizes)
+        ids = pd.concat([f[id_name] for f in frames], ignore_index=True)
+        combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+    with clock.stage("normalize"):
+        work: dict[str, np.ndarray] = {}
+        for column in rules.columns():
+            work[column] = _as_text(combined[column])
+        normalize_stats = {}
+        for step in rules.normalize:
+            before = work[step.column]
+            series = pd.Series(before, index=ids.to_numpy(), name=step.column, dtype=object)
+            after = step.apply(series).to_numpy(dtype=object)
+            work[step.target] = after
+            changed = int(np.sum(pd.Series(before).fillna("\0").to_numpy()
+                                 != pd.Series(after).fillna("\0").to_numpy()))
+            normalize_stats[step.target] = {
+                "normalizer": step.type,
+                "from": step.column,
+                "changed": changed,
+                "missing": int(pd.isna(after).sum()),
+            }
+
+    with clock.stage("block"):
+        data = BlockingInput(work, source if mode == "link" else None)
+        with _progress(len(rules.blocking), "blocking", progress) as bar:
+            pairs = block(
+                rules.blocking,
+                data,
+                max_pairs=rules.max_pairs,
+                max_block_size=rules.max_block_size,
+                progress=bar,
+            )
+
+    with clock.stage("compare"):
+        k = len(rules.comparisons)
+        levels = np.empty((len(pairs), k), dtype=np.int8)
+        sims = np.empty((len(pairs), k), dtype=np.float32)
+        with _progress(k, "comparing", progress) as bar:
+            for c, comparison in enumerate(rules.comparisons):
+                values = work[comparison.column]
+                levels[:, c], sims[:, c] = comparison.compare(
+                    values[pairs.left], values[pairs.right]
+                )
+                bar.update(1)
+        matrix = ComparisonMatrix(rules.comparisons, levels, sims)
+
+    with clock.stage("score"):
+        scorer = rules.scoring.fit(matrix)
+        weight = scorer.match_weight(matrix)
+        probability = scorer.match_probability(matrix)
+        matched = weight >= scorer.threshold
+
+    with clock.stage("cluster"):
+        ml, mr, mw = pairs.left[matched], pairs.right[matched], weight[matched]
+        if mode == "link" and rules.one_to_one:
+            keep_edge = one_to_one(ml, mr, mw)
+            ml, mr, mw = ml[keep_edge], mr[keep_edge], mw[keep_edge]
+        clusters = connected_components(n, ml, mr)
+
+    with clock.stage("keep"):
+        rank = id_rank(ids) + (source.astype(np.int64) * n)  # left before right when linking
+        input_columns = [c for c in combined.columns]
+        keeper = choose_representatives(clusters, rank, rules.keep, combined[input_columns])
+        outputs = _outputs(
+            mode, ids, id_name, source, clusters, keeper, pairs, matrix, weight, probability,
+            matched, (ml, mr, mw), combined, frames, tables, scorer.threshold,
+        )
+
+    summary = _summary(
+        mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matched, clusters,
+        outputs["clusters"], id_column,
+    )
+    if mode == "link":
+        summary["links"] = len(outputs["links"])
+    return Result(
+        mode=mode,
+        rules=rules,
+        clusters=outputs["clusters"],
+        pairs=outputs["pairs"],
+        deduplicated=outputs.get("deduplicated"),
+        links=outputs.get("links"),
+        summary_data=summary,
+        timings=clock.timings,
+    )
+
+
+def _outputs(mode, ids, id_name, source, clusters, keeper, pairs, matrix, weight, probability,
+             matched, accepted, combined, frames, tables, threshold):
+    n = len(ids)
+    id_values = ids.to_numpy()
+    ml, mr, mw = accepted
+    # Each record's strongest accepted link, for its reason.
+    best_w = np.full(n, -np.inf)
+    best_other = np.full(n, -1, dtype=np.int64)
+    degree = np.zeros(n, dtype=np.int64)
+    if len(ml):
+        both = np.concatenate([ml, mr])
+        other = np.concatenate([mr, ml])
+        w = np.concatenate([mw, mw])
+        order = np.lexsort((other, -w, both))
+        both, other, w = both[order], other[order], w[order]
+        first = np.ones(len(both), dtype=bool)
+        first[1:] = both[1:] != both[:-1]
+        best_w[both[first]] = w[first]
+        best_other[both[first]] = other[first]
+        degree = np.bincount(both, minlength=n)
+    sizes = np.bincount(clusters)
+    cluster_size = sizes[clusters]
+    representative = id_values[keeper]
+    is_keeper = keeper == np.arange(n)
+
+    reasons = np.empty(n, dtype=object)
+    actions = np.empty(n, dtype=object)
+    single = cluster_size == 1
+    if mode == "dedupe":
+        actions[:] = np.where(is_keeper, "keep", "duplicate")
+        reasons[single] = f"no candidate pair at or above the threshold {threshold:g}"
+    else:
+        actions[:] = "keep"
+        reasons[single] = f"no link at or above the threshold {threshold:g}"
+    multi = ~single
+    idx = np.flatnonzero(multi)
+    for i in idx:  # one short string per clustered record; the pair work is already done
+        via = id_values[best_other[i]]
+        if mode == "dedupe":
+            head = (f"kept for cluster of {cluster_size[i]}" if is_keeper[i]
+                    else f"duplicate of {representative[i]!s}")
+            reasons[i] = (f"{head}: linked by {degree[i]} pair(s), strongest with {via!s} "
+                          f"(match weight {best_w[i]:.2f} >= {threshold:g})")
+        else:
+            reasons[i] = (f"linked with {via!s} (match weight {best_w[i]:.2f} >= "
+                          f"{threshold:g}) in cluster of {cluster_size[i]}")
+
+    cluster_frame = pd.DataFrame({id_name: ids.reset_index(drop=True)})
+    if mode == "link":
+        cluster_frame.insert(0, "source", np.where(source == 0, "left", "right"))
+    cluster_frame["cluster_id"] = clusters.astype(np.int64)
+    cluster_frame["cluster_size"] = cluster_size.astype(np.int64)
+    cluster_frame["action"] = pd.Series(actions, dtype=object)
+    cluster_frame["reason"] = pd.Series(reasons, dtype=object)
+    cluster_frame["representative_id"] = pd.Series(representative, dtype=ids.dtype)
+
+    pair_frame = pd.DataFrame({
+        "id_l": pd.Series(id_values[pairs.left], dtype=ids.dtype),
+        "id_r": pd.Series(id_values[pairs.right], dtype=ids.dtype),
+        "blockers": pairs.mask.astype(np.int64),
+    })
+    for c, name in enumerate(matrix.names):
+        pair_frame[f"{name}_level"] = matrix.levels[:, c]
+        pair_frame[f"{name}_similarity"] = matrix.similarities[:, c]
+    pair_frame["match_weight"] = weight.astype(np.float64)
+    pair_frame["match_probability"] = probability.astype(np.float64)
+    pair_frame["is_match"] = matched
+    out = {"clusters": cluster_frame, "pairs": pair_frame}
+
+    if mode == "dedupe":
+        dedup = frames[0].loc[is_keeper].reset_index(drop=True)
+        out["deduplicated"] = dedup
+    else:
+        links = pd.DataFrame({
+            "id_l": pd.Series(id_values[ml], dtype=ids.dtype),
+            "id_r": pd.Series(id_values[mr], dtype=ids.dtype),
+            "match_weight": mw.astype(np.float64),
+            "cluster_id": clusters[ml].astype(np.int64),
+        })
+        out["links"] = links.sort_values(["cluster_id", "id_l", "id_r"], kind="stable")\
+            .reset_index(drop=True)
+    return out
+
+
+def _versions() -> dict[str, str]:
+    import jellyfish
+    import pyarrow
+    import rapidfuzz
+    import scipy
+
+    return {
+        "linkage": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "pandas": pd.__version__,
+        "pyarrow": pyarrow.__version__,
+        "rapidfuzz": rapidfuzz.__version__,
+        "jellyfish": getattr(jellyfish, "__version__", "unknown"),
+        "scipy": scipy.__version__,
+    }
+
+
+def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matched, clusters,
+             cluster_frame, id_column):
+    from linkage.normalize import NORMALIZATION_VERSION
+
+    all_pairs = n * (n - 1) // 2 if mode == "dedupe" else sizes[0] * sizes[1]
+    level_counts = {}
+    for c, comparison in enumerate(matrix.comparisons):
+        counts = np.bincount(matrix.levels[:, c].astype(np.int64) + 1,
+                             minlength=len(comparison.level_labels) + 1)
+        labels = ["null", *comparison.level_labels]
+        level_counts[comparison.output_name] = {
+            label: int(count) for label, count in zip(labels, counts, strict=True)
+        }
+    cluster_sizes = np.bincount(clusters)
+    histogram = {str(int(s)): int(c) for s, c in
+                 zip(*np.unique(cluster_sizes, return_counts=True), strict=True)}
+    actions = cluster_frame["action"].value_counts().to_dict()
+    action_counts = {a: int(actions.get(a, 0)) for a in ("keep", "duplicate", "preserved",
+                                                         "review")}
+    names = blocker_names(rules.blocking)
+    summary = {
+        "linkage_version": __version__,
+        "mode": mode,
+        "engine": "local",
+        "inputs": [
+            {"name": t.name, "records": len(t.frame), "checksum": t.checksum} for t in tables
+        ],
+        "id_column": id_column or ROW_ID,
+        "rules": {"source": rules.source, "config_hash": rules.config_hash()},
+        "normalization_version": NORMALIZATION_VERSION,
+        "versions": _versions(),
+        "stages": {
+            "read": {"records": n},
+            "normalize": normalize_stats,
+            "block": {
+                "blockers": {
+                    name: {
+                        "rule": b.describe(),
+                        "estimated_pairs": pairs.estimated[name],
+                        "proposed_pairs": pairs.proposed[name],
+                    }
+                    for name, b in zip(names, rules.blocking, strict=True)
+                },
+                "candidate_pairs": len(pairs),
+                "reduction_ratio": round(1 - len(pairs) / all_pairs, 6) if all_pairs else 0.0,
+                "skipped_blocks": [vars(s) for s in pairs.skipped],
+            },
+            "compare": {"pairs": len(matrix), "levels": level_counts},
+            "score": {
+                "scorer": rules.scoring.kind,
+                "threshold": rules.scoring.threshold,
+                "pairs_at_or_above_threshold": int(matched.sum()),
+            },
+            "cluster": {
+                "clusters": len(cluster_sizes),
+                "clusters_with_several_records": int((cluster_sizes > 1).sum()),
+                "largest_cluster": int(cluster_sizes.max()) if len(cluster_sizes) else 0,
+                "size_histogram": histogram,
+            },
+            "keep": {"policy": rules.keep} if mode == "dedupe" else {},
+        },
+        "actions": action_counts,
+    }
+    if mode == "dedupe":
+        summary["removal_rate"] = round(action_counts["duplicate"] / n, 6) if n else 0.0
+    else:
+        linked = cluster_frame[cluster_frame["cluster_size"] > 1]
+        summary["linked_records"] = {
+            side: int((linked["source"] == side).sum()) for side in ("left", "right")
+        }
+    return summary

@@ -1,0 +1,88 @@
+"""The result of a run: DataFrames in memory, and the files of the output contract."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from linkage.io import write_atomically, write_json, write_parquet
+
+if TYPE_CHECKING:
+    from linkage.settings import Rules
+
+
+@dataclass
+class Result:
+    """What a `dedupe` or `link` run produced.
+
+    - `clusters`: every input record exactly once, with `cluster_id`, `action`, `reason` and
+      `representative_id`.
+    - `pairs`: every scored candidate pair, with each comparison's level and similarity.
+    - `deduplicated` (dedupe): the kept records with their input columns.
+    - `links` (link): the linked pairs with their match weight and cluster.
+    """
+
+    mode: str
+    rules: Rules
+    clusters: pd.DataFrame
+    pairs: pd.DataFrame
+    deduplicated: pd.DataFrame | None = None
+    links: pd.DataFrame | None = None
+    summary_data: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        """Counts per stage and action, the removal rate, versions and checksums."""
+        return self.summary_data
+
+    def write(self, out: str | Path) -> Path:
+        """Write the output contract into `out`, atomically (all files or none)."""
+
+        def fill(folder: Path) -> None:
+            write_parquet(self.clusters, folder / "clusters.parquet")
+            write_parquet(self.pairs, folder / "pairs.parquet")
+            if self.deduplicated is not None:
+                write_parquet(self.deduplicated, folder / "deduplicated.parquet")
+            if self.links is not None:
+                write_parquet(self.links, folder / "links.parquet")
+            self.rules.to_yaml(folder / "rules.yaml")
+            write_json(self.summary_data, folder / "summary.json")
+            # Timings vary run to run; they live apart so the other files repeat byte for byte.
+            write_json({"seconds": self.timings}, folder / "timings.json")
+
+        return write_atomically(out, fill)
+
+    def format_summary(self) -> str:
+        """A short human summary for the terminal."""
+        s = self.summary_data
+        stages = s["stages"]
+        lines = [
+            f"linkage {s['mode']}: {stages['read']['records']:,} records",
+            f"  candidate pairs   {stages['block']['candidate_pairs']:,} "
+            f"(reduction ratio {stages['block']['reduction_ratio']:.6f})",
+            f"  matched pairs     {stages['score']['pairs_at_or_above_threshold']:,} "
+            f"(threshold {stages['score']['threshold']:g})",
+            f"  clusters          {stages['cluster']['clusters']:,} "
+            f"({stages['cluster']['clusters_with_several_records']:,} with several records, "
+            f"largest {stages['cluster']['largest_cluster']})",
+        ]
+        if s["mode"] == "dedupe":
+            lines.append(
+                f"  kept {s['actions']['keep']:,}, duplicates {s['actions']['duplicate']:,} "
+                f"(removal rate {s['removal_rate']:.2%})"
+            )
+        else:
+            lines.append(
+                f"  links {s['links']:,} (left {s['linked_records']['left']:,} and right "
+                f"{s['linked_records']['right']:,} records linked)"
+            )
+        skipped = stages["block"]["skipped_blocks"]
+        if skipped:
+            lines.append(f"  warning: {len(skipped)} oversized block(s) skipped; see summary.json")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<linkage.Result {self.mode}: {len(self.clusters):,} records>"

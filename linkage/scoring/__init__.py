@@ -1,0 +1,6 @@
+"""Scorers: estimators over the comparison matrix."""
+
+from linkage.scoring._base import ComparisonMatrix, Scorer
+from linkage.scoring._rulesum import RuleSum, default_weights
+
+__all__ = ["ComparisonMatrix", "RuleSum", "Scorer", "default_weights"]

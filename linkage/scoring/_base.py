@@ -1,0 +1,67 @@
+"""Scorers turn the comparison matrix of candidate pairs into match weights.
+
+The estimator contract follows scikit-learn: `__init__` only stores parameters, `fit` returns
+`self`, learned state ends in `_`, and an unfitted scorer says how to fix that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+
+from linkage._schema import Configurable
+from linkage.comparators import Comparison
+from linkage.errors import NotFittedError
+
+
+@dataclass
+class ComparisonMatrix:
+    """Levels (int8, -1 = null) and similarities (float32) of each pair, one column each."""
+
+    comparisons: list[Comparison]
+    levels: np.ndarray  # shape (n_pairs, n_comparisons)
+    similarities: np.ndarray
+
+    @property
+    def names(self) -> list[str]:
+        return [c.output_name for c in self.comparisons]
+
+    def __len__(self) -> int:
+        return self.levels.shape[0]
+
+
+class Scorer(Configurable):
+    """Base of scorers; `type:` in the rules picks the kind (default: rule_sum)."""
+
+    family: ClassVar[str] = "scorer"
+    default_kind: ClassVar[str] = "rule_sum"
+    threshold: float
+
+    def fit(self, X: ComparisonMatrix, y: np.ndarray | None = None) -> Scorer:
+        raise NotImplementedError
+
+    def contributions(self, X: ComparisonMatrix) -> pd.DataFrame:
+        """Each comparison's contribution to each pair's match weight (they sum to it)."""
+        raise NotImplementedError
+
+    def match_weight(self, X: ComparisonMatrix) -> np.ndarray:
+        return self.contributions(X).to_numpy(dtype=np.float64).sum(axis=1) + self._bias()
+
+    def match_probability(self, X: ComparisonMatrix) -> np.ndarray:
+        """The probability of a match; NaN where the scorer has no probability model."""
+        return np.full(len(X), np.nan)
+
+    def predict(self, X: ComparisonMatrix) -> np.ndarray:
+        """True for the pairs at or above the threshold."""
+        return self.match_weight(X) >= self.threshold
+
+    def _bias(self) -> float:
+        return 0.0
+
+    def _check_fitted(self, attribute: str) -> None:
+        if not hasattr(self, attribute):
+            msg = f"This {type(self).__name__} instance is not fitted yet. Call `fit` first."
+            raise NotFittedError(msg)

@@ -1,0 +1,234 @@
+"""The rules of a run: what to normalize, how to block, compare, score and keep.
+
+`Rules` is the one schema for Python and YAML: its constructor arguments are the YAML keys,
+so `Rules.from_yaml(path).to_yaml()` round-trips and one validation path serves both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+import yaml
+
+from linkage._schema import Configurable, SchemaViolation, check, did_you_mean
+from linkage.blocking import Blocker
+from linkage.comparators import Comparison
+from linkage.errors import RulesError
+from linkage.scoring import RuleSum, Scorer
+
+KeepPolicy = Literal["first", "most_complete"]
+"""Which record of a cluster is kept:
+
+- `first`: the record with the smallest id (row number when there is no id column).
+- `most_complete`: the record with the most non-missing input values; ties go to the smallest id.
+"""
+
+
+def _normalizers() -> dict[str, Any]:
+    from linkage.normalize import NORMALIZERS
+
+    return NORMALIZERS
+
+
+class Normalize(Configurable):
+    """Normalize one column with a named normalizer and its options.
+
+    YAML: `{column: phone, type: phone, country: KR}`. The result replaces the column for
+    blocking and comparison (or goes to `output`, a new column); input values are never
+    changed in the outputs.
+    """
+
+    open_options = True
+
+    def __init__(self, column: str, type: str, *, output: str | None = None, **options: Any):
+        check(isinstance(column, str) and column != "", self, "column", "must be a column name",
+              column)
+        known = _normalizers()
+        check(type in known, self, "type",
+              f"must be one of {', '.join(repr(k) for k in sorted(known))}"
+              + did_you_mean(str(type), sorted(known)), type)
+        self.column = column
+        self.type = type
+        self.output = output
+        self.options = dict(options)
+        function = known[type]
+        accepted = {
+            n for n, p in inspect.signature(function).parameters.items()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY
+        }
+        for name in self.options:
+            if name not in accepted:
+                choices = ", ".join(sorted(accepted)) or "none"
+                raise SchemaViolation(
+                    name,
+                    f"is not an option of the `{type}` normalizer; its options are: {choices}."
+                    + did_you_mean(name, sorted(accepted)),
+                    name,
+                    "Normalize",
+                )
+        try:  # a dry run on no data checks option values (an unknown `order`, say)
+            function(pd.Series([], dtype=object, name=column), **self.options)
+        except (ValueError, TypeError) as err:
+            raise SchemaViolation("type", f"has invalid options: {err}", self.options,
+                                  "Normalize") from None
+
+    @property
+    def target(self) -> str:
+        return self.output or self.column
+
+    def apply(self, values: pd.Series) -> pd.Series:
+        return _normalizers()[self.type](values, **self.options)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"column": self.column, "type": self.type}
+        if self.output:
+            out["output"] = self.output
+        out.update(self.options)
+        return out
+
+
+class Rules(Configurable):
+    """Everything a run needs besides its data.
+
+    Example::
+
+        rules = Rules(
+            id_column="customer_id",
+            normalize=[Normalize("phone", "phone")],
+            blocking=[KeyBlocker([["last(phone, 4)"], ["chosung(name)", "year(birth_date)"]])],
+            comparisons=[JaroWinkler("name"), Exact("phone")],
+            scoring=RuleSum(threshold=3.0),
+        )
+    """
+
+    def __init__(
+        self,
+        *,
+        id_column: str | None = None,
+        normalize: list[Normalize] = (),
+        blocking: list[Blocker] = (),
+        comparisons: list[Comparison] = (),
+        scoring: Scorer | None = None,
+        keep: KeepPolicy = "first",
+        one_to_one: bool = False,
+        max_pairs: int = 20_000_000,
+        max_block_size: int = 5_000,
+    ):
+        self.id_column = id_column
+        self.normalize = list(normalize)
+        self.blocking = list(blocking)
+        self.comparisons = list(comparisons)
+        self.scoring = scoring if scoring is not None else RuleSum()
+        self.keep = keep
+        self.one_to_one = one_to_one
+        self.max_pairs = max_pairs
+        self.max_block_size = max_block_size
+        check(len(self.blocking) > 0, self, "blocking",
+              "must list at least one blocker (comparing every pair of records does not scale)",
+              self.blocking)
+        check(len(self.blocking) <= 62, self, "blocking", "must list at most 62 blockers",
+              len(self.blocking))
+        check(len(self.comparisons) > 0, self, "comparisons",
+              "must list at least one comparison", self.comparisons)
+        check(keep in ("first", "most_complete"), self, "keep",
+              "must be one of 'first', 'most_complete'", keep)
+        check(isinstance(max_pairs, int) and max_pairs > 0, self, "max_pairs",
+              "must be a positive whole number", max_pairs)
+        check(isinstance(max_block_size, int) and max_block_size >= 2, self, "max_block_size",
+              "must be a whole number of at least 2", max_block_size)
+        seen: dict[str, int] = {}
+        for k, comparison in enumerate(self.comparisons):
+            name = comparison.output_name
+            if name in seen:
+                raise SchemaViolation(
+                    f"comparisons[{k}].name",
+                    f"must be unique; `{name}` is also the name of comparisons[{seen[name]}]. "
+                    "Give one of them a `name:`",
+                    name,
+                    "Rules",
+                )
+            seen[name] = k
+        names = [b.name for b in self.blocking if b.name]
+        check(len(set(names)) == len(names), self, "blocking", "must have unique names", names)
+        if isinstance(self.scoring, RuleSum):
+            try:
+                self.scoring.validate_against(self.comparisons)
+            except RulesError as err:
+                raise SchemaViolation("scoring", str(err), None, "Rules") from None
+
+    # -- reading and writing ------------------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "rules") -> Rules:  # type: ignore[override]
+        if not isinstance(data, dict):
+            msg = (
+                f"{source}: the rules must be a mapping of keys such as `blocking:` and "
+                f"`comparisons:`. Got {type(data).__name__} instead."
+            )
+            raise RulesError(msg)
+        rules = super().from_dict(data, source=source)
+        assert isinstance(rules, Rules)
+        rules.source = source
+        return rules
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> Rules:
+        """Read and validate a rules file; errors name the file and the key path inside it."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise RulesError(f"{path}: no such rules file. Check the path.") from None
+        except UnicodeDecodeError as err:
+            raise RulesError(f"{path}: not UTF-8 text ({err.reason}). Save it as UTF-8.") from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            problem = getattr(err, "problem", None) or str(err)
+            msg = (
+                f"{path}: not valid YAML{where}: {problem}. Check the indentation and that "
+                "lists use `- ` and mappings use `key: value`."
+            )
+            raise RulesError(msg) from None
+        if data is None:
+            raise RulesError(f"{path}: the rules file is empty. See rules/customers.yaml.")
+        return cls.from_dict(data, source=str(path))
+
+    def to_yaml(self, path: str | Path | None = None) -> str:
+        text = yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True, width=100)
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
+        return text
+
+    def config_hash(self) -> str:
+        """sha256 of the canonical rules, recorded in every run's summary."""
+        canonical = json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    @property
+    def source(self) -> str:
+        return getattr(self, "_source", "rules")
+
+    @source.setter
+    def source(self, value: str) -> None:
+        self._source = value
+
+    def columns(self) -> dict[str, str]:
+        """Input columns the rules read, each with the first rules key that reads it."""
+        produced = {n.output for n in self.normalize if n.output}
+        needed: dict[str, str] = {}
+        for k, n in enumerate(self.normalize):
+            needed.setdefault(n.column, f"normalize[{k}].column")
+        for k, b in enumerate(self.blocking):
+            for c in b.columns:
+                needed.setdefault(c, f"blocking[{k}]")
+        for k, c in enumerate(self.comparisons):
+            needed.setdefault(c.column, f"comparisons[{k}].column")
+        return {c: where for c, where in needed.items() if c not in produced}

@@ -1,0 +1,50 @@
+"""Shared fixtures: where the benchmark data lives, and running the real CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATASETS = Path(os.environ.get("LINKAGE_DATASETS", ROOT.parent / "shared" / "datasets"))
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run `python -m linkage ...` as a user would, capturing its output."""
+    return subprocess.run(
+        [sys.executable, "-m", "linkage", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        timeout=600,
+    )
+
+
+@pytest.fixture(scope="session")
+def datasets() -> Path:
+    if not DATASETS.exists():
+        pytest.fail(f"benchmark data not found at {DATASETS}; set LINKAGE_DATASETS")
+    return DATASETS
+
+
+def pairs_of_clusters(frame: pd.DataFrame, id_column: str, cluster_column: str) -> set:
+    """Every unordered pair of ids that share a cluster."""
+    merged = frame[[id_column, cluster_column]].merge(
+        frame[[id_column, cluster_column]], on=cluster_column
+    )
+    merged = merged[merged[f"{id_column}_x"] < merged[f"{id_column}_y"]]
+    return set(zip(merged[f"{id_column}_x"], merged[f"{id_column}_y"], strict=True))
+
+
+def f1_score(predicted: set, truth: set) -> tuple[float, float, float]:
+    tp = len(predicted & truth)
+    precision = tp / len(predicted) if predicted else 0.0
+    recall = tp / len(truth) if truth else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
