@@ -17,12 +17,15 @@ _ON_ERROR = ("raise", "null", None)  # None: YAML reads `on_error: null` as None
 _EXAMPLES_SHOWN = 3
 
 # An optional time after the date ("1990-03-05T12:00:00Z", "1990-03-05 9:30 pm"); it is ignored.
-_TIME = r"(?:[t\s]+\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\s*(?:z|[+-]\d{2}(?::?\d{2})?|[ap]\.?m\.?)?)?"
+_TIME = (
+    r"(?:[t\s]+\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\s*(?:z|[+-]\d{2}(?::?\d{2})?|[ap]\.?m\.?)?)?"
+)
 _SEP = r"\s*([-./])\s*"
 
 # Year first is always year-month-day: "1990-03-05", "1990.3.5", "1990. 3. 5.", "1990/03/05".
 _YEAR_FIRST = re.compile(rf"(\d{{4}}){_SEP}(\d{{1,2}})\s*\2\s*(\d{{1,2}})\s*\.?{_TIME}")
-_KOREAN = re.compile(r"(\d{4})\s*년\s*(\d{1,2})\s*월\s*(\d{1,2})\s*일?")
+# 년/월/일, and the 年/月/日 of Chinese and Japanese, which the same pattern covers for free.
+_KOREAN = re.compile(r"(\d{4})\s*[년年]\s*(\d{1,2})\s*[월月]\s*(\d{1,2})\s*[일日]?")
 _COMPACT = re.compile(r"(\d{4})(\d{2})(\d{2})")
 # Year last: day/month order is not visible in the value itself ("05/03/1990").
 _YEAR_LAST = re.compile(rf"(\d{{1,2}}){_SEP}(\d{{1,2}})\s*\2\s*(\d{{4}}){_TIME}")

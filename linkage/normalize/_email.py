@@ -28,9 +28,7 @@ def _normalize_one(text: str, *, dots: bool, plus_tags: bool) -> str:
     return f"{local}@{domain}"
 
 
-def normalize_email(
-    values: pd.Series, *, dots: bool = False, plus_tags: bool = False
-) -> pd.Series:
+def normalize_email(values: pd.Series, *, dots: bool = False, plus_tags: bool = False) -> pd.Series:
     """Normalize e-mail addresses: NFKC, trimmed, lower-cased.
 
     A value without "@" is kept as its lower-cased text, so that bad addresses still compare

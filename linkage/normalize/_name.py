@@ -91,6 +91,4 @@ def normalize_name(
             capitalization of the original token.
     """
     check_series(values, "name")
-    return map_unique(
-        values, lambda s: _normalize_one(s, nicknames=nicknames, lowercase=lowercase)
-    )
+    return map_unique(values, lambda s: _normalize_one(s, nicknames=nicknames, lowercase=lowercase))

@@ -43,11 +43,18 @@ def check_series(values: object, kind: str) -> pd.Series:
     return values
 
 
+class OptionValueError(RulesError, ValueError):
+    """An option value a normalizer does not support (`order="DYM"`).
+
+    A RulesError, because it comes from the rules; also a ValueError, as Python callers expect.
+    """
+
+
 def check_choice(kind: str, option: str, value: object, choices: tuple[object, ...]) -> None:
-    """Raise RulesError when an option value is not one of `choices` (a rules-file mistake)."""
+    """Raise OptionValueError when an option value is not one of `choices`."""
     if value not in choices:
         allowed = ", ".join(repr(c) for c in choices)
-        raise RulesError(
+        raise OptionValueError(
             f"normalizer {kind!r}: option {option}={value!r} is not supported; use one of {allowed}"
         )
 
