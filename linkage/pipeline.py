@@ -268,18 +268,24 @@ def _outputs(mode, ids, id_name, source, clusters, keeper, pairs, matrix, weight
     else:
         actions[:] = "keep"
         reasons[single] = f"no link at or above the threshold {threshold:g}"
-    multi = ~single
-    idx = np.flatnonzero(multi)
-    for i in idx:  # one short string per clustered record; the pair work is already done
-        via = id_values[best_other[i]]
+    idx = np.flatnonzero(~single)
+    if len(idx):
+        # Built column-wise with pandas string operations: no Python loop per record.
+        via = pd.Series(id_values[best_other[idx]]).astype(str)
+        weight_text = pd.Series(np.round(best_w[idx], 2)).map("{:.2f}".format)
+        size_text = pd.Series(cluster_size[idx]).astype(str)
+        tail = (" (match weight " + weight_text + f" >= {threshold:g})").to_numpy()
         if mode == "dedupe":
-            head = (f"kept for cluster of {cluster_size[i]}" if is_keeper[i]
-                    else f"duplicate of {representative[i]!s}")
-            reasons[i] = (f"{head}: linked by {degree[i]} pair(s), strongest with {via!s} "
-                          f"(match weight {best_w[i]:.2f} >= {threshold:g})")
+            head = np.where(
+                is_keeper[idx],
+                ("kept for cluster of " + size_text).to_numpy(),
+                ("duplicate of " + pd.Series(representative[idx]).astype(str)).to_numpy(),
+            )
+            text = (pd.Series(head) + ": linked by " + pd.Series(degree[idx]).astype(str)
+                    + " pair(s), strongest with " + via + pd.Series(tail))
         else:
-            reasons[i] = (f"linked with {via!s} (match weight {best_w[i]:.2f} >= "
-                          f"{threshold:g}) in cluster of {cluster_size[i]}")
+            text = ("linked with " + via + pd.Series(tail) + " in cluster of " + size_text)
+        reasons[idx] = text.to_numpy(dtype=object)
 
     cluster_frame = pd.DataFrame({id_name: ids.reset_index(drop=True)})
     if mode == "link":
