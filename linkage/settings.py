@@ -158,8 +158,9 @@ class Rules(Configurable):
         if isinstance(self.scoring, RuleSum):
             try:
                 self.scoring.validate_against(self.comparisons)
-            except RulesError as err:
-                raise SchemaViolation("scoring", str(err), None, "Rules") from None
+            except SchemaViolation as err:
+                raise SchemaViolation(f"scoring.{err.field}", err.expected, err.got, "Rules")\
+                    from None
 
     # -- reading and writing ------------------------------------------------------------------
 

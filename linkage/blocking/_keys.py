@@ -94,13 +94,16 @@ class KeyPart:
         fn = match.group("fn")
         if fn not in KEY_FUNCTIONS:
             names = ", ".join(sorted(KEY_FUNCTIONS))
-            raise ValueError(f"uses an unknown key function {fn!r}; known: {names}")
+            raise ValueError(
+                f"must use a known key function, not the unknown key function {fn!r}; "
+                f"known: {names}"
+            )
         arg = match.group("arg")
         needs_arg = KEY_FUNCTIONS[fn][1]
-        if needs_arg and arg is None:
-            raise ValueError(f"needs a length: {KEY_FUNCTIONS[fn][2]}")
+        if needs_arg and (arg is None or int(arg) < 1):
+            raise ValueError(f"must give a length of at least 1: {KEY_FUNCTIONS[fn][2]}")
         if not needs_arg and arg is not None:
-            raise ValueError(f"takes no argument: {KEY_FUNCTIONS[fn][2]}")
+            raise ValueError(f"must not take an argument: {KEY_FUNCTIONS[fn][2]}")
         return cls(match.group("col"), fn, int(arg) if arg is not None else None)
 
     def __str__(self) -> str:

@@ -20,10 +20,12 @@ NULL_LEVEL = -1
 
 def is_missing(values: np.ndarray) -> np.ndarray:
     """Boolean mask of missing entries in an object array (None, NaN, pd.NA, empty string)."""
-    mask = pd.isna(values)
+    mask = np.asarray(pd.isna(values), dtype=bool)
     if values.dtype == object:
-        mask |= values == ""
-    return np.asarray(mask, dtype=bool)
+        # Compare only the present values: pd.NA == "" is NA, not False.
+        present = ~mask
+        mask[present] = values[present] == ""
+    return mask
 
 
 class Comparison(Configurable):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import jellyfish
@@ -11,6 +12,8 @@ from linkage._schema import check
 from linkage.comparators._base import Comparison
 
 PhoneticAlgorithm = Literal["soundex", "metaphone", "nysiis", "match_rating"]
+
+_LATIN = re.compile("[A-Za-z]")
 
 PHONETIC = {
     "soundex": jellyfish.soundex,
@@ -35,7 +38,13 @@ class Exact(Comparison):
 
 
 def phonetic_code(value: str, algorithm: str) -> str:
-    """The phonetic code of `value`; text without Latin letters is its own code."""
+    """The phonetic code of `value`; text without Latin letters is its own code.
+
+    Phonetic algorithms are for English spellings; jellyfish would code 김민수 by its first
+    jamo alone and lump every ㄱ-name together.
+    """
+    if not _LATIN.search(value):
+        return value
     try:
         code = PHONETIC[algorithm](value)
     except Exception:  # jellyfish rejects some non-Latin input; fall back to the value itself

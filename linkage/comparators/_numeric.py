@@ -65,9 +65,10 @@ class Numeric(Comparison):
         sims = np.clip(1.0 - rel, 0.0, 1.0).astype(np.float32)
         labels = self.level_labels
         levels = np.zeros(len(a), dtype=np.int8)
+        # A tolerance written in decimal (0.1) is not exact in binary: allow the rounding slack.
         for t in sorted(self.rel_tolerance, reverse=True):
-            levels[rel <= t] = labels.index(f"within_{t:g}_rel")
+            levels[rel <= t * (1 + 1e-9)] = labels.index(f"within_{t:g}_rel")
         for t in sorted(self.abs_tolerance, reverse=True):
-            levels[diff <= t] = labels.index(f"within_{t:g}_abs")
+            levels[diff <= t * (1 + 1e-9)] = labels.index(f"within_{t:g}_abs")
         levels[diff == 0] = len(labels) - 1
         return levels, sims

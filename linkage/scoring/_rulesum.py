@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from linkage._schema import check
+from linkage._schema import SchemaViolation, check, did_you_mean
 from linkage.comparators import NULL_LEVEL, Comparison
-from linkage.errors import RulesError
 from linkage.scoring._base import ComparisonMatrix, Scorer
 
 
@@ -52,16 +51,23 @@ class RuleSum(Scorer):
         for name, levels in (self.weights or {}).items():
             if name not in by_name:
                 known = ", ".join(sorted(by_name))
-                msg = f"weights.{name} names no comparison; comparisons are: {known}."
-                raise RulesError(msg)
+                raise SchemaViolation(
+                    f"weights.{name}",
+                    f"must name a comparison; the comparisons are: {known}."
+                    + did_you_mean(name, sorted(by_name)),
+                    name,
+                    "RuleSum",
+                )
             labels = by_name[name].level_labels
             for label in levels:
-                if label not in labels and label != "null":
-                    msg = (
-                        f"weights.{name}.{label} is not a level of comparison `{name}`; "
-                        f"its levels are: {', '.join(labels)}."
+                if label not in labels:
+                    raise SchemaViolation(
+                        f"weights.{name}.{label}",
+                        f"must be a level of comparison `{name}`: {', '.join(labels)} "
+                        "(null always weighs 0)." + did_you_mean(str(label), labels),
+                        label,
+                        "RuleSum",
                     )
-                    raise RulesError(msg)
 
     def fit(self, X: ComparisonMatrix, y: np.ndarray | None = None) -> RuleSum:
         self.validate_against(X.comparisons)

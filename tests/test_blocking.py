@@ -1,0 +1,458 @@
+"""Tests for linkage.blocking: key parts, blockers against brute force, the union, the budget."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from linkage.blocking import (
+    KEY_FUNCTIONS,
+    Blocker,
+    BlockingInput,
+    KeyBlocker,
+    KeyPart,
+    SortedNeighbourhood,
+    block,
+    estimate,
+)
+from linkage.errors import BudgetError, LinkageWarning, RulesError
+
+BIG = 10**9
+
+
+def table(**columns) -> BlockingInput:
+    return BlockingInput({k: np.array(v, dtype=object) for k, v in columns.items()})
+
+
+def pair_set(pairs) -> set[tuple[int, int]]:
+    return set(zip(pairs.left.tolist(), pairs.right.tolist(), strict=True))
+
+
+def run(blockers, data, *, max_pairs=BIG, max_block_size=BIG):
+    return block(blockers, data, max_pairs=max_pairs, max_block_size=max_block_size)
+
+
+# --- key parts ------------------------------------------------------------------------------
+
+SAMPLES = {
+    "first": ("Alexander", 3, "Ale"),
+    "last": ("010-1234-5678", 4, "5678"),
+    "soundex": ("Smith", None, "S530"),
+    "metaphone": ("Knight", None, "NT"),
+    "nysiis": ("Smith", None, "SNAT"),
+    "chosung": ("김민수", None, "ㄱㅁㅅ"),
+    "year": ("born 1990-03-05", None, "1990"),
+    "local_part": ("kim.minsu@example.com", None, "kim.minsu"),
+    "domain": ("kim.minsu@example.com", None, "example.com"),
+    "digits": ("+82 (10) 1234-5678", None, "821012345678"),
+}
+
+
+def test_samples_cover_every_key_function():
+    assert set(SAMPLES) == set(KEY_FUNCTIONS)
+
+
+@pytest.mark.parametrize("function", sorted(KEY_FUNCTIONS))
+def test_key_part_parse_and_compute(function):
+    value, argument, expected = SAMPLES[function]
+    needs_argument = KEY_FUNCTIONS[function][1]
+    assert needs_argument == (argument is not None)
+    text = f"{function}(col, {argument})" if needs_argument else f"{function}(col)"
+    part = KeyPart.parse(text)
+    assert part == KeyPart("col", function, argument)
+    assert str(part) == text
+    assert KeyPart.parse(str(part)) == part
+    out = part.compute(np.array([value, None, ""], dtype=object))
+    assert out.tolist() == [expected, None, None]
+    # Spaces are allowed around the pieces.
+    spaced = f" {function} ( col , {argument} ) " if needs_argument else f"{function}( col )"
+    assert KeyPart.parse(spaced) == part
+    if needs_argument:
+        with pytest.raises(ValueError, match="must give a length"):
+            KeyPart.parse(f"{function}(col)")
+    else:
+        with pytest.raises(ValueError, match="must not take an argument"):
+            KeyPart.parse(f"{function}(col, 2)")
+
+
+def test_key_part_bare_column():
+    part = KeyPart.parse("postcode")
+    assert part == KeyPart("postcode") and part.function is None and str(part) == "postcode"
+    assert KeyPart.parse("  street number ") == KeyPart("street number")
+    assert part.compute(np.array(["06236", None, "", 4000], dtype=object)).tolist() == [
+        "06236", None, None, "4000",
+    ]
+
+
+def test_key_function_with_empty_result_is_missing():
+    part = KeyPart.parse("domain(email)")
+    assert part.compute(np.array(["no-at-sign", "a@b.kr"], dtype=object)).tolist() == [
+        None, "b.kr",
+    ]
+    assert KeyPart.parse("year(dob)").compute(np.array(["unknown"], dtype=object)).tolist() == [
+        None
+    ]
+
+
+def test_key_part_unknown_function():
+    with pytest.raises(ValueError, match="unknown key function 'frist'") as info:
+        KeyPart.parse("frist(given_name, 3)")
+    for name in KEY_FUNCTIONS:
+        assert name in str(info.value)
+
+
+@pytest.mark.parametrize("text", ["first(given_name)", "last(phone)"])
+def test_key_part_missing_argument(text):
+    with pytest.raises(ValueError, match="must give a length"):
+        KeyPart.parse(text)
+
+
+@pytest.mark.parametrize("text", ["first(given_name", "3)", "soundex(surname"])
+def test_key_part_yaml_flow_list_comma_hint(text):
+    with pytest.raises(ValueError, match="quote it") as info:
+        KeyPart.parse(text)
+    assert '"first(given_name, 3)"' in str(info.value)
+
+
+@pytest.mark.parametrize("text", ["", "f(a)(b)", "first(a, b)", "first(a, 3, 4)"])
+def test_key_part_malformed(text):
+    with pytest.raises(ValueError, match=r"fn\(column\[, n\]\)"):
+        KeyPart.parse(text)
+
+
+def test_key_part_balanced_parentheses_get_no_comma_hint():
+    with pytest.raises(ValueError) as info:
+        KeyPart.parse("first(a, b)")
+    assert "quote it" not in str(info.value)
+
+
+def test_yaml_flow_list_split_is_reported_with_the_hint():
+    data = yaml.safe_load("keys:\n  - [soundex(surname), first(given_name, 1)]\n")
+    assert data["keys"][0] == ["soundex(surname)", "first(given_name", "1)"]
+    with pytest.raises(RulesError, match="quote it") as info:
+        Blocker.from_dict(data, source="rules.yaml")
+    assert "keys[0][1]" in str(info.value)
+    quoted = yaml.safe_load('keys:\n  - [soundex(surname), "first(given_name, 1)"]\n')
+    blocker = Blocker.from_dict(quoted)
+    assert isinstance(blocker, KeyBlocker)
+    assert blocker.describe() == "[soundex(surname), first(given_name, 1)]"
+
+
+def test_key_part_rejects_zero_length():
+    with pytest.raises(ValueError):
+        KeyPart.parse("last(phone, 0)")
+
+
+# --- single key functions in blocking ------------------------------------------------------
+
+
+def test_chosung_key_blocks_similar_korean_names():
+    data = table(name=["김민수", "김민슈", "이영희", "김민지", "김 민 수", None])
+    pairs = run([KeyBlocker(["chosung(name)"])], data)
+    # 김민수, 김민슈 and "김 민 수" share ㄱㅁㅅ; 김민지 is ㄱㅁㅈ.
+    assert pair_set(pairs) == {(0, 1), (0, 4), (1, 4)}
+
+
+def test_last_year_local_part_keys():
+    data = table(
+        phone=["010-1234-5678", "02-555-5678", "010-1234-0000", None],
+        dob=["1990-03-05", "05/07/1990", "1991-03-05", "1990"],
+        email=["minsu@a.kr", "Minsu@b.kr", "minsu@c.kr", "yh@a.kr"],
+    )
+    assert pair_set(run([KeyBlocker(["last(phone, 4)"])], data)) == {(0, 1)}
+    assert pair_set(run([KeyBlocker(["year(dob)"])], data)) == {(0, 1), (0, 3), (1, 3)}
+    assert pair_set(run([KeyBlocker(["local_part(email)"])], data)) == {(0, 2)}
+    assert pair_set(run([KeyBlocker(["domain(email)"])], data)) == {(0, 3)}
+
+
+def test_compound_key_needs_every_part():
+    data = table(
+        surname=["smith", "smyth", "smith", "jones", None],
+        dob=["1990-01-01", "1990-06-01", "1991-01-01", "1990-01-01", "1990-01-01"],
+    )
+    blocker = KeyBlocker([["soundex(surname)", "year(dob)"]])
+    assert pair_set(run([blocker], data)) == {(0, 1)}
+
+
+# --- block(): the union ---------------------------------------------------------------------
+
+
+def test_union_counts_a_pair_once_with_every_bit():
+    data = table(a=["x", "x", "y", "y", "z"], b=["p", "p", "p", "q", "q"])
+    blockers = [KeyBlocker(["a"], name="by_a"), KeyBlocker(["b"], name="by_b")]
+    pairs = run(blockers, data)
+    got = dict(zip(zip(pairs.left.tolist(), pairs.right.tolist(), strict=True),
+                   pairs.mask.tolist(), strict=True))
+    assert got == {(0, 1): 0b11, (2, 3): 0b01, (0, 2): 0b10, (1, 2): 0b10, (3, 4): 0b10}
+    assert len(pairs) == 5
+    assert pairs.proposed == {"by_a": 2, "by_b": 4}
+    assert pairs.estimated == {"by_a": 2, "by_b": 4}
+
+
+def test_unnamed_blockers_get_positional_names():
+    data = table(a=["x", "x"], b=["p", "p"])
+    pairs = run([KeyBlocker(["a"]), KeyBlocker(["b"])], data)
+    assert set(pairs.proposed) == {"blocker_0", "blocker_1"}
+    assert pairs.mask.tolist() == [0b11]
+
+
+def test_no_pairs():
+    blockers = [KeyBlocker(["a"]), SortedNeighbourhood("a", window=2)]
+    pairs = run(blockers, table(a=[None, ""]))
+    assert len(pairs) == 0 and pairs.left.shape == pairs.mask.shape == (0,)
+    assert len(run([KeyBlocker(["a"])], table(a=["x", "y", None]))) == 0
+    assert len(run(blockers, table(a=[]))) == 0
+
+
+def check_shape(pairs) -> None:
+    left, right = pairs.left, pairs.right
+    assert np.all(left < right)  # i < j, so also no self pairs
+    codes = list(zip(left.tolist(), right.tolist(), strict=True))
+    assert codes == sorted(codes)
+    assert len(set(codes)) == len(codes)
+    assert pairs.mask.shape == left.shape and np.all(pairs.mask > 0)
+
+
+_cell = st.one_of(st.none(), st.just(""), st.sampled_from(["a", "b", "c", "김민수", "김민슈"]))
+
+
+@st.composite
+def small_tables(draw):
+    n = draw(st.integers(0, 14))
+    a = draw(st.lists(_cell, min_size=n, max_size=n))
+    b = draw(st.lists(_cell, min_size=n, max_size=n))
+    link = draw(st.booleans())
+    source = np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)), dtype=np.int8)
+    return a, b, (source if link else None)
+
+
+def present(v) -> bool:
+    return v is not None and v != ""
+
+
+def chosung_of(v):
+    from linkage.normalize.hangul import chosung
+
+    return chosung(v) or None if present(v) else None
+
+
+def key_reference(rows, key_of, source):
+    """All pairs i < j whose keys are present and equal (and cross-source in link mode)."""
+    out = set()
+    for i, j in itertools.combinations(range(len(rows)), 2):
+        ki, kj = key_of(rows[i]), key_of(rows[j])
+        if ki is None or kj is None or ki != kj:
+            continue
+        if source is not None and source[i] == source[j]:
+            continue
+        out.add((i, j))
+    return out
+
+
+def window_reference(rows, key_of, window, source):
+    """Rows with a sort key, sorted by (key, row); pairs fewer than `window` places apart."""
+    keyed = sorted((key_of(r), i) for i, r in enumerate(rows) if key_of(r) is not None)
+    order = [i for _, i in keyed]
+    out = set()
+    for p, q in itertools.combinations(range(len(order)), 2):
+        if q - p < window:
+            i, j = sorted((order[p], order[q]))
+            if source is None or source[i] != source[j]:
+                out.add((i, j))
+    return out
+
+
+@settings(max_examples=120, deadline=None)
+@given(data=small_tables(), window=st.integers(2, 4))
+def test_block_equals_brute_force(data, window):
+    a, b, source = data
+    rows = list(zip(a, b, strict=True))
+    n = len(rows)
+    columns = {"a": np.array(a, dtype=object), "b": np.array(b, dtype=object)}
+    inp = BlockingInput(columns, source)
+
+    def key_a(r):
+        return r[0] if present(r[0]) else None
+
+    def key_ab(r):
+        return (r[0], chosung_of(r[1])) if present(r[0]) and chosung_of(r[1]) else None
+
+    def sort_b(r):
+        return r[1] if present(r[1]) else None
+
+    blockers = [
+        KeyBlocker([["a"], ["b"]], name="keys_ab"),
+        KeyBlocker([["a", "chosung(b)"]], name="compound"),
+        SortedNeighbourhood("b", window=window, name="snb"),
+    ]
+    references = [
+        key_reference(rows, key_a, source) | key_reference(rows, sort_b, source),
+        key_reference(rows, key_ab, source),
+        window_reference(rows, sort_b, window, source),
+    ]
+    pairs = run(blockers, inp)
+    check_shape(pairs)
+    assert pair_set(pairs) == set().union(*references)
+    for (i, j), mask in zip(pair_set_list(pairs), pairs.mask.tolist(), strict=True):
+        expected = sum(1 << k for k, ref in enumerate(references) if (i, j) in ref)
+        assert mask == expected
+        if source is not None:
+            assert source[i] != source[j]
+        assert 0 <= i < j < max(n, 1)
+    for name, ref in zip(["keys_ab", "compound", "snb"], references, strict=True):
+        assert pairs.proposed[name] == len(ref)
+    # Single-key blockers: the estimate is exact.
+    assert pairs.estimated["compound"] == len(references[1])
+    single = KeyBlocker(["a"], name="only")
+    only = run([single], inp)
+    assert only.estimated == {"only": len(key_reference(rows, key_a, source))}
+    assert only.proposed == only.estimated
+
+
+def pair_set_list(pairs):
+    return list(zip(pairs.left.tolist(), pairs.right.tolist(), strict=True))
+
+
+def test_sorted_neighbourhood_window():
+    data = table(name=["d", "a", "c", "b", None, "e"])
+    pairs = run([SortedNeighbourhood("name", window=2)], data)
+    # Sorted: a(1) b(3) c(2) d(0) e(5); neighbours only.
+    assert pair_set(pairs) == {(1, 3), (2, 3), (0, 2), (0, 5)}
+    pairs3 = run([SortedNeighbourhood("name", window=3)], data)
+    assert pair_set(pairs3) == pair_set(pairs) | {(1, 2), (0, 3), (2, 5)}
+
+
+def test_link_mode_only_cross_source_pairs():
+    source = np.array([0, 0, 1, 1, 0, 1], dtype=np.int8)
+    data = BlockingInput(
+        {"city": np.array(["seoul", "seoul", "seoul", "busan", "busan", "busan"], dtype=object)},
+        source,
+    )
+    pairs = run([KeyBlocker(["city"]), SortedNeighbourhood("city", window=2)], data)
+    got = dict(zip(pair_set_list(pairs), pairs.mask.tolist(), strict=True))
+    # Keys: seoul 0, 1 (left) with 2 (right); busan 4 (left) with 3, 5 (right).
+    # Sorted: busan 3 4 5, seoul 0 1 2; neighbours across sources: 3-4, 4-5, 5-0, 1-2.
+    assert got == {(0, 2): 0b01, (1, 2): 0b11, (3, 4): 0b11, (4, 5): 0b11, (0, 5): 0b10}
+    assert all(source[i] != source[j] for i, j in got)
+    key_only = run([KeyBlocker(["city"])], data)
+    assert pair_set(key_only) == {(0, 2), (1, 2), (3, 4), (4, 5)}
+    assert key_only.estimated == {"blocker_0": 4}
+
+
+# --- budget and oversized blocks -----------------------------------------------------------
+
+
+def budget_table() -> BlockingInput:
+    n = 60
+    return table(
+        id=[f"id{i // 2}" for i in range(n)],  # 30 pairs
+        city=["seoul" if i % 3 else "busan" for i in range(n)],  # 40 and 20 records
+        phone=[f"{i % 7}" for i in range(n)],
+    )
+
+
+def test_estimate_equals_proposed_for_one_key():
+    data = budget_table()
+    for key in ["id", "city", "phone"]:
+        pairs = run([KeyBlocker([key], name=key)], data)
+        assert pairs.estimated[key] == pairs.proposed[key] == len(pairs)
+    assert estimate([KeyBlocker(["city"])], data, BIG) == {"blocker_0": 40 * 39 // 2 + 190}
+    # Blocks above max_block_size are left out of the estimate as they are of the pairs.
+    assert estimate([KeyBlocker(["city"])], data, 30) == {"blocker_0": 190}
+
+
+def test_budget_error_names_blocker_and_key_path():
+    data = budget_table()
+    blockers = [
+        KeyBlocker(["id"], name="ids"),
+        KeyBlocker([["id"], ["city"], ["phone"]], name="wide"),
+    ]
+    total = 30 + (30 + 970 + sum(k * (k - 1) // 2 for k in [9, 9, 9, 9, 8, 8, 8]))
+    assert sum(estimate(blockers, data, BIG).values()) == total
+    with pytest.raises(BudgetError) as info:
+        run(blockers, data, max_pairs=500)
+    message = str(info.value)
+    assert "`wide`" in message
+    assert "blocking[1].keys[1]" in message  # city is the biggest key of blocker 1
+    assert f"{total:,}" in message
+    assert "max_pairs" in message and "500" in message
+    # Exactly at the budget is allowed.
+    assert len(run(blockers, data, max_pairs=total)) > 0
+
+
+def test_budget_error_for_sorted_neighbourhood():
+    data = budget_table()
+    with pytest.raises(BudgetError, match="`sn`"):
+        run([SortedNeighbourhood("city", window=10, name="sn")], data, max_pairs=100)
+
+
+def test_oversized_block_is_skipped_with_warning():
+    data = table(
+        city=["seoul"] * 5 + ["busan"] * 2 + [None],
+        phone=["1", "2", "3", "4", "1", "5", "5", "1"],
+    )
+    blockers = [KeyBlocker(["city"], name="by_city"), KeyBlocker(["phone"], name="by_phone")]
+    with pytest.warns(LinkageWarning, match="'seoul'") as record:
+        pairs = run(blockers, data, max_block_size=4)
+    messages = [str(w.message) for w in record if issubclass(w.category, LinkageWarning)]
+    assert len(messages) == 1
+    assert "by_city" in messages[0] and "5" in messages[0] and "max_block_size" in messages[0]
+    assert len(pairs.skipped) == 1
+    skipped = pairs.skipped[0]
+    assert (skipped.blocker, skipped.key, skipped.value, skipped.size) == (
+        "by_city", "[city]", "seoul", 5,
+    )
+    # Seoul pairs are gone, except the ones another blocker proposes (phone "1": rows 0, 4, 7).
+    assert pair_set(pairs) == {(5, 6), (0, 4), (0, 7), (4, 7)}
+    assert pairs.mask.tolist() == [0b10, 0b10, 0b10, 0b11]  # (5, 6) share both
+    assert pairs.estimated == pairs.proposed == {"by_city": 1, "by_phone": 4}
+
+
+def test_no_warning_when_blocks_fit():
+    data = table(city=["seoul"] * 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pairs = run([KeyBlocker(["city"])], data, max_block_size=4)
+    assert len(pairs) == 6 and pairs.skipped == []
+
+
+def test_oversized_compound_block_names_every_part():
+    data = table(surname=["kim"] * 3, dob=["1990-01-01", "1990-02-02", "1990-03-03"])
+    with pytest.warns(LinkageWarning, match=r"kim\|1990"):
+        pairs = run([KeyBlocker([["surname", "year(dob)"]])], data, max_block_size=2)
+    assert pairs.skipped[0].key == "[surname, year(dob)]"
+    assert len(pairs) == 0
+
+
+# --- schema ---------------------------------------------------------------------------------
+
+
+def test_blocker_round_trip():
+    for blocker in [
+        KeyBlocker([["soundex(surname)", "first(given_name, 1)"], "postcode"], name="n"),
+        SortedNeighbourhood(["surname", "given_name"], window=4),
+    ]:
+        assert Blocker.from_dict(blocker.to_dict()) == blocker
+    assert KeyBlocker(["a"]).to_dict() == {"type": "keys", "keys": ["a"]}
+    assert Blocker.from_dict({"keys": ["a"]}) == KeyBlocker(["a"])  # type defaults to keys
+
+
+def test_blocker_validation():
+    with pytest.raises(RulesError, match="window"):
+        SortedNeighbourhood("a", window=1)
+    with pytest.raises(RulesError, match="keys"):
+        KeyBlocker([])
+    with pytest.raises(RulesError, match=r"keys\[1\]"):
+        KeyBlocker(["a", "nope(b)"])
+    assert KeyBlocker([["a", "soundex(b)"]]).columns == ["a", "b"]
+
+
+def test_soundex_key_does_not_lump_korean_names():
+    data = table(name=["김민수", "강호동", "김민수"])
+    assert pair_set(run([KeyBlocker(["soundex(name)"])], data)) == {(0, 2)}

@@ -1,0 +1,158 @@
+"""Tests for linkage.clustering: connected components against networkx, greedy one-to-one."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from linkage.clustering import connected_components, one_to_one
+
+
+@st.composite
+def graphs(draw, max_n: int = 60):
+    n = draw(st.integers(0, max_n))
+    if n == 0:
+        return 0, []
+    node = st.integers(0, n - 1)
+    edges = draw(st.lists(st.tuples(node, node), max_size=2 * n))
+    return n, edges
+
+
+def as_arrays(edges):
+    left = np.array([a for a, _ in edges], dtype=np.int64)
+    right = np.array([b for _, b in edges], dtype=np.int64)
+    return left, right
+
+
+def partition(labels) -> set[frozenset[int]]:
+    groups: dict[int, set[int]] = {}
+    for node, lab in enumerate(labels):
+        groups.setdefault(int(lab), set()).add(node)
+    return {frozenset(g) for g in groups.values()}
+
+
+# --- connected components -------------------------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(graph=graphs(), seed=st.integers(0, 2**32 - 1))
+def test_components_match_networkx(graph, seed):
+    n, edges = graph
+    labels = connected_components(n, *as_arrays(edges))
+    assert labels.shape == (n,)
+
+    reference = nx.Graph()
+    reference.add_nodes_from(range(n))
+    reference.add_edges_from(edges)
+    assert partition(labels) == {frozenset(c) for c in nx.connected_components(reference)}
+
+    # Deterministic: shuffling the edges and flipping their direction changes nothing.
+    rng = np.random.default_rng(seed)
+    shuffled = [edges[i] for i in rng.permutation(len(edges))]
+    shuffled = [(b, a) if rng.random() < 0.5 else (a, b) for a, b in shuffled]
+    np.testing.assert_array_equal(connected_components(n, *as_arrays(shuffled)), labels)
+
+    # Numbered by smallest member: labels 0..k-1, in the order of each cluster's first node.
+    if n:
+        firsts = sorted(min(c) for c in partition(labels))
+        assert [int(labels[f]) for f in firsts] == list(range(len(firsts)))
+        assert labels[0] == 0
+        # A node's label never exceeds the number of clusters that start before it.
+        seen_max = -1
+        for lab in labels:
+            assert lab <= seen_max + 1
+            seen_max = max(seen_max, int(lab))
+
+
+def test_components_small_examples():
+    labels = connected_components(6, np.array([4, 1, 5]), np.array([5, 3, 1]))
+    # Clusters: {0}, {1, 3, 4, 5}, {2}; numbered by smallest member 0, 1, 2.
+    assert labels.tolist() == [0, 1, 2, 1, 1, 1]
+    assert connected_components(0, np.array([], dtype=np.int64), np.array([], dtype=np.int64)
+                                ).tolist() == []
+    assert connected_components(3, np.array([], dtype=np.int64), np.array([], dtype=np.int64)
+                                ).tolist() == [0, 1, 2]
+
+
+def test_components_self_loops_and_duplicate_edges():
+    left = np.array([2, 2, 0] + [0] * 300)
+    right = np.array([2, 2, 0] + [1] * 300)
+    assert connected_components(3, left, right).tolist() == [0, 0, 1]
+
+
+# --- one to one -----------------------------------------------------------------------------
+
+
+def greedy_reference(left, right, weight) -> np.ndarray:
+    """Sort by weight descending, then left, then right; accept a pair if both ends are free."""
+    order = sorted(range(len(left)), key=lambda i: (-weight[i], left[i], right[i], i))
+    used_l, used_r = set(), set()
+    accepted = np.zeros(len(left), dtype=bool)
+    for i in order:
+        if left[i] not in used_l and right[i] not in used_r:
+            accepted[i] = True
+            used_l.add(left[i])
+            used_r.add(right[i])
+    return accepted
+
+
+@st.composite
+def bipartite(draw):
+    n_left = draw(st.integers(1, 12))
+    n_right = draw(st.integers(1, 12))
+    # Few distinct weights so that ties are common and the tie-break matters.
+    weight = st.one_of(st.sampled_from([0.5, 1.0, 2.0, 3.0]), st.floats(-5, 5))
+    edges = draw(
+        st.lists(
+            st.tuples(st.integers(0, n_left - 1), st.integers(0, n_right - 1), weight),
+            max_size=40,
+            unique_by=lambda e: (e[0], e[1]),
+        )
+    )
+    return edges
+
+
+@settings(max_examples=200, deadline=None)
+@given(edges=bipartite())
+def test_one_to_one_matches_reference_greedy(edges):
+    left = np.array([e[0] for e in edges], dtype=np.int64)
+    right = np.array([e[1] for e in edges], dtype=np.int64)
+    weight = np.array([e[2] for e in edges], dtype=float)
+    accepted = one_to_one(left, right, weight)
+    assert accepted.dtype == bool and accepted.shape == (len(edges),)
+    # Each left and each right node at most once.
+    assert len(set(left[accepted].tolist())) == int(accepted.sum())
+    assert len(set(right[accepted].tolist())) == int(accepted.sum())
+    np.testing.assert_array_equal(accepted, greedy_reference(left, right, weight))
+    # Maximal: every rejected pair touches an accepted node.
+    taken_l, taken_r = set(left[accepted].tolist()), set(right[accepted].tolist())
+    for i in np.flatnonzero(~accepted):
+        assert left[i] in taken_l or right[i] in taken_r
+
+
+def test_one_to_one_prefers_weight_then_ties_by_left_then_right():
+    # Left 0 likes right 0 (0.9) and right 1 (0.8); left 1 likes right 0 (0.95).
+    accepted = one_to_one(np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([0.9, 0.8, 0.95]))
+    assert accepted.tolist() == [False, True, True]
+    # All equal weights: (0, 0) first, then (1, 1).
+    accepted = one_to_one(
+        np.array([1, 0, 1, 0]), np.array([1, 1, 0, 0]), np.array([1.0, 1.0, 1.0, 1.0])
+    )
+    assert accepted.tolist() == [True, False, False, True]
+
+
+def test_one_to_one_chain_needs_several_rounds():
+    # A chain where each pair is only freed by the previous acceptance.
+    left = np.array([0, 1, 1, 2, 2, 3])
+    right = np.array([0, 0, 1, 1, 2, 2])
+    weight = np.array([6, 5, 4, 3, 2, 1], dtype=float)
+    accepted = one_to_one(left, right, weight)
+    np.testing.assert_array_equal(accepted, greedy_reference(left, right, weight))
+    assert accepted.tolist() == [True, False, True, False, True, False]
+
+
+def test_one_to_one_empty():
+    out = one_to_one(np.array([], dtype=np.int64), np.array([], dtype=np.int64), np.array([]))
+    assert out.tolist() == []
