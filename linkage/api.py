@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from linkage.io import TableLike, checksum, read
@@ -19,8 +20,10 @@ def _rules(rules: Rules | str | Path | dict) -> Rules:
 
 
 def _table(source: TableLike, sep: str | None, encoding: str) -> Table:
+    start = time.perf_counter()
     frame = read(source, sep=sep, encoding=encoding)
-    return Table(frame, frame.attrs.get("linkage_source", "table"), checksum(source, frame))
+    name = frame.attrs.get("linkage_source", "table")
+    return Table(frame, name, checksum(source, frame), time.perf_counter() - start)
 
 
 def dedupe(

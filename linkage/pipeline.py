@@ -37,6 +37,7 @@ class Table:
     frame: pd.DataFrame
     name: str
     checksum: str
+    read_seconds: float = 0.0
 
 
 @dataclass
@@ -133,10 +134,11 @@ def run_local(
 ) -> Result:
     """Run the whole pipeline in memory and return the result (nothing is written)."""
     clock = _Clock()
+    clock.timings["read"] = round(sum(t.read_seconds for t in tables), 4)
     id_column = id_column or rules.id_column
     validate_tables(tables, rules, id_column)
 
-    with clock.stage("read"):
+    with clock.stage("prepare"):
         frames = []
         for table in tables:
             frame = table.frame.reset_index(drop=True)
