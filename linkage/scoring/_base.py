@@ -6,7 +6,7 @@ The estimator contract follows scikit-learn: `__init__` only stores parameters, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -24,6 +24,10 @@ class ComparisonMatrix:
     comparisons: list[Comparison]
     levels: np.ndarray  # shape (n_pairs, n_comparisons)
     similarities: np.ndarray
+    # For term-frequency adjustment: per comparison name, the share of records holding the
+    # pair's agreed value (NaN where the pair is not at the exact level). Filled by the
+    # pipeline only for the comparisons a scorer asks for (`Scorer.tf_columns`).
+    term_frequencies: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def names(self) -> list[str]:
@@ -40,7 +44,24 @@ class Scorer(Configurable):
     default_kind: ClassVar[str] = "rule_sum"
     threshold: float
 
-    def fit(self, X: ComparisonMatrix, y: np.ndarray | None = None) -> Scorer:
+    @property
+    def tf_columns(self) -> list[str]:
+        """Comparison names whose exact level needs term frequencies (none by default)."""
+        return []
+
+    @property
+    def needs_random_pairs(self) -> bool:
+        """Whether `fit` wants the comparison matrix of random record pairs (for u)."""
+        return False
+
+    def fit(
+        self,
+        X: ComparisonMatrix,
+        y: np.ndarray | None = None,
+        *,
+        random: ComparisonMatrix | None = None,
+    ) -> Scorer:
+        """Learn from the candidate pairs `X` (and labels `y`, or random pairs, if used)."""
         raise NotImplementedError
 
     def contributions(self, X: ComparisonMatrix) -> pd.DataFrame:

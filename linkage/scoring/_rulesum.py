@@ -69,7 +69,13 @@ class RuleSum(Scorer):
                         "RuleSum",
                     )
 
-    def fit(self, X: ComparisonMatrix, y: np.ndarray | None = None) -> RuleSum:
+    def fit(
+        self,
+        X: ComparisonMatrix,
+        y: np.ndarray | None = None,
+        *,
+        random: ComparisonMatrix | None = None,
+    ) -> RuleSum:
         self.validate_against(X.comparisons)
         tables = []
         for comparison in X.comparisons:
