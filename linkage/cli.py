@@ -20,6 +20,7 @@ Examples:
   linkage dedupe sample_data/customers.csv --rules rules/customers.yaml --out out/customers
   linkage link left.csv right.csv --rules rules/febrl.yaml --out out/link
   linkage validate rules/customers.yaml
+  linkage explain out/customers C-000123
 """
 
 
@@ -115,6 +116,21 @@ def link(left, right, rules_path, out, id_column, sep, encoding, progress):
     result = run(left, right, rules_path, id_column=id_column, sep=sep, encoding=encoding,
                  progress=progress)
     _finish(result, out)
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("record_id")
+@click.argument("other_id", required=False)
+def explain(run_dir, record_id, other_id):
+    """Why RECORD_ID is in its cluster, or why it and OTHER_ID were or were not linked.
+
+    RUN_DIR is the --out folder of a dedupe or link run. Each pair is shown with every
+    comparison's level, similarity and contribution to the match weight.
+    """
+    from linkage.explain import explain_run
+
+    click.echo(explain_run(run_dir, record_id, other_id))
 
 
 @main.command()

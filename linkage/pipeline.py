@@ -124,6 +124,60 @@ def _as_text(values: pd.Series) -> np.ndarray:
     return out
 
 
+def compare_pairs(
+    comparisons: list,
+    work: dict[str, np.ndarray],
+    left: np.ndarray,
+    right: np.ndarray,
+    bar=None,
+    *,
+    tf_columns: list[str] = (),
+) -> ComparisonMatrix:
+    """The comparison matrix of the pairs (left[i], right[i]) of row numbers."""
+    k = len(comparisons)
+    levels = np.empty((len(left), k), dtype=np.int8)
+    sims = np.empty((len(left), k), dtype=np.float32)
+    tf: dict[str, np.ndarray] = {}
+    for c, comparison in enumerate(comparisons):
+        values = work[comparison.column]
+        levels[:, c], sims[:, c] = comparison.compare(values[left], values[right])
+        if comparison.output_name in tf_columns:
+            tf[comparison.output_name] = _term_frequencies(
+                values, left, levels[:, c] == len(comparison.level_labels) - 1
+            )
+        if bar is not None:
+            bar.update(1)
+    return ComparisonMatrix(list(comparisons), levels, sims, tf)
+
+
+def _term_frequencies(values: np.ndarray, left: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """Per pair: the share of records holding the agreed value; NaN unless exact."""
+    series = pd.Series(values, dtype=object)
+    shares = series.value_counts(normalize=True, dropna=True)
+    out = np.full(len(left), np.nan)
+    if exact.any():
+        agreed = pd.Series(values[left[exact]], dtype=object)
+        out[exact] = agreed.map(shares).to_numpy(dtype=float)
+    return out
+
+
+def random_pairs(sizes: list[int], count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded random record pairs: within one table, or left × right when linking."""
+    rng = np.random.default_rng(seed)
+    if len(sizes) == 1:
+        n = sizes[0]
+        total = n * (n - 1) // 2
+        draw = min(count, total)
+        a = rng.integers(0, n, size=draw * 2)
+        b = rng.integers(0, n, size=draw * 2)
+        keep = a != b
+        a, b = a[keep][:draw], b[keep][:draw]
+        return np.minimum(a, b), np.maximum(a, b)
+    n_left, n_right = sizes[0], sizes[1]
+    draw = min(count, n_left * n_right)
+    return rng.integers(0, n_left, size=draw), n_left + rng.integers(0, n_right, size=draw)
+
+
 def run_local(
     mode: Mode,
     tables: list[Table],
@@ -183,21 +237,18 @@ def run_local(
                 progress=bar,
             )
 
-    with clock.stage("compare"):
-        k = len(rules.comparisons)
-        levels = np.empty((len(pairs), k), dtype=np.int8)
-        sims = np.empty((len(pairs), k), dtype=np.float32)
-        with _progress(k, "comparing", progress) as bar:
-            for c, comparison in enumerate(rules.comparisons):
-                values = work[comparison.column]
-                levels[:, c], sims[:, c] = comparison.compare(
-                    values[pairs.left], values[pairs.right]
-                )
-                bar.update(1)
-        matrix = ComparisonMatrix(rules.comparisons, levels, sims)
+    with clock.stage("compare"), _progress(len(rules.comparisons), "comparing", progress) as bar:
+        scorer = rules.scoring
+        matrix = compare_pairs(rules.comparisons, work, pairs.left, pairs.right, bar,
+                               tf_columns=scorer.tf_columns)
 
     with clock.stage("score"):
-        scorer = rules.scoring.fit(matrix)
+        random_matrix = None
+        if scorer.needs_random_pairs:
+            ri, rj = random_pairs(sizes if mode == "link" else [n], scorer.u_sample_size,
+                                  scorer.seed)
+            random_matrix = compare_pairs(rules.comparisons, work, ri, rj)
+        scorer = scorer.fit(matrix, random=random_matrix)
         weight = scorer.match_weight(matrix)
         probability = scorer.match_probability(matrix)
         matched = weight >= scorer.threshold
@@ -233,6 +284,7 @@ def run_local(
         links=outputs.get("links"),
         summary_data=summary,
         timings=clock.timings,
+        scorer=scorer,
     )
 
 
@@ -306,6 +358,8 @@ def _outputs(mode, ids, id_name, source, clusters, keeper, pairs, matrix, weight
     for c, name in enumerate(matrix.names):
         pair_frame[f"{name}_level"] = matrix.levels[:, c]
         pair_frame[f"{name}_similarity"] = matrix.similarities[:, c]
+    for name, shares in matrix.term_frequencies.items():
+        pair_frame[f"{name}_tf"] = shares
     pair_frame["match_weight"] = weight.astype(np.float64)
     pair_frame["match_probability"] = probability.astype(np.float64)
     pair_frame["is_match"] = matched

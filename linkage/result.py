@@ -34,6 +34,14 @@ class Result:
     links: pd.DataFrame | None = None
     summary_data: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    scorer: Any = None  # the fitted scorer
+
+    def explain(self, record_id: Any, other_id: Any = None) -> str:
+        """Why a record is in its cluster, or why two records were or were not linked."""
+        from linkage.explain import explain_text
+
+        return explain_text(self.clusters, self.pairs, self.rules, self.scorer, record_id,
+                            other_id)
 
     def summary(self) -> dict[str, Any]:
         """Counts per stage and action, the removal rate, versions and checksums."""
@@ -51,6 +59,8 @@ class Result:
             if self.links is not None:
                 write_parquet(self.links, folder / "links.parquet")
             self.rules.to_yaml(folder / "rules.yaml")
+            if self.scorer is not None and hasattr(self.scorer, "save"):
+                self.scorer.save(folder / "model.json")
             write_json(self.summary_data, folder / "summary.json")
             # Timings vary run to run; they live apart so the other files repeat byte for byte.
             seconds = {**self.timings, "write": round(time.perf_counter() - start, 4)}

@@ -1,0 +1,122 @@
+"""Explanations: why a record went where it went, from a run in memory or on disk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from linkage.errors import InputError
+from linkage.scoring import ComparisonMatrix
+
+
+def _find(clusters: pd.DataFrame, record_id: Any) -> pd.Series:
+    id_column = clusters.columns[1] if clusters.columns[0] == "source" else clusters.columns[0]
+    as_text = clusters[id_column].astype(str)
+    hits = clusters[as_text == str(record_id)]
+    if hits.empty:
+        raise InputError(
+            f"no record with id {record_id!r} in this run's clusters (id column "
+            f"`{id_column}`). Check the id, e.g. {clusters[id_column].iloc[0]!r}."
+        )
+    return hits.iloc[0]
+
+
+def _matrix(pairs: pd.DataFrame, rules) -> ComparisonMatrix:
+    names = [c.output_name for c in rules.comparisons]
+    levels = np.column_stack([pairs[f"{n}_level"].to_numpy(np.int8) for n in names])
+    sims = np.column_stack([pairs[f"{n}_similarity"].to_numpy(np.float32) for n in names])
+    tf = {n: pairs[f"{n}_tf"].to_numpy(float) for n in names if f"{n}_tf" in pairs}
+    return ComparisonMatrix(rules.comparisons, levels.reshape(len(pairs), len(names)),
+                            sims.reshape(len(pairs), len(names)), tf)
+
+
+def contributions_table(pairs: pd.DataFrame, rules, scorer) -> list[pd.DataFrame]:
+    """One table per pair: comparison, level, similarity, contribution to the match weight."""
+    matrix = _matrix(pairs, rules)
+    contrib = scorer.contributions(matrix)
+    tables = []
+    for row in range(len(pairs)):
+        rows = []
+        bias = scorer._bias()
+        if bias:
+            rows.append({"comparison": "(prior)", "level": "", "similarity": np.nan,
+                         "contribution": bias})
+        for k, comparison in enumerate(rules.comparisons):
+            rows.append({
+                "comparison": comparison.output_name,
+                "level": comparison.label_of(int(matrix.levels[row, k])),
+                "similarity": float(matrix.similarities[row, k]),
+                "contribution": float(contrib.iloc[row, k]),
+            })
+        tables.append(pd.DataFrame(rows))
+    return tables
+
+
+def _pair_lines(pairs: pd.DataFrame, rules, scorer) -> list[str]:
+    lines = []
+    for (_, pair), table in zip(pairs.iterrows(), contributions_table(pairs, rules, scorer),
+                                strict=True):
+        verdict = "match" if pair["match_weight"] >= scorer.threshold else "no match"
+        lines.append(f"  pair {pair['id_l']} ~ {pair['id_r']}: match weight "
+                     f"{pair['match_weight']:.2f} ({verdict}, threshold {scorer.threshold:g})")
+        for _, t in table.iterrows():
+            sim = "" if np.isnan(t["similarity"]) else f" similarity {t['similarity']:.3f}"
+            lines.append(f"    {t['comparison']:<20} {t['level']:<20}{sim:<18} "
+                         f"{t['contribution']:+.2f}")
+    return lines
+
+
+def explain_text(clusters, pairs, rules, scorer, record_id, other_id=None) -> str:
+    record = _find(clusters, record_id)
+    ids_l, ids_r = pairs["id_l"].astype(str), pairs["id_r"].astype(str)
+    me = str(record_id)
+    lines = [
+        f"record {record_id}: {record['action']} in cluster {record['cluster_id']} "
+        f"({record['cluster_size']} record(s)); representative {record['representative_id']}",
+        f"  reason: {record['reason']}",
+    ]
+    if other_id is None:
+        touching = pairs[((ids_l == me) | (ids_r == me)) & pairs["is_match"]]
+        touching = touching.sort_values("match_weight", ascending=False, kind="stable")
+        if touching.empty:
+            lines.append("  no candidate pair reached the threshold")
+        else:
+            lines.append(f"  linked by {len(touching)} pair(s):")
+            lines += _pair_lines(touching, rules, scorer)
+        return "\n".join(lines)
+    other = _find(clusters, other_id)
+    you = str(other_id)
+    same = record["cluster_id"] == other["cluster_id"]
+    lines.append(f"record {other_id}: cluster {other['cluster_id']} -> "
+                 + ("same cluster" if same else "different clusters"))
+    pair = pairs[((ids_l == me) & (ids_r == you)) | ((ids_l == you) & (ids_r == me))]
+    if pair.empty:
+        lines.append("  these two were never compared: no blocker proposed the pair (no "
+                     "blocking key of theirs is equal)" + (", but other pairs join their "
+                                                          "clusters" if same else ""))
+    else:
+        lines += _pair_lines(pair, rules, scorer)
+    return "\n".join(lines)
+
+
+def explain_run(run_dir: str | Path, record_id: Any, other_id: Any = None) -> str:
+    """Explain from a run folder written by `linkage dedupe` or `linkage link`."""
+    from linkage.settings import Rules
+
+    run_dir = Path(run_dir)
+    if not (run_dir / "clusters.parquet").exists():
+        raise InputError(f"{run_dir}: not a run folder (no clusters.parquet). Pass the --out "
+                         "folder of a `linkage dedupe` or `linkage link` run.")
+    rules = Rules.from_yaml(run_dir / "rules.yaml")
+    clusters = pd.read_parquet(run_dir / "clusters.parquet")
+    pairs = pd.read_parquet(run_dir / "pairs.parquet")
+    scorer = rules.scoring
+    model = run_dir / "model.json"
+    if model.exists() and hasattr(type(scorer), "load"):
+        scorer = type(scorer).load(model)
+    else:
+        scorer = scorer.fit(_matrix(pairs.iloc[:0], rules))
+    return explain_text(clusters, pairs, rules, scorer, record_id, other_id)
