@@ -1,0 +1,534 @@
+"""The Fellegi-Sunter scorer: m and u probabilities per comparison level, learned by EM.
+
+For each comparison level, `m` is the probability of that level among true matches and `u` the
+probability among non-matches. A pair's match weight is the prior log-odds plus, per
+comparison, `log2(m / u)` of the level it reached (a null level is no evidence: 0). The match
+probability is `2^w / (1 + 2^w)`, so a weight of 0 is a probability of one half.
+
+`u` comes from random record pairs when the pipeline supplies them (nearly all of them are
+non-matches); `m` and the prior (lambda, the share of candidate pairs that match) come from EM
+over the *distinct* level patterns of the candidate pairs, so its cost does not grow with the
+number of pairs. Without random pairs EM estimates `u` too.
+
+Term-frequency adjustment (`tf_adjust`): agreeing exactly on a rare value is stronger evidence
+than agreeing on a common one, so at the exact level of those comparisons `u` is replaced by the
+share of records holding the agreed value.
+
+Example (YAML)::
+
+    scoring:
+      type: fellegi_sunter
+      threshold: 2.0
+      tf_adjust: [surname]
+      fixed_u:
+        sex: {exact: 0.5, else: 0.5}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+from linkage._schema import SchemaViolation, check, did_you_mean
+from linkage.comparators import NULL_LEVEL, Comparison
+from linkage.errors import InputError, LinkageWarning
+from linkage.scoring._base import ComparisonMatrix, Scorer
+
+_FLOOR = 1e-6  # no learned probability goes below this, so no weight is infinite
+_DEFAULT_PRIOR = 0.1  # EM's starting lambda when `prior` is not given
+_FORMAT = "linkage.fellegi_sunter"
+_FORMAT_VERSION = 1
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_fixed(owner: Scorer, field: str, value: Any) -> dict[str, dict[str, float]] | None:
+    if value is None:
+        return None
+    check(isinstance(value, Mapping), owner, field,
+          "must map comparison names to {level label: probability}", value)
+    out: dict[str, dict[str, float]] = {}
+    for name, levels in value.items():
+        check(isinstance(levels, Mapping), owner, f"{field}.{name}",
+              "must map level labels to probabilities", levels)
+        for label, p in levels.items():
+            check(_is_number(p) and 0.0 < p <= 1.0, owner, f"{field}.{name}.{label}",
+                  "must be a probability in (0, 1]", p)
+        total = sum(float(p) for p in levels.values())
+        check(total <= 1.0 + 1e-9, owner, f"{field}.{name}",
+              f"must hold probabilities that sum to at most 1 (they sum to {total:g})", levels)
+        out[str(name)] = {str(label): float(p) for label, p in levels.items()}
+    return out
+
+
+class FellegiSunter(Scorer):
+    """Fellegi-Sunter match weights with m, u and the prior learned by EM.
+
+    A pair is a match when its match weight (which includes the prior's log-odds) is at or
+    above `threshold`; 0.0 means a match probability of at least one half.
+
+    Parameters: `prior` fixes lambda (estimated when None); `u_sample_size` and `seed` tell the
+    pipeline how many random pairs to draw for `u`; `max_iterations` and `tolerance` bound EM;
+    `fixed_m` and `fixed_u` (comparison name -> level label -> probability) are kept as given
+    during EM (the other levels of that comparison share the rest); `tf_adjust` names the
+    comparisons whose exact level is term-frequency adjusted, with `u` floored at
+    `tf_minimum_u`.
+    """
+
+    kind = "fellegi_sunter"
+
+    def __init__(
+        self,
+        *,
+        threshold: float = 0.0,
+        prior: float | None = None,
+        u_sample_size: int = 200_000,
+        seed: int = 0,
+        max_iterations: int = 50,
+        tolerance: float = 1e-4,
+        fixed_m: dict[str, dict[str, float]] | None = None,
+        fixed_u: dict[str, dict[str, float]] | None = None,
+        tf_adjust: list[str] = (),
+        tf_minimum_u: float = 1e-6,
+    ):
+        check(_is_number(threshold), self, "threshold", "must be a number", threshold)
+        check(prior is None or (_is_number(prior) and 0.0 < prior < 1.0), self, "prior",
+              "must be a probability strictly between 0 and 1, or null to estimate it", prior)
+        check(isinstance(u_sample_size, int) and not isinstance(u_sample_size, bool)
+              and u_sample_size > 0, self, "u_sample_size", "must be a positive integer",
+              u_sample_size)
+        check(isinstance(seed, int) and not isinstance(seed, bool), self, "seed",
+              "must be an integer", seed)
+        check(isinstance(max_iterations, int) and not isinstance(max_iterations, bool)
+              and max_iterations >= 1, self, "max_iterations", "must be an integer >= 1",
+              max_iterations)
+        check(_is_number(tolerance) and tolerance > 0, self, "tolerance",
+              "must be a positive number", tolerance)
+        check(not isinstance(tf_adjust, str | bytes) and all(
+            isinstance(n, str) for n in tf_adjust), self, "tf_adjust",
+              "must be a list of comparison names", tf_adjust)
+        check(_is_number(tf_minimum_u) and 0.0 < tf_minimum_u <= 1.0, self, "tf_minimum_u",
+              "must be a number in (0, 1]", tf_minimum_u)
+        self.threshold = float(threshold)
+        self.prior = None if prior is None else float(prior)
+        self.u_sample_size = u_sample_size
+        self.seed = seed
+        self.max_iterations = max_iterations
+        self.tolerance = float(tolerance)
+        self.fixed_m = _check_fixed(self, "fixed_m", fixed_m)
+        self.fixed_u = _check_fixed(self, "fixed_u", fixed_u)
+        self.tf_adjust = list(tf_adjust)
+        self.tf_minimum_u = float(tf_minimum_u)
+
+    # ------------------------------------------------------------------ pipeline hooks
+
+    @property
+    def tf_columns(self) -> list[str]:
+        return list(self.tf_adjust)
+
+    @property
+    def needs_random_pairs(self) -> bool:
+        return True
+
+    def validate_against(self, comparisons: list[Comparison]) -> None:
+        """Every name and level in fixed_m, fixed_u and tf_adjust must exist (`RulesError`)."""
+        by_name = {c.output_name: c for c in comparisons}
+        known = sorted(by_name)
+
+        def unknown(path: str, name: str) -> SchemaViolation:
+            return SchemaViolation(
+                path,
+                f"must name a comparison; the comparisons are: {', '.join(known)}."
+                + did_you_mean(name, known),
+                name,
+                "FellegiSunter",
+            )
+
+        for field in ("fixed_m", "fixed_u"):
+            for name, levels in (getattr(self, field) or {}).items():
+                if name not in by_name:
+                    raise unknown(f"{field}.{name}", name)
+                labels = by_name[name].level_labels
+                for label in levels:
+                    if label not in labels:
+                        raise SchemaViolation(
+                            f"{field}.{name}.{label}",
+                            f"must be a level of comparison `{name}`: {', '.join(labels)} "
+                            "(null is no evidence and has no probability)."
+                            + did_you_mean(str(label), labels),
+                            label,
+                            "FellegiSunter",
+                        )
+                if set(levels) == set(labels):
+                    total = sum(levels.values())
+                    if abs(total - 1.0) > 1e-6:
+                        raise SchemaViolation(
+                            f"{field}.{name}",
+                            "must sum to 1 when it gives every level "
+                            f"(these sum to {total:g})",
+                            levels,
+                            "FellegiSunter",
+                        )
+        for i, name in enumerate(self.tf_adjust):
+            if name not in by_name:
+                raise unknown(f"tf_adjust[{i}]", name)
+
+    # ------------------------------------------------------------------ fitting
+
+    def fit(
+        self,
+        X: ComparisonMatrix,
+        y: np.ndarray | None = None,
+        *,
+        random: ComparisonMatrix | None = None,
+    ) -> FellegiSunter:
+        """Estimate m (and u without `random`) and the prior by EM; `y` is not used."""
+        self.validate_against(X.comparisons)
+        names = X.names
+        labels = [c.level_labels for c in X.comparisons]
+        sizes = [len(lab) for lab in labels]
+        if len(X) == 0:
+            raise InputError(
+                "FellegiSunter.fit got no candidate pairs: there is nothing to learn m and the "
+                "prior from. Loosen the blocking rules or check the inputs."
+            )
+        _check_levels(X, sizes, "candidate pairs")
+        patterns, counts = np.unique(X.levels.astype(np.int64), axis=0, return_counts=True)
+        counts = counts.astype(np.float64)
+
+        fixed_m = [self._fixed(self.fixed_m, n, lab) for n, lab in zip(names, labels, strict=True)]
+        fixed_u = [self._fixed(self.fixed_u, n, lab) for n, lab in zip(names, labels, strict=True)]
+
+        # u from the random pairs where they say something; EM estimates the rest.
+        u_learned = [True] * len(names)
+        u: list[np.ndarray] = []
+        random_u = _u_from_random(random, names, sizes) if random is not None else {}
+        for k, n in enumerate(names):
+            if n in random_u:
+                u.append(_constrain(random_u[n], *fixed_u[k], floor=0.0))
+                u_learned[k] = False
+            else:
+                u.append(_constrain(_marginal(patterns[:, k], counts, sizes[k]), *fixed_u[k]))
+        m = [
+            _constrain(2.0 ** np.arange(s, dtype=np.float64), *fixed_m[k])
+            for k, s in enumerate(sizes)
+        ]
+        lam = _DEFAULT_PRIOR if self.prior is None else self.prior
+
+        total = counts.sum()
+        converged = False
+        iterations = 0
+        moved: dict[str, float] = {}
+        for iterations in range(1, self.max_iterations + 1):  # noqa: B007 (used after)
+            g = _posterior(patterns, m, u, lam)
+            w_match = counts * g
+            w_non = counts * (1.0 - g)
+            moved = {}
+            new_m, new_u = [], []
+            for k, n in enumerate(names):
+                col = patterns[:, k]
+                present = col != NULL_LEVEL
+                nm = _reestimate(col[present], w_match[present], sizes[k], m[k], fixed_m[k])
+                change = float(np.max(np.abs(nm - m[k])))
+                if u_learned[k]:
+                    nu = _reestimate(col[present], w_non[present], sizes[k], u[k], fixed_u[k])
+                    change = max(change, float(np.max(np.abs(nu - u[k]))))
+                else:
+                    nu = u[k]
+                new_m.append(nm)
+                new_u.append(nu)
+                moved[n] = change
+            new_lam = lam if self.prior is not None else float(
+                np.clip(w_match.sum() / total, _FLOOR, 1.0 - _FLOOR)
+            )
+            moved_prior = abs(new_lam - lam)
+            m, u, lam = new_m, new_u, new_lam
+            if max([moved_prior, *moved.values()]) < self.tolerance:
+                converged = True
+                break
+
+        if not converged:
+            still = [n for n, d in moved.items() if d >= self.tolerance]
+            parts = [f"`{n}` (by {moved[n]:.2g})" for n in still]
+            if moved_prior >= self.tolerance:
+                parts.append(f"the prior (by {moved_prior:.2g})")
+            warnings.warn(
+                f"FellegiSunter EM did not converge in {self.max_iterations} iterations: "
+                f"the parameters of {', '.join(parts)} still moved by more than the tolerance "
+                f"{self.tolerance:g}. Raise `max_iterations`, loosen `tolerance`, or fix some "
+                "parameters with `fixed_m` / `fixed_u`.",
+                LinkageWarning,
+                stacklevel=2,
+            )
+
+        self._set_learned(
+            {n: dict(zip(lab, map(float, m[k]), strict=True))
+             for k, (n, lab) in enumerate(zip(names, labels, strict=True))},
+            {n: dict(zip(lab, map(float, u[k]), strict=True))
+             for k, (n, lab) in enumerate(zip(names, labels, strict=True))},
+            float(lam),
+            iterations,
+            converged,
+        )
+        return self
+
+    @staticmethod
+    def _fixed(
+        fixed: dict[str, dict[str, float]] | None, name: str, labels: list[str]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        given = (fixed or {}).get(name, {})
+        mask = np.array([lab in given for lab in labels], dtype=bool)
+        values = np.array([given.get(lab, 0.0) for lab in labels], dtype=np.float64)
+        return mask, values
+
+    def _set_learned(
+        self,
+        m: dict[str, dict[str, float]],
+        u: dict[str, dict[str, float]],
+        prior: float,
+        n_iterations: int,
+        converged: bool,
+    ) -> None:
+        """Store the learned state and the lookup tables built from it (fit and load share
+        this, so a loaded scorer computes bit-identical weights)."""
+        self.m_probabilities_ = m
+        self.u_probabilities_ = u
+        self.prior_ = prior
+        self.n_iterations_ = n_iterations
+        self.converged_ = converged
+        self.level_labels_ = {n: list(levels) for n, levels in m.items()}
+        self._m_tables_: dict[str, np.ndarray] = {}
+        self._weight_tables_: dict[str, np.ndarray] = {}
+        for name, levels in m.items():
+            mk = np.array(list(levels.values()), dtype=np.float64)
+            uk = np.array([u[name][lab] for lab in levels], dtype=np.float64)
+            self._m_tables_[name] = mk
+            # One extra slot at the end holds the null level (-1 indexes it): no evidence.
+            self._weight_tables_[name] = np.append(np.log2(mk) - np.log2(uk), 0.0)
+
+    # ------------------------------------------------------------------ scoring
+
+    def contributions(self, X: ComparisonMatrix) -> pd.DataFrame:
+        """log2(m / u) of each pair's level per comparison (0 where null), TF-adjusted."""
+        self._check_fitted("_weight_tables_")
+        out = {}
+        for k, comparison in enumerate(X.comparisons):
+            name = comparison.output_name
+            table = self._weight_tables_.get(name)
+            if table is None:
+                raise InputError(
+                    f"FellegiSunter was fitted without a comparison `{name}` (it knows: "
+                    f"{', '.join(self._weight_tables_)}). Refit it on these comparisons."
+                )
+            if list(comparison.level_labels) != self.level_labels_[name]:
+                raise InputError(
+                    f"comparison `{name}` has levels {comparison.level_labels}, but "
+                    f"FellegiSunter was fitted with {self.level_labels_[name]}. Refit it."
+                )
+            levels = X.levels[:, k].astype(np.int64)
+            values = table[levels]
+            if name in self.tf_adjust:
+                values = self._tf_adjusted(X, name, levels, values)
+            out[name] = values
+        return pd.DataFrame(out)
+
+    def _tf_adjusted(
+        self, X: ComparisonMatrix, name: str, levels: np.ndarray, values: np.ndarray
+    ) -> np.ndarray:
+        freqs = X.term_frequencies.get(name)
+        if freqs is None:
+            warnings.warn(
+                f"FellegiSunter: `tf_adjust` names `{name}`, but the comparison matrix has no "
+                f"term frequencies for it, so its exact level uses the plain u.",
+                LinkageWarning,
+                stacklevel=3,
+            )
+            return values
+        freqs = np.asarray(freqs, dtype=np.float64)
+        top = len(self.level_labels_[name]) - 1
+        use = (levels == top) & np.isfinite(freqs)
+        if use.any():
+            values = values.copy()
+            m_exact = self._m_tables_[name][top]
+            u_tf = np.maximum(freqs[use], self.tf_minimum_u)
+            values[use] = np.log2(m_exact) - np.log2(u_tf)
+        return values
+
+    def _bias(self) -> float:
+        self._check_fitted("prior_")
+        return math.log2(self.prior_) - math.log2(1.0 - self.prior_)
+
+    def match_probability(self, X: ComparisonMatrix) -> np.ndarray:
+        """2^w / (1 + 2^w) of the match weight w, computed without overflow."""
+        return expit(self.match_weight(X) * math.log(2.0))
+
+    def parameter_table(self) -> pd.DataFrame:
+        """One row per comparison level: comparison, level, m, u, match_weight (log2 m/u)."""
+        self._check_fitted("m_probabilities_")
+        rows = []
+        for name, levels in self.m_probabilities_.items():
+            for label, m in levels.items():
+                u = self.u_probabilities_[name][label]
+                rows.append(
+                    {"comparison": name, "level": label, "m": m, "u": u,
+                     "match_weight": math.log2(m) - math.log2(u)}
+                )
+        return pd.DataFrame(rows, columns=["comparison", "level", "m", "u", "match_weight"])
+
+    # ------------------------------------------------------------------ persistence
+
+    def save(self, path: str | Path) -> None:
+        """Write the settings and the learned parameters as JSON (`load` reads it back)."""
+        self._check_fitted("m_probabilities_")
+        doc = {
+            "format": _FORMAT,
+            "version": _FORMAT_VERSION,
+            "params": self.to_dict(),
+            "prior": self.prior_,
+            "n_iterations": self.n_iterations_,
+            "converged": self.converged_,
+            "comparisons": [
+                {
+                    "name": name,
+                    "levels": self.level_labels_[name],
+                    "m": [self.m_probabilities_[name][lab] for lab in self.level_labels_[name]],
+                    "u": [self.u_probabilities_[name][lab] for lab in self.level_labels_[name]],
+                }
+                for name in self.level_labels_
+            ],
+        }
+        Path(path).write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> FellegiSunter:
+        """A fitted scorer from a file written by `save`; it gives identical scores."""
+        source = str(path)
+        try:
+            doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        except json.JSONDecodeError as err:
+            raise InputError(f"{source}: not a saved FellegiSunter model ({err}).") from None
+        if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
+            raise InputError(f"{source}: not a saved FellegiSunter model (no format {_FORMAT!r}).")
+        if doc.get("version") != _FORMAT_VERSION:
+            raise InputError(
+                f"{source}: saved model version {doc.get('version')!r} is not supported "
+                f"(this version of linkage reads {_FORMAT_VERSION})."
+            )
+        scorer = cls.from_dict(doc["params"], source=source)
+        assert isinstance(scorer, FellegiSunter)
+        try:
+            m = {c["name"]: dict(zip(c["levels"], map(float, c["m"]), strict=True))
+                 for c in doc["comparisons"]}
+            u = {c["name"]: dict(zip(c["levels"], map(float, c["u"]), strict=True))
+                 for c in doc["comparisons"]}
+            prior = float(doc["prior"])
+        except (KeyError, TypeError, ValueError) as err:
+            raise InputError(f"{source}: a saved FellegiSunter model is damaged ({err}).") from None
+        scorer._set_learned(m, u, prior, int(doc.get("n_iterations", 0)),
+                            bool(doc.get("converged", True)))
+        return scorer
+
+
+# ---------------------------------------------------------------------- EM helpers
+
+
+def _check_levels(X: ComparisonMatrix, sizes: list[int], what: str) -> None:
+    if X.levels.ndim != 2 or X.levels.shape[1] != len(sizes):
+        raise InputError(
+            f"the {what}' levels have shape {X.levels.shape}, expected (n, {len(sizes)})."
+        )
+    if len(X) == 0:
+        return
+    low, high = X.levels.min(axis=0), X.levels.max(axis=0)
+    for k, name in enumerate(X.names):
+        if low[k] < NULL_LEVEL or high[k] >= sizes[k]:
+            raise InputError(
+                f"the {what} hold levels {int(low[k])}..{int(high[k])} for comparison "
+                f"`{name}`, which has levels -1..{sizes[k] - 1}."
+            )
+
+
+def _u_from_random(
+    random: ComparisonMatrix, names: list[str], sizes: list[int]
+) -> dict[str, np.ndarray]:
+    """Each level's share among the non-null random pairs, floored at 1 / (2 n)."""
+    if sorted(random.names) != sorted(names):
+        raise InputError(
+            f"the random pairs have comparisons {random.names}, but the candidate pairs have "
+            f"{names}; both must come from the same rules."
+        )
+    by_name = dict(zip(names, sizes, strict=True))
+    _check_levels(random, [by_name[n] for n in random.names], "random pairs")
+    out = {}
+    for k, name in enumerate(random.names):
+        col = random.levels[:, k].astype(np.int64)
+        col = col[col != NULL_LEVEL]
+        if len(col) == 0:
+            continue  # nothing learned here: EM estimates this u
+        share = np.bincount(col, minlength=by_name[name]).astype(np.float64) / len(col)
+        share = np.maximum(share, 1.0 / (2.0 * len(col)))
+        out[name] = share / share.sum()
+    return out
+
+
+def _marginal(col: np.ndarray, counts: np.ndarray, size: int) -> np.ndarray:
+    present = col != NULL_LEVEL
+    share = np.bincount(col[present], weights=counts[present], minlength=size)
+    return share + 1.0  # smoothed: a level never seen still starts above zero
+
+
+def _constrain(
+    p: np.ndarray, fixed_mask: np.ndarray, fixed_values: np.ndarray, floor: float = _FLOOR
+) -> np.ndarray:
+    """Normalise the free levels to share what the fixed ones leave, each at least `floor`."""
+    p = np.asarray(p, dtype=np.float64).copy()
+    free = ~fixed_mask
+    p[fixed_mask] = fixed_values[fixed_mask]
+    if free.any():
+        rest = max(1.0 - fixed_values[fixed_mask].sum(), 0.0)
+        est = np.maximum(p[free], 0.0)
+        total = est.sum()
+        est = est / total if total > 0 else np.full(free.sum(), 1.0 / free.sum())
+        est = np.maximum(est * rest, floor)
+        if floor > 0 and rest > 0:
+            est = est / est.sum() * rest  # renormalise after flooring ...
+            est = np.maximum(est, floor)  # ... without letting a level sink below it again
+        p[free] = est
+    return p
+
+
+def _posterior(
+    patterns: np.ndarray, m: list[np.ndarray], u: list[np.ndarray], lam: float
+) -> np.ndarray:
+    """P(match | pattern) for each distinct pattern; nulls contribute a factor of 1."""
+    log_odds = np.full(len(patterns), math.log(lam) - math.log1p(-lam))
+    for k in range(patterns.shape[1]):
+        table = np.append(np.log(m[k]) - np.log(u[k]), 0.0)  # last slot: null
+        log_odds += table[patterns[:, k]]
+    return expit(log_odds)
+
+
+def _reestimate(
+    col: np.ndarray,
+    weights: np.ndarray,
+    size: int,
+    previous: np.ndarray,
+    fixed: tuple[np.ndarray, np.ndarray],
+) -> np.ndarray:
+    sums = np.bincount(col, weights=weights, minlength=size)
+    if sums.sum() <= 0:
+        return previous  # this comparison is all null (or no weight here): nothing to learn
+    return _constrain(sums, *fixed)
+
+
+assert NULL_LEVEL == -1  # the weight tables rely on -1 indexing their last slot

@@ -1,0 +1,391 @@
+"""The Fellegi-Sunter scorer: EM recovers a known model, weights add up, TF, persistence, YAML."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from linkage.comparators import Date, Exact, JaroWinkler, Levenshtein
+from linkage.errors import InputError, LinkageWarning, NotFittedError, RulesError
+from linkage.scoring import ComparisonMatrix, FellegiSunter, Scorer
+
+# A known model: four comparisons with 4, 2, 3 and 3 levels, lambda = 0.2.
+COMPARISONS = [
+    JaroWinkler("a"),  # else, >=0.8, >=0.92, exact
+    Exact("b"),  # else, exact
+    Date("c", within_days=[30], swapped=False, typo=False),  # else, within_30_days, exact
+    Levenshtein("d", thresholds=[0.8]),  # else, >=0.8, exact
+]
+M_TRUE = [[0.05, 0.10, 0.25, 0.60], [0.10, 0.90], [0.05, 0.15, 0.80], [0.10, 0.20, 0.70]]
+U_TRUE = [[0.70, 0.15, 0.10, 0.05], [0.80, 0.20], [0.85, 0.10, 0.05], [0.80, 0.15, 0.05]]
+LAMBDA = 0.2
+N_PAIRS = 200_000
+
+
+def matrix(levels: np.ndarray, comparisons=COMPARISONS, **tf) -> ComparisonMatrix:
+    levels = np.asarray(levels, dtype=np.int8)
+    return ComparisonMatrix(
+        list(comparisons), levels, np.zeros(levels.shape, np.float32), term_frequencies=tf
+    )
+
+
+def draw(rng: np.random.Generator, probs: list[list[float]], n: int) -> np.ndarray:
+    return np.column_stack([rng.choice(len(p), n, p=p) for p in probs])
+
+
+@pytest.fixture(scope="module")
+def known() -> tuple[ComparisonMatrix, ComparisonMatrix]:
+    """Candidate pairs drawn from the known model (5% nulls), and random pairs drawn from u."""
+    rng = np.random.default_rng(20261202)
+    is_match = rng.random(N_PAIRS) < LAMBDA
+    levels = np.where(
+        is_match[:, None], draw(rng, M_TRUE, N_PAIRS), draw(rng, U_TRUE, N_PAIRS)
+    )
+    levels[rng.random(levels.shape) < 0.05] = -1
+    random = draw(rng, U_TRUE, N_PAIRS)
+    return matrix(levels), matrix(random)
+
+
+@pytest.fixture(scope="module")
+def fitted(known) -> FellegiSunter:
+    X, random = known
+    return FellegiSunter().fit(X, random=random)
+
+
+def assert_recovers(scorer: FellegiSunter) -> None:
+    assert abs(scorer.prior_ - LAMBDA) <= 0.02
+    for k, comparison in enumerate(COMPARISONS):
+        name = comparison.output_name
+        labels = comparison.level_labels
+        assert list(scorer.m_probabilities_[name]) == labels
+        assert list(scorer.u_probabilities_[name]) == labels
+        for level, label in enumerate(labels):
+            assert abs(scorer.m_probabilities_[name][label] - M_TRUE[k][level]) <= 0.02, (
+                name, label)
+            assert abs(scorer.u_probabilities_[name][label] - U_TRUE[k][level]) <= 0.02, (
+                name, label)
+        assert sum(scorer.m_probabilities_[name].values()) == pytest.approx(1.0)
+        assert sum(scorer.u_probabilities_[name].values()) == pytest.approx(1.0)
+
+
+# ---------------------------------------------------------------------- EM
+
+
+def test_em_recovers_known_m_u_and_prior_without_random_pairs(known):
+    X, _ = known
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LinkageWarning)
+        scorer = FellegiSunter().fit(X)
+    assert scorer.converged_
+    assert 1 <= scorer.n_iterations_ <= 50
+    assert_recovers(scorer)
+
+
+def test_em_recovers_known_m_and_prior_with_u_from_random_pairs(known, fitted):
+    assert fitted.converged_
+    assert_recovers(fitted)
+    # u comes straight from the random pairs' level shares.
+    _, random = known
+    share_b = np.mean(random.levels[:, 1] == 1)
+    assert fitted.u_probabilities_["b"]["exact"] == pytest.approx(share_b, abs=1e-9)
+
+
+def test_em_cost_depends_on_distinct_patterns_not_pairs(known):
+    X, random = known
+    # The same patterns repeated 3 times fit to the same parameters.
+    tripled = matrix(np.tile(X.levels, (3, 1)))
+    a = FellegiSunter().fit(X, random=random)
+    b = FellegiSunter().fit(tripled, random=random)
+    assert a.prior_ == pytest.approx(b.prior_, abs=1e-9)
+    assert a.m_probabilities_["a"]["exact"] == pytest.approx(
+        b.m_probabilities_["a"]["exact"], abs=1e-9)
+
+
+def test_a_level_never_seen_in_the_random_pairs_gets_the_floor(known):
+    X, _ = known
+    random = np.zeros((1000, 4), dtype=np.int8)  # every random pair at "else"
+    scorer = FellegiSunter().fit(X, random=matrix(random))
+    u_exact = scorer.u_probabilities_["b"]["exact"]
+    assert 0 < u_exact <= 1 / 2000 * 1.001
+    assert np.isfinite(scorer.parameter_table()["match_weight"]).all()
+
+
+def test_prior_given_is_kept(known):
+    X, random = known
+    scorer = FellegiSunter(prior=0.05).fit(X, random=random)
+    assert scorer.prior_ == 0.05
+    assert scorer._bias() == pytest.approx(math.log2(0.05 / 0.95))
+
+
+def test_fixed_m_and_u_stay_exactly_as_given(known):
+    X, _ = known
+    scorer = FellegiSunter(
+        fixed_m={"b": {"exact": 0.93, "else": 0.07}, "a": {"exact": 0.55}},
+        fixed_u={"c": {"exact": 0.0423}},
+    ).fit(X)
+    assert scorer.m_probabilities_["b"] == {"else": 0.07, "exact": 0.93}
+    assert scorer.m_probabilities_["a"]["exact"] == 0.55
+    assert scorer.u_probabilities_["c"]["exact"] == 0.0423
+    # The free levels share what the fixed ones leave.
+    assert sum(scorer.m_probabilities_["a"].values()) == pytest.approx(1.0)
+    assert sum(scorer.u_probabilities_["c"].values()) == pytest.approx(1.0)
+
+
+def test_not_converging_warns_naming_the_comparisons(known):
+    X, _ = known
+    with pytest.warns(LinkageWarning, match=r"did not converge in 1 iterations.*`a`") as rec:
+        scorer = FellegiSunter(max_iterations=1).fit(X)
+    assert scorer.converged_ is False
+    assert scorer.n_iterations_ == 1
+    message = str(rec[0].message)
+    assert any(f"`{c.output_name}`" in message for c in COMPARISONS)
+
+
+def test_fit_on_no_pairs_is_an_input_error():
+    with pytest.raises(InputError, match="no candidate pairs"):
+        FellegiSunter().fit(matrix(np.zeros((0, 4))))
+
+
+def test_levels_out_of_range_are_an_input_error():
+    with pytest.raises(InputError, match="comparison `b`"):
+        FellegiSunter().fit(matrix([[0, 2, 0, 0]]))
+
+
+# ---------------------------------------------------------------------- weights
+
+
+def test_contributions_plus_bias_is_the_match_weight(known, fitted):
+    X, _ = known
+    sub = matrix(X.levels[:5000])
+    contrib = fitted.contributions(sub)
+    assert list(contrib.columns) == ["a", "b", "c", "d"]
+    weights = fitted.match_weight(sub)
+    np.testing.assert_allclose(contrib.to_numpy().sum(axis=1) + fitted._bias(), weights)
+    # Each contribution is log2(m / u) of the level; 0 where null.
+    levels_b = sub.levels[:, 1]
+    m, u = fitted.m_probabilities_["b"], fitted.u_probabilities_["b"]
+    exact = math.log2(m["exact"] / u["exact"])
+    assert contrib["b"][levels_b == 1].to_numpy() == pytest.approx(exact)
+    assert (contrib["b"][levels_b == -1] == 0).all()
+    assert contrib["a"][sub.levels[:, 0] == 3].min() > 0 > contrib["a"][sub.levels[:, 0] == 0].max()
+
+
+def test_probability_is_monotone_in_weight_and_one_half_at_zero(known, fitted):
+    X, _ = known
+    sub = matrix(np.unique(X.levels, axis=0))
+    w = fitted.match_weight(sub)
+    p = fitted.match_probability(sub)
+    order = np.argsort(w)
+    assert np.all(np.diff(p[order]) >= 0)
+    assert ((p > 0) & (p < 1)).all()
+    np.testing.assert_allclose(p, 2.0**w / (1 + 2.0**w), rtol=1e-12)
+    # At weight 0 the probability is one half: an all-null pair with the prior at 0.5.
+    half = FellegiSunter(prior=0.5).fit(X)
+    nulls = matrix(np.full((2, 4), -1))
+    assert half.match_weight(nulls) == pytest.approx([0.0, 0.0])
+    assert half.match_probability(nulls) == pytest.approx([0.5, 0.5])
+    # threshold 0.0 <=> probability >= 0.5
+    np.testing.assert_array_equal(fitted.predict(sub), p >= 0.5)
+
+
+def test_probability_does_not_overflow():
+    comps = [Exact("b"), Exact("e")]
+    scorer = FellegiSunter(prior=0.5)
+    table = {"else": 1e-300, "exact": 1.0}
+    scorer._set_learned(
+        {"b": table, "e": table},
+        {"b": {"else": 1.0, "exact": 1e-300}, "e": {"else": 1.0, "exact": 1e-300}},
+        0.5, 1, True,
+    )
+    X = matrix([[1, 1], [0, 0]], comps)
+    with np.errstate(over="raise", invalid="raise"):
+        w = scorer.match_weight(X)
+        p = scorer.match_probability(X)
+    assert w[0] > 1990 and w[1] < -1990
+    assert p[0] == 1.0 and p[1] == 0.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(-1, 3), st.integers(-1, 1), st.integers(-1, 2),
+                          st.integers(-1, 2)), min_size=1, max_size=30))
+def test_weights_add_up_for_any_levels(fitted, rows):
+    X = matrix(np.array(rows))
+    contrib = fitted.contributions(X)
+    np.testing.assert_allclose(
+        contrib.to_numpy().sum(axis=1) + fitted._bias(), fitted.match_weight(X))
+    p = fitted.match_probability(X)
+    assert ((p >= 0) & (p <= 1)).all()
+
+
+# ---------------------------------------------------------------------- term frequencies
+
+
+def test_tf_rare_agreement_outweighs_common_and_leaves_other_levels_alone(known):
+    X, random = known
+    scorer = FellegiSunter(tf_adjust=["b"]).fit(X, random=random)
+    assert scorer.tf_columns == ["b"]
+    levels = np.array([[3, 1, 2, 2], [3, 1, 2, 2], [3, 0, 2, 2], [3, -1, 2, 2]])
+    freqs = np.array([0.3, 0.001, np.nan, np.nan])
+    tf = scorer.contributions(matrix(levels, b=freqs))["b"].to_numpy()
+    plain = scorer.contributions(matrix(levels, b=np.full(4, np.nan)))["b"].to_numpy()
+    m_exact = scorer.m_probabilities_["b"]["exact"]
+    assert tf[0] == pytest.approx(math.log2(m_exact / 0.3))
+    assert tf[1] == pytest.approx(math.log2(m_exact / 0.001))
+    assert tf[1] > tf[0]
+    # Non-exact and null pairs are unaffected; a NaN frequency falls back to the plain u.
+    assert tf[2] == plain[2] and tf[3] == plain[3] == 0.0
+    assert plain[0] == plain[1] == pytest.approx(
+        math.log2(m_exact / scorer.u_probabilities_["b"]["exact"]))
+    # Other comparisons are untouched.
+    assert scorer.contributions(matrix(levels, b=freqs))["a"].nunique() == 1
+
+
+def test_tf_frequency_is_floored_at_tf_minimum_u(known):
+    X, random = known
+    scorer = FellegiSunter(tf_adjust=["b"], tf_minimum_u=1e-3).fit(X, random=random)
+    levels = np.array([[0, 1, 0, 0], [0, 1, 0, 0]])
+    tf = scorer.contributions(matrix(levels, b=np.array([0.0, 1e-3])))["b"].to_numpy()
+    assert tf[0] == tf[1]
+    assert np.isfinite(tf).all()
+
+
+def test_tf_without_frequencies_warns_and_uses_plain_u(fitted, known):
+    X, random = known
+    scorer = FellegiSunter(tf_adjust=["b"]).fit(X, random=random)
+    sub = matrix(X.levels[:100])
+    with pytest.warns(LinkageWarning, match="no term frequencies"):
+        got = scorer.match_weight(sub)
+    np.testing.assert_allclose(got, fitted.match_weight(sub))
+
+
+# ---------------------------------------------------------------------- persistence
+
+
+def test_save_load_round_trip_gives_identical_weights(tmp_path, known):
+    X, random = known
+    scorer = FellegiSunter(threshold=1.5, tf_adjust=["b"],
+                           fixed_u={"c": {"exact": 0.05}}).fit(X, random=random)
+    path = tmp_path / "model.json"
+    scorer.save(path)
+    loaded = FellegiSunter.load(path)
+    assert loaded == scorer  # same settings
+    assert loaded.prior_ == scorer.prior_
+    assert loaded.m_probabilities_ == scorer.m_probabilities_
+    assert loaded.u_probabilities_ == scorer.u_probabilities_
+    assert loaded.converged_ == scorer.converged_
+    assert loaded.n_iterations_ == scorer.n_iterations_
+    freqs = np.where(X.levels[:, 1] == 1, 0.01, np.nan)
+    Xtf = matrix(X.levels, b=freqs)
+    np.testing.assert_array_equal(loaded.match_weight(Xtf), scorer.match_weight(Xtf))
+    np.testing.assert_array_equal(loaded.predict(Xtf), scorer.predict(Xtf))
+    pd.testing.assert_frame_equal(loaded.parameter_table(), scorer.parameter_table())
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert doc["params"]["type"] == "fellegi_sunter"
+    assert doc["comparisons"][0]["levels"] == COMPARISONS[0].level_labels
+
+
+def test_load_rejects_other_files(tmp_path):
+    path = tmp_path / "x.json"
+    path.write_text('{"hello": 1}', encoding="utf-8")
+    with pytest.raises(InputError, match="not a saved FellegiSunter model"):
+        FellegiSunter.load(path)
+
+
+def test_unfitted_use_raises_not_fitted(tmp_path, known):
+    X, _ = known
+    scorer = FellegiSunter()
+    expected = "not fitted yet. Call `fit` first."
+    for call in (
+        lambda: scorer.contributions(X),
+        lambda: scorer.match_weight(X),
+        lambda: scorer.match_probability(X),
+        scorer.parameter_table,
+        lambda: scorer.save(tmp_path / "m.json"),
+    ):
+        with pytest.raises(NotFittedError, match=expected.replace(".", r"\.")):
+            call()
+
+
+def test_scoring_other_comparisons_is_an_input_error(fitted):
+    other = matrix(np.zeros((2, 1)), [Exact("zzz")])
+    with pytest.raises(InputError, match="zzz"):
+        fitted.contributions(other)
+
+
+def test_parameter_table(fitted):
+    table = fitted.parameter_table()
+    assert list(table.columns) == ["comparison", "level", "m", "u", "match_weight"]
+    assert len(table) == sum(len(c.level_labels) for c in COMPARISONS)
+    row = table[(table.comparison == "c") & (table.level == "exact")].iloc[0]
+    assert row.match_weight == pytest.approx(math.log2(row.m / row.u))
+
+
+# ---------------------------------------------------------------------- schema
+
+
+def test_yaml_builds_and_round_trips():
+    scorer = Scorer.from_dict({"type": "fellegi_sunter", "threshold": 1.5, "tf_adjust": ["b"]})
+    assert isinstance(scorer, FellegiSunter)
+    assert scorer.threshold == 1.5 and scorer.tf_adjust == ["b"] and scorer.tf_columns == ["b"]
+    assert scorer.needs_random_pairs is True
+    assert scorer.to_dict() == {"type": "fellegi_sunter", "threshold": 1.5, "tf_adjust": ["b"]}
+    assert Scorer.from_dict(scorer.to_dict()) == scorer
+    full = FellegiSunter(prior=0.01, u_sample_size=1000, seed=7, max_iterations=20,
+                         tolerance=1e-3, fixed_m={"b": {"exact": 0.9}},
+                         fixed_u={"b": {"exact": 0.1}}, tf_minimum_u=1e-4)
+    assert Scorer.from_dict(full.to_dict()) == full
+    assert FellegiSunter().to_dict() == {"type": "fellegi_sunter"}
+
+
+@pytest.mark.parametrize(
+    ("settings_", "field"),
+    [
+        ({"prior": 1.5}, "prior"),
+        ({"prior": 0}, "prior"),
+        ({"tolerance": -1}, "tolerance"),
+        ({"max_iterations": 0}, "max_iterations"),
+        ({"u_sample_size": 0}, "u_sample_size"),
+        ({"fixed_m": {"b": {"exact": 1.5}}}, "fixed_m.b.exact"),
+        ({"fixed_u": {"b": {"exact": 0.7, "else": 0.6}}}, "fixed_u.b"),
+        ({"tf_adjust": "b"}, "tf_adjust"),
+        ({"tf_minimum_u": 0}, "tf_minimum_u"),
+    ],
+)
+def test_bad_settings_name_the_key(settings_, field):
+    with pytest.raises(RulesError, match=field.replace(".", r"\.")):
+        Scorer.from_dict({"type": "fellegi_sunter", **settings_})
+
+
+def test_bad_prior_message():
+    with pytest.raises(RulesError, match="prior") as err:
+        Scorer.from_dict({"type": "fellegi_sunter", "prior": 1.5})
+    assert "1.5" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "path"),
+    [
+        ({"fixed_m": {"bb": {"exact": 0.9}}}, "fixed_m.bb"),
+        ({"fixed_u": {"b": {"exakt": 0.1}}}, "fixed_u.b.exakt"),
+        ({"fixed_m": {"b": {"exact": 0.5, "else": 0.4}}}, "fixed_m.b"),
+        ({"tf_adjust": ["a", "surname"]}, "tf_adjust[1]"),
+    ],
+)
+def test_validate_against_names_the_path(kwargs, path):
+    scorer = FellegiSunter(**kwargs)
+    with pytest.raises(RulesError, match=path.replace(".", r"\.").replace("[", r"\[")):
+        scorer.validate_against(COMPARISONS)
+    with pytest.raises(RulesError):
+        scorer.fit(matrix(np.zeros((3, 4))))
+
+
+def test_did_you_mean_for_a_misspelt_level():
+    with pytest.raises(RulesError, match="Did you mean 'exact'"):
+        FellegiSunter(fixed_u={"b": {"exakt": 0.1}}).validate_against(COMPARISONS)
