@@ -57,9 +57,10 @@ def main() -> None:
 
 def _common(func):
     options = [
-        click.option("--rules", "rules_path", required=True,
+        click.option("--rules", "rules_path", default=None,
                      type=click.Path(dir_okay=False, path_type=Path),
-                     help="Rules YAML file (see rules/customers.yaml)."),
+                     help="Rules YAML file (see rules/customers.yaml). Without it, the rules "
+                          "that `linkage suggest` would write are used and saved in --out."),
         click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
                      help="Output folder; replaced only when the run succeeds."),
         click.option("--id-column", default=None,
@@ -99,7 +100,8 @@ def dedupe(input_path, rules_path, out, id_column, sep, encoding, progress):
     from linkage.api import dedupe as run
 
     _warnings_to_stderr()
-    result = run(input_path, rules_path, id_column=id_column, sep=sep, encoding=encoding,
+    rules = rules_path or _suggested([input_path], sep, encoding)
+    result = run(input_path, rules, id_column=id_column, sep=sep, encoding=encoding,
                  progress=progress)
     _finish(result, out)
 
@@ -113,9 +115,42 @@ def link(left, right, rules_path, out, id_column, sep, encoding, progress):
     from linkage.api import link as run
 
     _warnings_to_stderr()
-    result = run(left, right, rules_path, id_column=id_column, sep=sep, encoding=encoding,
+    rules = rules_path or _suggested([left, right], sep, encoding)
+    result = run(left, right, rules, id_column=id_column, sep=sep, encoding=encoding,
                  progress=progress)
     _finish(result, out)
+
+
+def _suggested(paths, sep, encoding):
+    from linkage.io import read
+    from linkage.settings import Rules
+    from linkage.suggest import suggest_rules
+
+    frames = [read(p, sep=sep, encoding=encoding) for p in paths]
+    click.echo("no --rules given: using suggested rules (see rules.yaml in --out)", err=True)
+    return Rules.from_dict(suggest_rules(frames).rules, source="suggested rules")
+
+
+@main.command()
+@click.argument("inputs", metavar="INPUT [RIGHT]", nargs=-1, required=True,
+                type=click.Path(path_type=Path))
+@click.option("--sep", default=None, help="CSV separator; sniffed when not given.")
+@click.option("--encoding", default="utf-8", show_default=True, help="CSV text encoding.")
+def suggest(inputs, sep, encoding):
+    """Profile INPUT (or INPUT and RIGHT, to link) and print suggested rules as YAML.
+
+    \b
+    linkage suggest customers.csv > rules.yaml
+    """
+    from linkage.io import read
+    from linkage.settings import Rules
+    from linkage.suggest import suggest_rules
+
+    if len(inputs) > 2:
+        raise click.UsageError("give one table to deduplicate, or two to link")
+    suggestion = suggest_rules([read(p, sep=sep, encoding=encoding) for p in inputs])
+    Rules.from_dict(suggestion.rules, source="suggested rules")  # never print invalid rules
+    click.echo(suggestion.to_yaml(), nl=False)
 
 
 @main.command()

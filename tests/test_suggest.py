@@ -1,0 +1,62 @@
+"""`linkage suggest`: readable rules for an unseen table, and runs without --rules."""
+
+from __future__ import annotations
+
+import pandas as pd
+import yaml
+
+import linkage as lk
+from linkage.suggest import profile_column, suggest_rules
+from tests.conftest import ROOT, f1_score, pairs_of_clusters, run_cli
+from tests.test_febrl import _opaque, _read_febrl
+
+
+def test_profiles_recognise_common_columns():
+    kinds = {
+        "email": ["a@b.com", "kim@naver.com", "x.y@z.co.kr"] * 10,
+        "phone": ["010-1234-5678", "+82 10 9999 0000", "02-123-4567"] * 10,
+        "birth_date": ["1990-03-05", "1985-12-01", "1990년 3월 5일"] * 10,
+        "postcode": ["06236", "13529", "04524"] * 10,
+    }
+    for column, values in kinds.items():
+        assert profile_column(column, pd.Series(values)).kind in (column, "date"), column
+    korean = profile_column("name", pd.Series(["김민수", "이영희", "박지훈"] * 10))
+    assert korean.kind == "hangul_name"
+
+
+def test_suggested_yaml_is_commented_and_valid(tmp_path):
+    done = run_cli("suggest", ROOT / "sample_data" / "customers.csv")
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert text.startswith("# Suggested by `linkage suggest`")
+    assert "# Column profiles" in text and "(kept)" in text
+    rules = lk.Rules.from_dict(yaml.safe_load(text))
+    assert rules.scoring.kind == "fellegi_sunter"
+    assert rules.id_column == "customer_id"
+    assert any("chosung(name)" in str(k) for b in rules.blocking for k in b.keys)
+
+
+def test_febrl3_with_suggested_rules_and_fellegi_sunter(tmp_path, datasets):
+    frame, entity = _opaque(_read_febrl(datasets / "febrl" / "dataset3.csv"), "sg")
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    done = run_cli("dedupe", tmp_path / "in.csv", "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    assert "suggested rules" in done.stderr
+    clusters = pd.read_parquet(tmp_path / "out" / "clusters.parquet")
+    predicted = pairs_of_clusters(clusters, "rec_id", "cluster_id")
+    truth = pairs_of_clusters(
+        pd.DataFrame({"rec_id": list(entity), "e": list(entity.values())}), "rec_id", "e"
+    )
+    precision, recall, f1 = f1_score(predicted, truth)
+    assert f1 >= 0.99, (precision, recall, f1)
+    assert (tmp_path / "out" / "model.json").exists()
+    rules = lk.Rules.from_yaml(tmp_path / "out" / "rules.yaml")
+    assert rules.scoring.kind == "fellegi_sunter"
+
+
+def test_suggestion_keeps_keys_under_budget(datasets):
+    frame = _read_febrl(datasets / "febrl" / "dataset1.csv")
+    suggestion = suggest_rules([frame], max_pairs=20_000)
+    kept = [k for k, c in suggestion.measured if 0 < c <= suggestion.budget_per_key]
+    assert kept and all(c <= 2_000 for k, c in suggestion.measured if k in kept)
+    assert suggestion.rules["blocking"][0]["keys"] == kept
