@@ -1254,7 +1254,9 @@ def customers(n_people: int = 1400, seed: int = 7) -> tuple[pd.DataFrame, pd.Dat
     ids = [f"C-{i + 1:0{width}d}" for i in range(len(rows))]
     records = pd.DataFrame([rows[i] for i in order], columns=CUSTOMER_COLUMNS[1:])
     records.insert(0, "customer_id", ids)
-    records = records.astype("str")
+    # A string dtype that keeps missing values missing on pandas 2.2 too ("str" there is
+    # Python's str, which turns None into the text "None").
+    records = records.astype(pd.StringDtype())
     truth = pd.DataFrame({"customer_id": ids, "person_id": [owners[i] for i in order]}, dtype="str")
     return records, truth
 
