@@ -274,4 +274,8 @@ def test_generate_persons_script(tmp_path: Path) -> None:
     records = pd.read_parquet(out)
     truth = pd.read_parquet(tmp_path / "p_truth.parquet")
     assert len(records) == 500 and list(truth.columns) == ["rec_id", "entity_id"]
-    pd.testing.assert_frame_equal(records, synth.persons(500, seed=5)[0], check_dtype=False)
+    fresh = synth.persons(500, seed=5)[0]
+    # Compare as text with one missing marker: pandas 2.2 reads Parquet nulls back as None.
+    assert records.astype(object).fillna("<NA>").astype(str).equals(
+        fresh.astype(object).fillna("<NA>").astype(str)
+    )
