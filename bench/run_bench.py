@@ -95,14 +95,19 @@ def main(argv: list[str] | None = None) -> None:
     write_results(args, rows_out)
 
 
+def machine_line() -> str:
+    """The machine the figures were measured on, for every results file."""
+    return (f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+            f"{platform.python_version()}, {platform.system()}.")
+
+
 def write_results(args: argparse.Namespace, rows: list[dict]) -> None:
     command = "python bench/run_bench.py --rows " + " ".join(map(str, args.rows))
     lines = [
         "# Benchmark results",
         "",
         f"Command: `{command}` (or `make bench`), seed {args.seed}.",
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}, {platform.system()}.",
+        machine_line(),
         "Data: `bench/generate_persons.py` (synthetic persons with typos, missing fields and "
         "swapped dates; truth kept apart). Rules: `bench/persons.yaml` (rule-sum scorer).",
         "Wall time and peak RSS are of the whole `linkage dedupe` process (read, normalize, "

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import signal
 import subprocess
 import sys
@@ -27,7 +26,7 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from run_bench import ensure_data, pairwise_f1, run_linkage  # noqa: E402
+from run_bench import ensure_data, machine_line, pairwise_f1, run_linkage  # noqa: E402
 
 SPLINK_VENV = HERE / ".venv-splink"
 SPLINK_PYTHON = SPLINK_VENV / "bin" / "python"
@@ -149,8 +148,7 @@ def write_results(args: argparse.Namespace, versions: dict, results: list) -> No
         "## linkage vs Splink",
         "",
         f"Command: `{command}`, seed {args.seed}.",
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}, {platform.system()}.",
+        machine_line(),
         f"Splink {versions['splink']} (DuckDB {versions['duckdb']}, sqlglot "
         f"{versions['sqlglot']}) in `bench/.venv-splink`; model in `bench/splink_settings.py`: "
         "the Splink tutorial's person model (NameComparison for first_name and surname, "

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from linkage.errors import InputError
@@ -96,6 +97,15 @@ def read(
         frame.columns = [str(c).strip() for c in frame.columns]
     frame.attrs["linkage_source"] = name or label
     return frame
+
+
+def as_text(values: pd.Series) -> np.ndarray:
+    """Object array of str or None, what normalizers and comparisons read; numbers from Parquet
+    become their text."""
+    out = np.full(len(values), None, dtype=object)
+    present = values.notna().to_numpy()
+    out[present] = values[present].astype(str).to_numpy()
+    return out
 
 
 def checksum(source: TableLike, frame: pd.DataFrame) -> str:

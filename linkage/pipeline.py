@@ -18,9 +18,11 @@ import numpy as np
 import pandas as pd
 
 from linkage import __version__
+from linkage._schema import did_you_mean
 from linkage.blocking import BlockingInput, block, blocker_names
 from linkage.clustering import connected_components, one_to_one
 from linkage.errors import InputError
+from linkage.io import as_text
 from linkage.keep import choose_representatives, id_rank
 from linkage.result import Result
 from linkage.scoring import ComparisonMatrix
@@ -69,10 +71,7 @@ def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) ->
         columns = [str(c) for c in frame.columns]
         for column, where in needed.items():
             if column not in columns:
-                import difflib
-
-                close = difflib.get_close_matches(column, columns, n=1)
-                hint = f" Did you mean {close[0]!r}?" if close else ""
+                hint = did_you_mean(column, columns)
                 msg = (
                     f"{table.name}: column `{column}` (named in {rules.source}: {where}) is not "
                     f"in the table. Its columns are: {', '.join(columns)}.{hint} Fix the rules "
@@ -114,14 +113,6 @@ def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) ->
                     "`id_column` out to use row numbers."
                 )
                 raise InputError(msg)
-
-
-def _as_text(values: pd.Series) -> np.ndarray:
-    """Object array of str or None; numbers from Parquet become their text."""
-    out = np.full(len(values), None, dtype=object)
-    present = values.notna().to_numpy()
-    out[present] = values[present].astype(str).to_numpy()
-    return out
 
 
 def compare_pairs(
@@ -210,7 +201,7 @@ def run_local(
     with clock.stage("normalize"):
         work: dict[str, np.ndarray] = {}
         for column in rules.columns():
-            work[column] = _as_text(combined[column])
+            work[column] = as_text(combined[column])
         normalize_stats = {}
         for step in rules.normalize:
             before = work[step.column]

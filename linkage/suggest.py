@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 
 from linkage.blocking import BlockingInput, KeyBlocker
+from linkage.errors import RulesError
+from linkage.io import as_text
 from linkage.normalize import NORMALIZERS
 from linkage.normalize.hangul import has_hangul
 
@@ -222,7 +224,7 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
     for key in _candidate_keys(usable):
         try:
             blocker = KeyBlocker([key])
-        except Exception:  # a key the profile made invalid; skip it
+        except RulesError:  # a key the profile made invalid; skip it
             continue
         count = blocker.estimate(data, 5_000)
         measured.append((key, count))
@@ -247,13 +249,7 @@ def _looks_korean(values: pd.Series) -> bool:
 
 
 def _normalized(frame: pd.DataFrame, normalize: list[dict]) -> dict[str, np.ndarray]:
-    work = {}
-    for column in frame.columns:
-        values = frame[column]
-        out = np.full(len(values), None, dtype=object)
-        present = values.notna().to_numpy()
-        out[present] = values[present].astype(str).to_numpy()
-        work[str(column)] = out
+    work = {str(column): as_text(frame[column]) for column in frame.columns}
     for step in normalize:
         options = {k: v for k, v in step.items() if k not in ("column", "type")}
         series = pd.Series(work[step["column"]], name=step["column"], dtype=object)
