@@ -56,7 +56,7 @@ def known() -> tuple[ComparisonMatrix, ComparisonMatrix]:
 @pytest.fixture(scope="module")
 def fitted(known) -> FellegiSunter:
     X, random = known
-    return FellegiSunter().fit(X, random=random)
+    return FellegiSunter(u_estimation="random").fit(X, random=random)
 
 
 def assert_recovers(scorer: FellegiSunter) -> None:
@@ -97,6 +97,40 @@ def test_em_recovers_known_m_and_prior_with_u_from_random_pairs(known, fitted):
     assert fitted.u_probabilities_["b"]["exact"] == pytest.approx(share_b, abs=1e-9)
 
 
+def test_em_mode_starts_from_random_u_and_still_recovers(known):
+    X, random = known
+    scorer = FellegiSunter().fit(X, random=random)
+    assert scorer.u_estimation == "em"
+    assert_recovers(scorer)
+
+
+def test_blocked_candidates_do_not_fool_em_into_all_matches():
+    """Non-matches that blocking lets through agree on the key far more than random pairs.
+
+    With u fixed from random pairs, EM explains them as matches (prior near 1) and warns;
+    with u re-estimated by EM the prior stays near the true share of matches.
+    """
+    rng = np.random.default_rng(11)
+    n_match, n_non = 3_000, 7_000
+    # Comparison "a" is the blocking key: every candidate agrees on it (level 3 = exact).
+    a = np.full(n_match + n_non, 3)
+    b = np.concatenate([rng.choice(2, n_match, p=[0.1, 0.9]), rng.choice(2, n_non, p=[0.95, 0.05])])
+    c = np.concatenate([rng.choice(3, n_match, p=[0.1, 0.1, 0.8]),
+                        rng.choice(3, n_non, p=[0.9, 0.08, 0.02])])
+    d = np.concatenate([rng.choice(3, n_match, p=[0.05, 0.15, 0.8]),
+                        rng.choice(3, n_non, p=[0.85, 0.1, 0.05])])
+    X = matrix(np.column_stack([a, b, c, d]).astype(np.int8))
+    random = matrix(np.column_stack([
+        rng.choice(4, 20_000, p=[0.97, 0.02, 0.007, 0.003]), rng.choice(2, 20_000, p=[0.99, 0.01]),
+        rng.choice(3, 20_000, p=[0.95, 0.04, 0.01]), rng.choice(3, 20_000, p=[0.9, 0.08, 0.02]),
+    ]).astype(np.int8))
+    with pytest.warns(LinkageWarning, match="u_estimation: em"):
+        fixed = FellegiSunter(u_estimation="random").fit(X, random=random)
+    assert fixed.prior_ > 0.99
+    adaptive = FellegiSunter().fit(X, random=random)
+    assert abs(adaptive.prior_ - 0.3) < 0.03
+
+
 def test_em_cost_depends_on_distinct_patterns_not_pairs(known):
     X, random = known
     # The same patterns repeated 3 times fit to the same parameters.
@@ -111,7 +145,7 @@ def test_em_cost_depends_on_distinct_patterns_not_pairs(known):
 def test_a_level_never_seen_in_the_random_pairs_gets_the_floor(known):
     X, _ = known
     random = np.zeros((1000, 4), dtype=np.int8)  # every random pair at "else"
-    scorer = FellegiSunter().fit(X, random=matrix(random))
+    scorer = FellegiSunter(u_estimation="random").fit(X, random=matrix(random))
     u_exact = scorer.u_probabilities_["b"]["exact"]
     assert 0 < u_exact <= 1 / 2000 * 1.001
     assert np.isfinite(scorer.parameter_table()["match_weight"]).all()
@@ -258,7 +292,7 @@ def test_tf_frequency_is_floored_at_tf_minimum_u(known):
 
 def test_tf_without_frequencies_warns_and_uses_plain_u(fitted, known):
     X, random = known
-    scorer = FellegiSunter(tf_adjust=["b"]).fit(X, random=random)
+    scorer = FellegiSunter(tf_adjust=["b"], u_estimation="random").fit(X, random=random)
     sub = matrix(X.levels[:100])
     with pytest.warns(LinkageWarning, match="no term frequencies"):
         got = scorer.match_weight(sub)

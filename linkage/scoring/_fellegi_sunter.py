@@ -31,7 +31,7 @@ import math
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -82,7 +82,10 @@ class FellegiSunter(Scorer):
     `fixed_m` and `fixed_u` (comparison name -> level label -> probability) are kept as given
     during EM (the other levels of that comparison share the rest); `tf_adjust` names the
     comparisons whose exact level is term-frequency adjusted, with `u` floored at
-    `tf_minimum_u`.
+    `tf_minimum_u`. `u_estimation`: "em" (default) starts u from the random pairs and lets EM
+    re-estimate it on the candidate pairs, so the weights are those of a candidate pair;
+    "random" keeps u as measured on random pairs (as Splink does), which can drive the prior
+    towards 1 when blocking leaves few non-matches — a warning then says so.
     """
 
     kind = "fellegi_sunter"
@@ -100,6 +103,7 @@ class FellegiSunter(Scorer):
         fixed_u: dict[str, dict[str, float]] | None = None,
         tf_adjust: list[str] = (),
         tf_minimum_u: float = 1e-6,
+        u_estimation: Literal["em", "random"] = "em",
     ):
         check(_is_number(threshold), self, "threshold", "must be a number", threshold)
         check(prior is None or (_is_number(prior) and 0.0 < prior < 1.0), self, "prior",
@@ -129,6 +133,9 @@ class FellegiSunter(Scorer):
         self.fixed_u = _check_fixed(self, "fixed_u", fixed_u)
         self.tf_adjust = list(tf_adjust)
         self.tf_minimum_u = float(tf_minimum_u)
+        check(u_estimation in ("em", "random"), self, "u_estimation",
+              "must be 'em' or 'random'", u_estimation)
+        self.u_estimation = u_estimation
 
     # ------------------------------------------------------------------ pipeline hooks
 
@@ -216,7 +223,10 @@ class FellegiSunter(Scorer):
         for k, n in enumerate(names):
             if n in random_u:
                 u.append(_constrain(random_u[n], *fixed_u[k], floor=0.0))
-                u_learned[k] = False
+                # "random" keeps u as measured; "em" starts there and lets EM adapt it to the
+                # non-matches among candidates, which agree on blocking keys far more often
+                # than random pairs do (otherwise EM can explain every candidate as a match).
+                u_learned[k] = self.u_estimation == "em"
             else:
                 u.append(_constrain(_marginal(patterns[:, k], counts, sizes[k]), *fixed_u[k]))
         m = [
@@ -257,6 +267,15 @@ class FellegiSunter(Scorer):
                 converged = True
                 break
 
+        if self.prior is None and lam > 0.99 and not any(u_learned):
+            warnings.warn(
+                f"FellegiSunter estimated a prior of {lam:.4f}: EM explains nearly every "
+                "candidate pair as a match, because u measured on random pairs does not "
+                "describe the non-matches that blocking lets through. Use "
+                "`u_estimation: em`, or fix `prior`.",
+                LinkageWarning,
+                stacklevel=2,
+            )
         if not converged:
             still = [n for n, d in moved.items() if d >= self.tolerance]
             parts = [f"`{n}` (by {moved[n]:.2g})" for n in still]
