@@ -154,6 +154,17 @@ def _candidate_keys(profiles: list[ColumnProfile]) -> list[list[str]]:
             keys.append([c])  # a near-unique code, such as a social security number
     if len(names) >= 2:
         keys.append([f"soundex({names[0]})", f"soundex({names[1]})"])
+    # Single-column keys give recall on heavily corrupted data; on large tables their
+    # measured pair counts exceed the budget and they drop out by themselves.
+    for c in by_kind.get("email", []):
+        keys.append([f"local_part({c})"])
+    for a in by_kind.get("name", []):
+        keys.append([a])
+        keys.append([f"soundex({a})"])
+    for d in dates:
+        keys.append([f"year({d})"])
+    for c in by_kind.get("other", [])[:2]:
+        keys.append([c])
     for c in by_kind.get("address", [])[:1]:
         if by_kind.get("postcode"):
             keys.append([by_kind["postcode"][0], f"first({c}, 6)"])
