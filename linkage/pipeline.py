@@ -9,6 +9,7 @@ from __future__ import annotations
 import platform
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,11 +22,11 @@ from linkage import __version__
 from linkage._schema import did_you_mean
 from linkage.blocking import BlockingInput, block, blocker_names
 from linkage.clustering import connected_components, one_to_one
-from linkage.errors import InputError
+from linkage.errors import InputError, LinkageWarning
 from linkage.io import as_text
 from linkage.keep import choose_representatives, id_rank
 from linkage.result import Result
-from linkage.scoring import ComparisonMatrix
+from linkage.scoring import ComparisonMatrix, Supervised
 from linkage.settings import Rules
 
 Mode = Literal["dedupe", "link"]
@@ -152,6 +153,51 @@ def _term_frequencies(values: np.ndarray, left: np.ndarray, exact: np.ndarray) -
     return out
 
 
+def labelled_pairs(scorer, rules: Rules, ids: pd.Series, source: np.ndarray, mode: Mode):
+    """Row numbers of the labelled pairs a supervised scorer learns from, and their labels.
+
+    The labelled pairs are compared directly (not only where blocking proposed them), so the
+    model also sees the non-matches a labeller chose. A relative `labels` path is read from
+    the rules file's folder.
+    """
+    from pathlib import Path
+
+    from linkage.scoring._supervised import labels_for_pairs, read_labels
+
+    path = Path(scorer.labels)
+    if not path.is_absolute() and Path(rules.source).is_file():
+        candidate = Path(rules.source).parent / path
+        path = candidate if candidate.exists() else path
+    labels = read_labels(path, id_columns=scorer.id_columns, label_column=scorer.label_column)
+    left_col, right_col = scorer.id_columns
+    text_ids = ids.astype(str).to_numpy()
+    sides = [0, 1] if mode == "link" else [0, 0]
+    rows = []
+    for side, column in zip(sides, (left_col, right_col), strict=True):
+        position = pd.Series(np.flatnonzero(source == side), index=text_ids[source == side])
+        rows.append(labels[column].astype(str).map(position))
+    known = rows[0].notna() & rows[1].notna()
+    if not known.any():
+        examples = ", ".join(repr(v) for v in labels[left_col].head(3))
+        raise InputError(
+            f"{path}: none of the labelled pairs' ids ({examples}, ...) are in the input. The "
+            f"ids in `{left_col}` and `{right_col}` must be the records' ids."
+        )
+    if not known.all():
+        warnings.warn(
+            f"{path}: {int((~known).sum())} labelled pair(s) name ids not in the input; "
+            "they are left out.",
+            LinkageWarning,
+            stacklevel=2,
+        )
+    li = rows[0][known].to_numpy(np.int64)
+    ri = rows[1][known].to_numpy(np.int64)
+    y = labels_for_pairs(labels[known], ids.to_numpy()[li], ids.to_numpy()[ri],
+                         id_columns=scorer.id_columns, label_column=scorer.label_column,
+                         source=str(path))
+    return li, ri, y
+
+
 def random_pairs(sizes: list[int], count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Seeded random record pairs: within one table, or left × right when linking."""
     rng = np.random.default_rng(seed)
@@ -235,11 +281,15 @@ def run_local(
 
     with clock.stage("score"):
         random_matrix = None
-        if scorer.needs_random_pairs:
+        if isinstance(scorer, Supervised):
+            li, ri, y = labelled_pairs(scorer, rules, ids, source, mode)
+            scorer = scorer.fit(compare_pairs(rules.comparisons, work, li, ri), y)
+        elif scorer.needs_random_pairs:
             ri, rj = random_pairs(sizes if mode == "link" else [n], scorer.u_sample_size,
                                   scorer.seed)
             random_matrix = compare_pairs(rules.comparisons, work, ri, rj)
-        scorer = scorer.fit(matrix, random=random_matrix)
+        if not isinstance(scorer, Supervised):
+            scorer = scorer.fit(matrix, random=random_matrix)
         weight = scorer.match_weight(matrix)
         probability = scorer.match_probability(matrix)
         matched = weight >= scorer.threshold
