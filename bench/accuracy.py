@@ -1,0 +1,147 @@
+"""Pairwise accuracy of shipped and suggested rules on the benchmark data with ground truth.
+
+    python bench/accuracy.py            # writes bench/ACCURACY.md
+
+Each dataset runs twice: with the rules shipped in rules/ (where there are some) and with the
+rules `linkage suggest` writes (unsupervised Fellegi-Sunter). Ids that carry the truth are made
+opaque first, and the truth never reaches linkage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+DATA = ROOT.parent / "shared" / "datasets"
+sys.path.insert(0, str(ROOT))
+
+import linkage as lk  # noqa: E402
+from linkage.suggest import suggest_rules  # noqa: E402
+
+
+def _opaque(values: pd.Series, salt: str) -> list[str]:
+    return ["r" + hashlib.sha256(f"{salt}:{v}".encode()).hexdigest()[:12] for v in values]
+
+
+def _febrl(name: str) -> pd.DataFrame:
+    return pd.read_csv(DATA / "febrl" / name, dtype=str, skipinitialspace=True,
+                       keep_default_na=False, na_values=[""])
+
+
+def febrl3():
+    df = _febrl("dataset3.csv")
+    entity = df["rec_id"].str.extract(r"rec-(\d+)-")[0].to_numpy()
+    df["rec_id"] = _opaque(df["rec_id"], "3")
+    return "dedupe", [df], pd.DataFrame({"id": df["rec_id"], "e": entity})
+
+
+def febrl4():
+    a, b = _febrl("dataset4a.csv"), _febrl("dataset4b.csv")
+    ea = a["rec_id"].str.extract(r"rec-(\d+)-")[0].to_numpy()
+    eb = b["rec_id"].str.extract(r"rec-(\d+)-")[0].to_numpy()
+    a["rec_id"], b["rec_id"] = _opaque(a["rec_id"], "a"), _opaque(b["rec_id"], "b")
+    m = pd.DataFrame({"l": a["rec_id"], "e": ea}).merge(pd.DataFrame({"r": b["rec_id"], "e": eb}))
+    return "link", [a, b], set(zip(m["l"], m["r"], strict=True))
+
+
+def fake_1000():
+    df = pd.read_csv(DATA / "splink" / "fake_1000.csv", dtype=str)
+    truth = pd.DataFrame({"id": df["unique_id"], "e": df["cluster"]})
+    return "dedupe", [df.drop(columns=["cluster"])], truth
+
+
+def historical_50k():
+    df = pd.read_parquet(DATA / "splink" / "historical_figures_with_errors_50k.parquet")
+    entity = df["cluster"].to_numpy()
+    df["unique_id"] = _opaque(df["unique_id"], "h")  # the id embeds the truth
+    return "dedupe", [df.drop(columns=["cluster"])], pd.DataFrame({"id": df["unique_id"],
+                                                                    "e": entity})
+
+
+def dblp_acm():
+    folder = DATA / "magellan" / "dblp_acm"
+    a = pd.read_csv(folder / "dblp.csv", sep="%", dtype=str)
+    b = pd.read_csv(folder / "acm.csv", sep="%", dtype=str)
+    gt = pd.read_csv(folder / "gt.csv", sep="%", dtype=str)
+    return "link", [a, b], set(zip(gt["D1"], gt["D2"], strict=True))
+
+
+DATASETS = {
+    "FEBRL3": (febrl3, "febrl.yaml"),
+    "FEBRL4": (febrl4, "febrl.yaml"),
+    "fake_1000": (fake_1000, None),
+    "historical_50k": (historical_50k, None),
+    "DBLP-ACM": (dblp_acm, None),
+}
+
+
+def _score(mode, result, truth) -> tuple[float, float, float]:
+    if mode == "link":
+        links = result.links.astype({"id_l": str, "id_r": str})
+        predicted = set(zip(links["id_l"], links["id_r"], strict=True))
+        tp = len(predicted & truth)
+        p = tp / len(predicted) if predicted else 0.0
+        r = tp / len(truth)
+    else:
+        clusters = result.clusters
+        frame = pd.DataFrame({"id": clusters.iloc[:, 0].astype(str),
+                              "c": clusters["cluster_id"]}).merge(truth.astype({"id": str}))
+
+        def pairs(keys):
+            sizes = frame.groupby(keys).size().to_numpy()
+            return int((sizes * (sizes - 1) // 2).sum())
+
+        both, predicted, actual = pairs(["c", "e"]), pairs(["c"]), pairs(["e"])
+        p = both / predicted if predicted else 0.0
+        r = both / actual
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", default=list(DATASETS))
+    parser.add_argument("--results", type=Path, default=HERE / "ACCURACY.md")
+    args = parser.parse_args(argv)
+    rows = []
+    for name in args.only:
+        load, shipped = DATASETS[name]
+        mode, frames, truth = load()
+        variants = [("suggested", lk.Rules.from_dict(suggest_rules(frames).rules))]
+        if shipped:
+            variants.insert(0, (f"rules/{shipped}", lk.Rules.from_yaml(ROOT / "rules" / shipped)))
+        for label, rules in variants:
+            start = time.perf_counter()
+            run = lk.dedupe if mode == "dedupe" else lk.link
+            result = run(*frames, rules, progress=False)
+            seconds = time.perf_counter() - start
+            p, r, f1 = _score(mode, result, truth)
+            row = (name, label, rules.scoring.kind, len(result.pairs), p, r, f1, seconds)
+            print(" | ".join(map(str, row)), flush=True)
+            rows.append(row)
+    only = "" if args.only == list(DATASETS) else " --only " + " ".join(args.only)
+    lines = [
+        "# Accuracy on benchmark data with ground truth",
+        "",
+        f"Command: `python bench/accuracy.py{only}`.",
+        "Pairwise precision, recall and F1, end to end (blocking included): for dedupe over the",
+        "pairs implied by the clusters, for link over links.parquet. `suggested` is what",
+        "`linkage dedupe/link` does without --rules.",
+        "",
+        "| dataset | rules | scorer | candidate pairs | precision | recall | F1 | seconds |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, label, scorer, pairs, p, r, f1, seconds in rows:
+        lines.append(f"| {name} | {label} | {scorer} | {pairs:,} | {p:.4f} | {r:.4f} | "
+                     f"{f1:.4f} | {seconds:.1f} |")
+    args.results.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
