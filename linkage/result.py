@@ -43,6 +43,23 @@ class Result:
         return explain_text(self.clusters, self.pairs, self.rules, self.scorer, record_id,
                             other_id)
 
+    def waterfall(self, id_l: Any, id_r: Any):
+        """The waterfall chart (SVG, shown inline in notebooks) of one scored pair's match
+        weight: each comparison's contribution, the prior, and the threshold."""
+        from linkage.charts import waterfall_svg
+        from linkage.explain import contributions_table
+
+        a, b = str(id_l), str(id_r)
+        left, right = self.pairs["id_l"].astype(str), self.pairs["id_r"].astype(str)
+        pair = self.pairs[((left == a) & (right == b)) | ((left == b) & (right == a))]
+        if pair.empty:
+            from linkage.errors import InputError
+
+            raise InputError(f"records {id_l!r} and {id_r!r} were never compared: no blocker "
+                             "proposed the pair. `explain` says which clusters they are in.")
+        table = contributions_table(pair, self.rules, self.scorer)[0]
+        return waterfall_svg(table, title=f"{id_l} ~ {id_r}", threshold=self.scorer.threshold)
+
     def summary(self) -> dict[str, Any]:
         """Counts per stage and action, the removal rate, versions and checksums."""
         return self.summary_data

@@ -53,3 +53,16 @@ def test_explain_unknown_id_exits_2(run_dir):
     done = run_cli("explain", run_dir, "NOPE-1")
     assert done.returncode == 2
     assert "NOPE-1" in done.stderr
+
+
+def test_waterfall_of_a_pair_adds_up():
+    import xml.etree.ElementTree as ET
+
+    rules = lk.Rules.from_yaml(ROOT / "rules" / "customers.yaml")
+    result = lk.dedupe(ROOT / "sample_data" / "customers.csv", rules, progress=False)
+    pair = result.pairs[result.pairs["is_match"]].iloc[0]
+    svg = result.waterfall(pair["id_r"], pair["id_l"])  # either order
+    root = ET.fromstring(str(svg))
+    assert float(root.get("data-total")) == pytest.approx(pair["match_weight"], abs=1e-6)
+    with pytest.raises(lk.LinkageError, match="never compared"):
+        result.waterfall("C-000001", "nope")
