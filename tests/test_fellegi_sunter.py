@@ -423,3 +423,51 @@ def test_validate_against_names_the_path(kwargs, path):
 def test_did_you_mean_for_a_misspelt_level():
     with pytest.raises(RulesError, match="Did you mean 'exact'"):
         FellegiSunter(fixed_u={"b": {"exakt": 0.1}}).validate_against(COMPARISONS)
+
+
+def _two_kinds_of_non_match():
+    """Matches agree on everything; one kind of non-match shares `a` (one blocking key), the
+    other shares `c` (another key) — what a union of blockers lets through."""
+    from linkage.comparators import Exact
+
+    rng = np.random.default_rng(5)
+    comps = [Exact("a"), Exact("b"), Exact("c"), Exact("d")]
+
+    def draw(n, p):
+        return np.column_stack([(rng.random(n) < q).astype(np.int8) for q in p])
+
+    levels = np.vstack([draw(5000, [0.95, 0.9, 0.9, 0.85]), draw(30000, [0.98, 0.05, 0.03, 0.05]),
+                        draw(15000, [0.02, 0.04, 0.97, 0.06])])
+    truth = np.r_[np.ones(5000), np.zeros(45000)]
+    return ComparisonMatrix(comps, levels, levels.astype(np.float32)), truth
+
+
+def test_non_match_mixture_ranks_pairs_better():
+    from sklearn.metrics import roc_auc_score
+
+    X, truth = _two_kinds_of_non_match()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        single = FellegiSunter(non_match_components=1).fit(X)
+        mixture = FellegiSunter(non_match_components=3).fit(X)
+    assert mixture.prior_ != single.prior_  # the mixture was chosen over the plain fit
+    assert roc_auc_score(truth, mixture.match_weight(X)) > roc_auc_score(
+        truth, single.match_weight(X))
+    # Still a Fellegi-Sunter model: contributions and prior add up to the weight.
+    total = mixture.contributions(X).to_numpy().sum(axis=1) + mixture._bias()
+    np.testing.assert_allclose(total, mixture.match_weight(X))
+
+
+def test_swapped_classes_are_swapped_back():
+    scorer = FellegiSunter()
+    agree_rarely = [np.array([0.9, 0.1])] * 3
+    agree_often = [np.array([0.2, 0.8])] * 3
+    with pytest.warns(LinkageWarning, match="swapped back"):
+        m, u, lam = scorer._check_labels(["a", "b", "c"], agree_rarely, agree_often, 0.8,
+                                         [True, True, True])
+    assert m is agree_often and u is agree_rarely and lam == pytest.approx(0.2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LinkageWarning)
+        m, _, _ = scorer._check_labels(["a", "b", "c"], agree_often, agree_rarely, 0.2,
+                                       [True, True, True])
+    assert m is agree_often

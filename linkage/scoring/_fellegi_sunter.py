@@ -97,13 +97,14 @@ class FellegiSunter(Scorer):
         prior: float | None = None,
         u_sample_size: int = 200_000,
         seed: int = 0,
-        max_iterations: int = 50,
+        max_iterations: int = 100,
         tolerance: float = 1e-4,
         fixed_m: dict[str, dict[str, float]] | None = None,
         fixed_u: dict[str, dict[str, float]] | None = None,
         tf_adjust: list[str] = (),
         tf_minimum_u: float = 1e-6,
         u_estimation: Literal["em", "random"] = "em",
+        non_match_components: int = 3,
     ):
         check(_is_number(threshold), self, "threshold", "must be a number", threshold)
         check(prior is None or (_is_number(prior) and 0.0 < prior < 1.0), self, "prior",
@@ -136,6 +137,10 @@ class FellegiSunter(Scorer):
         check(u_estimation in ("em", "random"), self, "u_estimation",
               "must be 'em' or 'random'", u_estimation)
         self.u_estimation = u_estimation
+        check(isinstance(non_match_components, int) and not isinstance(non_match_components, bool)
+              and 1 <= non_match_components <= 10, self, "non_match_components",
+              "must be an integer from 1 to 10", non_match_components)
+        self.non_match_components = non_match_components
 
     # ------------------------------------------------------------------ pipeline hooks
 
@@ -229,43 +234,27 @@ class FellegiSunter(Scorer):
                 u_learned[k] = self.u_estimation == "em"
             else:
                 u.append(_constrain(_marginal(patterns[:, k], counts, sizes[k]), *fixed_u[k]))
-        m = [
-            _constrain(2.0 ** np.arange(s, dtype=np.float64), *fixed_m[k])
-            for k, s in enumerate(sizes)
-        ]
-        lam = _DEFAULT_PRIOR if self.prior is None else self.prior
-
-        total = counts.sum()
-        converged = False
-        iterations = 0
-        moved: dict[str, float] = {}
-        for iterations in range(1, self.max_iterations + 1):  # noqa: B007 (used after)
-            g = _posterior(patterns, m, u, lam)
-            w_match = counts * g
-            w_non = counts * (1.0 - g)
-            moved = {}
-            new_m, new_u = [], []
-            for k, n in enumerate(names):
-                col = patterns[:, k]
-                present = col != NULL_LEVEL
-                nm = _reestimate(col[present], w_match[present], sizes[k], m[k], fixed_m[k])
-                change = float(np.max(np.abs(nm - m[k])))
-                if u_learned[k]:
-                    nu = _reestimate(col[present], w_non[present], sizes[k], u[k], fixed_u[k])
-                    change = max(change, float(np.max(np.abs(nu - u[k]))))
-                else:
-                    nu = u[k]
-                new_m.append(nm)
-                new_u.append(nu)
-                moved[n] = change
-            new_lam = lam if self.prior is not None else float(
-                np.clip(w_match.sum() / total, _FLOOR, 1.0 - _FLOOR)
-            )
-            moved_prior = abs(new_lam - lam)
-            m, u, lam = new_m, new_u, new_lam
-            if max([moved_prior, *moved.values()]) < self.tolerance:
-                converged = True
-                break
+        # Where EM learns u, the non-matches may be a mixture: blocking on several keys lets
+        # through different kinds of non-match (same date of birth and other names; same
+        # surname and other dates ...). One u for all of them makes EM split the candidates by
+        # the key that brought them in rather than by match status, so EM is also run with
+        # several non-match components, and kept when the data support it (BIC).
+        fits = [self._em(patterns, counts, sizes, names, u, u_learned, fixed_m, fixed_u, 1,
+                         self.max_iterations)]
+        if any(u_learned) and self.non_match_components > 1:
+            mixture = self._em(patterns, counts, sizes, names, u, u_learned, fixed_m, fixed_u,
+                               self.non_match_components, self.max_iterations)
+            extra = (self.non_match_components - 1) * (
+                1 + sum(s - 1 for s, learned in zip(sizes, u_learned, strict=True) if learned))
+            gain = mixture["loglik"] - fits[0]["loglik"]
+            if (gain > 0.5 * extra * math.log(counts.sum()) and mixture["lam"] < 0.5
+                    and not _match_like(mixture, sizes)):
+                fits.insert(0, mixture)
+        fit = fits[0]
+        m, u, lam = fit["m"], fit["u"], fit["lam"]
+        iterations, converged = fit["iterations"], fit["converged"]
+        moved, moved_prior = fit["moved"], fit["moved_prior"]
+        m, u, lam = self._check_labels(names, m, u, lam, u_learned)
 
         if self.prior is None and lam > 0.99 and not any(u_learned):
             warnings.warn(
@@ -300,6 +289,109 @@ class FellegiSunter(Scorer):
             converged,
         )
         return self
+
+    def _em(
+        self, patterns: np.ndarray, counts: np.ndarray, sizes: list[int], names: list[str],
+        u: list[np.ndarray], u_learned: list[bool], fixed_m: list, fixed_u: list,
+        n_comp: int, max_iterations: int,
+    ) -> dict[str, Any]:
+        """EM with one match class and `n_comp` non-match components (deterministic start)."""
+        m = [
+            _constrain(2.0 ** np.arange(s, dtype=np.float64), *fixed_m[k])
+            for k, s in enumerate(sizes)
+        ]
+        lam = _DEFAULT_PRIOR if self.prior is None else self.prior
+        comps = [list(u)]
+        if n_comp > 1:
+            # Each extra component starts from the candidates' level shares, tilted towards
+            # agreement on one of the comparisons the candidates agree on most.
+            base = [_constrain(_marginal(patterns[:, k], counts, sizes[k]), *fixed_u[k])
+                    for k in range(len(names))]
+            agree = [b[-1] if s > 1 else 0.0 for b, s in zip(base, sizes, strict=True)]
+            order = sorted(range(len(names)), key=lambda k: (-agree[k], k))
+            comps = [[b if u_learned[i] else u[i] for i, b in enumerate(base)]]
+            for j in range(n_comp - 1):
+                tilted = [b.copy() for b in base]
+                k = order[j % len(order)]
+                tilted[k][-1] *= 10.0
+                tilted[k] = _constrain(tilted[k], *fixed_u[k])
+                comps.append([t if u_learned[i] else u[i] for i, t in enumerate(tilted)])
+        shares = np.full(n_comp, 1.0 / n_comp)
+        present = [patterns[:, k] != NULL_LEVEL for k in range(len(names))]
+        cols = [patterns[:, k][present[k]] for k in range(len(names))]
+
+        total = counts.sum()
+        converged = False
+        iterations = 0
+        moved: dict[str, float] = {}
+        moved_prior = 0.0
+        for iterations in range(1, max_iterations + 1):  # noqa: B007 (used after)
+            g, resp, _ = _posterior_mixture(patterns, m, comps, shares, lam)
+            w_match = counts * g
+            w_non = counts * (1.0 - g)
+            moved = {}
+            new_m, new_u = [], []
+            for k, n in enumerate(names):
+                nm = _reestimate(cols[k], w_match[present[k]], sizes[k], m[k], fixed_m[k])
+                change = float(np.max(np.abs(nm - m[k])))
+                if u_learned[k]:
+                    nu = _reestimate(cols[k], w_non[present[k]], sizes[k], u[k], fixed_u[k])
+                    change = max(change, float(np.max(np.abs(nu - u[k]))))
+                else:
+                    nu = u[k]
+                new_m.append(nm)
+                new_u.append(nu)
+                moved[n] = change
+            if n_comp > 1:
+                comps = [
+                    [_reestimate(cols[k], (counts * resp[:, j])[present[k]], sizes[k],
+                                 comps[j][k], fixed_u[k]) if u_learned[k] else u[k]
+                     for k in range(len(names))]
+                    for j in range(n_comp)
+                ]
+                weight = (counts[:, None] * resp * (1.0 - g)[:, None]).sum(axis=0)
+                shares = np.maximum(weight / max(weight.sum(), _FLOOR), _FLOOR)
+                shares = shares / shares.sum()
+            else:
+                comps = [new_u]
+            new_lam = lam if self.prior is not None else float(
+                np.clip(w_match.sum() / total, _FLOOR, 1.0 - _FLOOR)
+            )
+            moved_prior = abs(new_lam - lam)
+            m, u, lam = new_m, new_u, new_lam
+            if max([moved_prior, *moved.values()]) < self.tolerance:
+                converged = True
+                break
+        g, _, loglik = _posterior_mixture(patterns, m, comps, shares, lam, counts)
+        if n_comp > 1:  # u: the non-matches' level shares under the final posterior
+            u = [_reestimate(cols[k], (counts * (1.0 - g))[present[k]], sizes[k], u[k],
+                             fixed_u[k]) if u_learned[k] else u[k] for k in range(len(names))]
+        return {"m": m, "u": u, "lam": lam, "iterations": iterations, "converged": converged,
+                "moved": moved, "moved_prior": moved_prior, "loglik": loglik, "comps": comps}
+
+    def _check_labels(
+        self, names: list[str], m: list[np.ndarray], u: list[np.ndarray], lam: float,
+        u_learned: list[bool],
+    ) -> tuple[list[np.ndarray], list[np.ndarray], float]:
+        """Guard against label switching: EM is symmetric in its two classes, and the match
+        class is the one whose records agree. When u is learned throughout and exact agreement
+        is evidence *against* a match for most comparisons, the classes came out swapped: swap
+        them back (and say so)."""
+        inverted = [k for k in range(len(names))
+                    if len(m[k]) > 1 and m[k][-1] < u[k][-1]]
+        if (all(u_learned) and 2 * len(inverted) > len(names)
+                and not self.fixed_m and not self.fixed_u):
+            warnings.warn(
+                "FellegiSunter EM found a class whose pairs agree less than the other's and "
+                "called it the matches; the classes were swapped back. Check the comparisons, "
+                "or fix `prior`.",
+                LinkageWarning,
+                stacklevel=3,
+            )
+            m, u = u, m
+            if self.prior is None:
+                lam = 1.0 - lam
+        return m, u, lam
 
     @staticmethod
     def _fixed(
@@ -535,6 +627,41 @@ def _posterior(
         table = np.append(np.log(m[k]) - np.log(u[k]), 0.0)  # last slot: null
         log_odds += table[patterns[:, k]]
     return expit(log_odds)
+
+
+def _match_like(fit: dict[str, Any], sizes: list[int]) -> bool:
+    """Whether the match class never disagrees on some comparison (its m at "else" sank to
+    the floor): then the non-match components have taken the matches with an error in that
+    field, and the match class is only a subgroup of the matches."""
+    return any(s > 1 and m[0] < 1e-4 for m, s in zip(fit["m"], sizes, strict=True))
+
+
+def _posterior_mixture(
+    patterns: np.ndarray,
+    m: list[np.ndarray],
+    comps: list[list[np.ndarray]],
+    shares: np.ndarray,
+    lam: float,
+    counts: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """P(match | pattern), each non-match component's share of P(non-match | pattern), and
+    the log-likelihood of the patterns weighted by `counts` (0.0 without them)."""
+    n = len(patterns)
+    log_match = np.full(n, math.log(lam))
+    for k in range(patterns.shape[1]):
+        log_match += np.append(np.log(m[k]), 0.0)[patterns[:, k]]
+    log_non = np.empty((n, len(comps)))
+    for j, u in enumerate(comps):
+        log_non[:, j] = math.log1p(-lam) + math.log(shares[j])
+        for k in range(patterns.shape[1]):
+            log_non[:, j] += np.append(np.log(u[k]), 0.0)[patterns[:, k]]
+    top = np.maximum(log_non.max(axis=1), log_match)
+    non = np.exp(log_non - top[:, None])
+    match = np.exp(log_match - top)
+    total = match + non.sum(axis=1)
+    resp = non / np.maximum(non.sum(axis=1, keepdims=True), 1e-300)
+    loglik = 0.0 if counts is None else float((counts * (np.log(total) + top)).sum())
+    return match / total, resp, loglik
 
 
 def _reestimate(
