@@ -36,6 +36,7 @@ class ColumnProfile:
     filled: float  # share of records with a value
     distinct: float  # distinct values / filled values
     why: str
+    values: int = 0  # distinct values seen
 
 
 def _hint(column: str, *words: str) -> bool:
@@ -59,7 +60,8 @@ def profile_column(column: str, values: pd.Series) -> ColumnProfile:
     digits = sample.str.replace(r"[\s\-+().]", "", regex=True)
 
     def profile(kind: str, why: str) -> ColumnProfile:
-        return ColumnProfile(column, kind, round(filled, 4), round(distinct, 4), why)
+        return ColumnProfile(column, kind, round(filled, 4), round(distinct, 4), why,
+                             int(present.nunique()))
 
     if _hint(column, "id", "key", "uuid") and distinct > 0.98 and not _hint(column, "idx_"):
         return profile("id", "named like an id and unique")
@@ -110,8 +112,14 @@ _NORMALIZER = {"email": "email", "phone": "phone", "date": "date", "postcode": "
                "text": "text", "other": "text", "category": "text"}
 
 
+_FEW_VALUES = 12  # a category with at most this many values is compared exactly
+
+
 def _comparison(p: ColumnProfile) -> dict | None:
     c = p.column
+    if p.kind == "category" and 0 < p.values <= _FEW_VALUES:
+        # sex, status flags: an edit between two codes is not a near match
+        return {"type": "exact", "column": c}
     return {
         "name": {"type": "jaro_winkler", "column": c, "thresholds": [0.92, 0.8]},
         "hangul_name": {"type": "jaro_winkler", "column": c, "thresholds": [0.92, 0.85]},
@@ -230,7 +238,9 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
     sizes = [len(f) for f in frames]
     source = np.repeat(np.arange(len(frames), dtype=np.int8), sizes) if len(frames) > 1 else None
     data = BlockingInput(work, source)
-    per_key_budget = max_pairs // 10
+    # A key may bring in a few dozen pairs per record: enough for recall, few enough that the
+    # non-matches it lets through do not swamp the matches. Small tables keep a floor.
+    per_key_budget = min(max_pairs // 10, max(250_000, 40 * len(frame)))
     measured = []
     for key in _candidate_keys(usable):
         try:
@@ -240,7 +250,8 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
         count = blocker.estimate(data, 5_000)
         measured.append((key, count))
     keys = [k for k, c in measured if 0 < c <= per_key_budget]
-    comparisons = [c for c in map(_comparison, usable) if c]
+    derived = _derived_columns(work, usable)
+    comparisons = [c for c in map(_comparison, usable) if c and c["column"] not in derived]
     tf = [c["column"] for c in comparisons
           if next(p for p in usable if p.column == c["column"]).kind in ("name", "hangul_name")]
     rules = {
@@ -252,6 +263,44 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
         "max_pairs": max_pairs,
     }
     return Suggestion(rules, profiles, measured, per_key_budget)
+
+
+_TOKENS = re.compile(r"[^\W_]+")
+_WORDY = ("name", "text", "other", "address", "company")
+
+
+def _derived_columns(work: dict[str, np.ndarray], profiles: list[ColumnProfile]) -> set[str]:
+    """Columns whose words are mostly those of two other columns together (a full name that
+    holds the first name and the surname, a "first and surname" column).
+
+    Comparing them as well would count the same evidence two or three times, as if it were
+    independent; they stay available to blocking.
+    """
+    columns = [p.column for p in profiles if p.kind in _WORDY]
+    if len(columns) < 3:
+        return set()
+    n = len(next(iter(work.values())))
+    rows = np.random.default_rng(0).choice(n, min(n, 5_000), replace=False)
+    words = {
+        c: [frozenset(_TOKENS.findall(str(v).lower())) if v is not None and v == v else None
+            for v in work[c][rows]]
+        for c in columns
+    }
+    derived = set()
+    for a in columns:
+        for b in columns:
+            for c in columns:
+                if len({a, b, c}) < 3 or b > c or a in derived:
+                    continue
+                rows_abc = [(x, y, z) for x, y, z in zip(words[a], words[b], words[c],
+                                                          strict=True) if x and y and z]
+                if len(rows_abc) < 50:
+                    continue
+                covered = np.mean([y | z <= x for x, y, z in rows_abc])
+                distinct = np.mean([not (y <= z or z <= y) for _, y, z in rows_abc])
+                if covered > 0.6 and distinct > 0.6:
+                    derived.add(a)
+    return derived
 
 
 def _looks_korean(values: pd.Series) -> bool:
