@@ -1,6 +1,8 @@
 """Benchmark `linkage dedupe` on synthetic person tables with known truth.
 
     python bench/run_bench.py --rows 100000 1000000
+    python bench/run_bench.py --rows 100000 1000000 --rules bench/persons_fs.yaml \
+        --results bench/RESULTS_fs.md
 
 For each size: generate the table (cached under bench/data/), run the real CLI in a child
 process, and report wall time, peak RSS, candidate pairs per second and pairwise F1 against
@@ -53,9 +55,25 @@ def pairwise_f1(clusters: pd.DataFrame, truth: pd.DataFrame) -> tuple[float, flo
     return precision, recall, f1
 
 
-def run_linkage(data: Path, out: Path) -> dict:
+DEFAULT_RULES = HERE / "persons.yaml"
+
+
+def rules_label(rules: Path) -> str:
+    """The rules file as written in results: relative to the repository when inside it."""
+    rules = rules.resolve()
+    return str(rules.relative_to(ROOT)) if rules.is_relative_to(ROOT) else str(rules)
+
+
+def rules_scorer(rules: Path) -> str:
+    """The scorer type named in a rules file (for the results' text)."""
+    import yaml
+
+    return str(yaml.safe_load(rules.read_text(encoding="utf-8"))["scoring"]["type"])
+
+
+def run_linkage(data: Path, out: Path, rules: Path = DEFAULT_RULES) -> dict:
     command = [sys.executable, str(HERE / "_measure.py"), sys.executable, "-m", "linkage",
-               "dedupe", str(data), "--rules", str(HERE / "persons.yaml"), "--out", str(out),
+               "dedupe", str(data), "--rules", str(rules), "--out", str(out),
                "--no-progress"]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -67,6 +85,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--rules", type=Path, default=DEFAULT_RULES,
+                        help="linkage rules file (default: bench/persons.yaml)")
     parser.add_argument("--results", type=Path, default=HERE / "RESULTS.md")
     args = parser.parse_args(argv)
 
@@ -74,7 +94,7 @@ def main(argv: list[str] | None = None) -> None:
     for rows in args.rows:
         data, truth_path = ensure_data(rows, args.seed)
         out = HERE / "data" / f"out_{rows}"
-        measured = run_linkage(data, out)
+        measured = run_linkage(data, out, args.rules)
         summary = json.loads((out / "summary.json").read_text())
         pairs = summary["stages"]["block"]["candidate_pairs"]
         clusters = pd.read_parquet(out / "clusters.parquet", columns=["rec_id", "cluster_id"])
@@ -103,13 +123,18 @@ def machine_line() -> str:
 
 def write_results(args: argparse.Namespace, rows: list[dict]) -> None:
     command = "python bench/run_bench.py --rows " + " ".join(map(str, args.rows))
+    if args.rules.resolve() != DEFAULT_RULES:
+        command += f" --rules {rules_label(args.rules)}"
+    if args.results.resolve() != (HERE / "RESULTS.md"):
+        command += f" --results {rules_label(args.results)}"
     lines = [
         "# Benchmark results",
         "",
         f"Command: `{command}` (or `make bench`), seed {args.seed}.",
         machine_line(),
         "Data: `bench/generate_persons.py` (synthetic persons with typos, missing fields and "
-        "swapped dates; truth kept apart). Rules: `bench/persons.yaml` (rule-sum scorer).",
+        f"swapped dates; truth kept apart). Rules: `{rules_label(args.rules)}` "
+        f"({rules_scorer(args.rules)} scorer).",
         "Wall time and peak RSS are of the whole `linkage dedupe` process (read, normalize, "
         "block, compare, score, cluster, write).",
         "",

@@ -1,6 +1,6 @@
 """Benchmark `linkage dedupe` side by side with Splink (DuckDB backend) on the same person tables.
 
-    python bench/splink_bench.py --rows 100000 1000000
+    python bench/splink_bench.py --rows 100000 1000000 [--rules bench/persons_fs.yaml]
 
 For each size: generate the table (cached under bench/data/, as run_bench.py does), run the real
 `linkage dedupe` CLI and then bench/splink_run.py in bench/.venv-splink, each as one child process
@@ -26,7 +26,15 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from run_bench import ensure_data, machine_line, pairwise_f1, run_linkage  # noqa: E402
+from run_bench import (  # noqa: E402
+    DEFAULT_RULES,
+    ensure_data,
+    machine_line,
+    pairwise_f1,
+    rules_label,
+    rules_scorer,
+    run_linkage,
+)
 
 SPLINK_VENV = HERE / ".venv-splink"
 SPLINK_PYTHON = SPLINK_VENV / "bin" / "python"
@@ -107,6 +115,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--results", type=Path, default=HERE / "RESULTS_splink.md")
+    parser.add_argument("--rules", type=Path, default=DEFAULT_RULES,
+                        help="linkage rules file (default: bench/persons.yaml)")
     parser.add_argument("--splink-timeout", type=float, default=3600.0,
                         help="seconds one Splink run may take (default: 3600)")
     args = parser.parse_args(argv)
@@ -118,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
         truth = pd.read_parquet(truth_path)
 
         out = HERE / "data" / f"out_{rows}"
-        linkage_row = scored("linkage", rows, run_linkage(data, out),
+        linkage_row = scored("linkage", rows, run_linkage(data, out, args.rules),
                              out / "clusters.parquet", truth)
         linkage_row["pairs"] = json.loads((out / "summary.json").read_text())["stages"][
             "block"]["candidate_pairs"]
@@ -144,11 +154,16 @@ def ratio(a: float, b: float) -> str:
 
 def write_results(args: argparse.Namespace, versions: dict, results: list) -> None:
     command = "python bench/splink_bench.py --rows " + " ".join(map(str, args.rows))
+    if args.rules.resolve() != DEFAULT_RULES:
+        command += f" --rules {rules_label(args.rules)}"
+    if args.results.resolve() != (HERE / "RESULTS_splink.md"):
+        command += f" --results {rules_label(args.results)}"
     lines = [
         "## linkage vs Splink",
         "",
         f"Command: `{command}`, seed {args.seed}.",
         machine_line(),
+        f"linkage rules: `{rules_label(args.rules)}` ({rules_scorer(args.rules)} scorer).",
         f"Splink {versions['splink']} (DuckDB {versions['duckdb']}, sqlglot "
         f"{versions['sqlglot']}) in `bench/.venv-splink`; model in `bench/splink_settings.py`: "
         "the Splink tutorial's person model (NameComparison for first_name and surname, "
