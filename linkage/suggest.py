@@ -252,8 +252,10 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
     keys = [k for k, c in measured if 0 < c <= per_key_budget]
     derived = _derived_columns(work, usable)
     comparisons = [c for c in map(_comparison, usable) if c and c["column"] not in derived]
+    # Agreeing on a common value (Smith, 김, London) is weaker evidence than on a rare one.
     tf = [c["column"] for c in comparisons
-          if next(p for p in usable if p.column == c["column"]).kind in ("name", "hangul_name")]
+          if next(p for p in usable if p.column == c["column"]).kind
+          in ("name", "hangul_name", "other")]
     rules = {
         "id_column": id_column,
         "normalize": normalize,
