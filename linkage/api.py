@@ -34,10 +34,14 @@ def dedupe(
     sep: str | None = None,
     encoding: str = "utf-8",
     progress: bool | None = None,
+    model: str | Path | None = None,
 ) -> Result:
-    """Find duplicates inside one table (a path or a DataFrame) with the given rules."""
+    """Find duplicates inside one table (a path or a DataFrame) with the given rules.
+
+    `model`: the `model.json` of an earlier run, to score with its trained weights.
+    """
     return run_local("dedupe", [_table(table, sep, encoding)], _rules(rules),
-                     id_column=id_column, progress=progress)
+                     id_column=id_column, progress=progress, model=model)
 
 
 def link(
@@ -49,7 +53,9 @@ def link(
     sep: str | None = None,
     encoding: str = "utf-8",
     progress: bool | None = None,
+    model: str | Path | None = None,
 ) -> Result:
     """Find the records of `left` and `right` that describe the same thing."""
     tables = [_table(left, sep, encoding), _table(right, sep, encoding)]
-    return run_local("link", tables, _rules(rules), id_column=id_column, progress=progress)
+    return run_local("link", tables, _rules(rules), id_column=id_column, progress=progress,
+                     model=model)

@@ -72,6 +72,9 @@ def _common(func):
                      help="CSV text encoding, e.g. cp949 for Korean Windows exports."),
         click.option("--progress/--no-progress", default=None,
                      help="Progress bars (default: only on a terminal)."),
+        click.option("--model", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="model.json of an earlier run: score with its trained weights "
+                          "instead of training again."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -95,14 +98,14 @@ def _warnings_to_stderr() -> None:
 @main.command(epilog=EXAMPLES)
 @click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
 @_common
-def dedupe(input_path, rules_path, out, id_column, sep, encoding, progress):
+def dedupe(input_path, rules_path, out, id_column, sep, encoding, progress, model):
     """Find duplicate records inside INPUT (CSV or Parquet)."""
     from linkage.api import dedupe as run
 
     _warnings_to_stderr()
     rules = rules_path or _suggested([input_path], sep, encoding)
     result = run(input_path, rules, id_column=id_column, sep=sep, encoding=encoding,
-                 progress=progress)
+                 progress=progress, model=model)
     _finish(result, out)
 
 
@@ -110,14 +113,14 @@ def dedupe(input_path, rules_path, out, id_column, sep, encoding, progress):
 @click.argument("left", type=click.Path(path_type=Path))
 @click.argument("right", type=click.Path(path_type=Path))
 @_common
-def link(left, right, rules_path, out, id_column, sep, encoding, progress):
+def link(left, right, rules_path, out, id_column, sep, encoding, progress, model):
     """Link the records of LEFT and RIGHT that describe the same thing."""
     from linkage.api import link as run
 
     _warnings_to_stderr()
     rules = rules_path or _suggested([left, right], sep, encoding)
     result = run(left, right, rules, id_column=id_column, sep=sep, encoding=encoding,
-                 progress=progress)
+                 progress=progress, model=model)
     _finish(result, out)
 
 

@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -153,6 +154,23 @@ def _term_frequencies(values: np.ndarray, left: np.ndarray, exact: np.ndarray) -
     return out
 
 
+def load_model(path: str | Path, scorer):
+    """A trained scorer from `path`, checked against the kind the rules ask for."""
+    path = Path(path)
+    if not hasattr(type(scorer), "load"):
+        raise InputError(
+            f"{path}: the rules' scorer `{scorer.kind}` has nothing to load; it needs no "
+            "training. Leave out --model."
+        )
+    if not path.is_file():
+        raise InputError(f"{path}: no such model file. Pass the model.json of an earlier run.")
+    try:
+        return type(scorer).load(path)
+    except (ValueError, KeyError) as err:
+        raise InputError(f"{path}: not a {scorer.kind} model ({err}). Pass the model.json "
+                         "written by a run with the same scorer.") from None
+
+
 def labelled_pairs(scorer, rules: Rules, ids: pd.Series, source: np.ndarray, mode: Mode):
     """Row numbers of the labelled pairs a supervised scorer learns from, and their labels.
 
@@ -160,8 +178,6 @@ def labelled_pairs(scorer, rules: Rules, ids: pd.Series, source: np.ndarray, mod
     model also sees the non-matches a labeller chose. A relative `labels` path is read from
     the rules file's folder.
     """
-    from pathlib import Path
-
     from linkage.scoring._supervised import labels_for_pairs, read_labels
 
     path = Path(scorer.labels)
@@ -222,8 +238,13 @@ def run_local(
     *,
     id_column: str | None = None,
     progress: bool | None = None,
+    model: str | Path | None = None,
 ) -> Result:
-    """Run the whole pipeline in memory and return the result (nothing is written)."""
+    """Run the whole pipeline in memory and return the result (nothing is written).
+
+    `model`: a trained scorer's JSON (`model.json` of an earlier run) to score with, instead
+    of fitting the rules' scorer again.
+    """
     clock = _Clock()
     clock.timings["read"] = round(sum(t.read_seconds for t in tables), 4)
     id_column = id_column or rules.id_column
@@ -280,15 +301,17 @@ def run_local(
                                tf_columns=scorer.tf_columns)
 
     with clock.stage("score"):
-        random_matrix = None
-        if isinstance(scorer, Supervised):
+        if model is not None:
+            scorer = load_model(model, scorer)
+        elif isinstance(scorer, Supervised):
             li, ri, y = labelled_pairs(scorer, rules, ids, source, mode)
             scorer = scorer.fit(compare_pairs(rules.comparisons, work, li, ri), y)
-        elif scorer.needs_random_pairs:
-            ri, rj = random_pairs(sizes if mode == "link" else [n], scorer.u_sample_size,
-                                  scorer.seed)
-            random_matrix = compare_pairs(rules.comparisons, work, ri, rj)
-        if not isinstance(scorer, Supervised):
+        else:
+            random_matrix = None
+            if scorer.needs_random_pairs:
+                ri, rj = random_pairs(sizes if mode == "link" else [n], scorer.u_sample_size,
+                                      scorer.seed)
+                random_matrix = compare_pairs(rules.comparisons, work, ri, rj)
             scorer = scorer.fit(matrix, random=random_matrix)
         weight = scorer.match_weight(matrix)
         probability = scorer.match_probability(matrix)

@@ -60,3 +60,22 @@ def test_suggestion_keeps_keys_under_budget(datasets):
     kept = [k for k, c in suggestion.measured if 0 < c <= suggestion.budget_per_key]
     assert kept and all(c <= 2_000 for k, c in suggestion.measured if k in kept)
     assert suggestion.rules["blocking"][0]["keys"] == kept
+
+
+def test_trained_model_reused_with_identical_scores(tmp_path, datasets):
+    """`--model out/model.json` scores a new run with the trained weights: no refit."""
+    source = datasets / "febrl" / "dataset1.csv"
+    first = run_cli("dedupe", source, "--out", tmp_path / "one")
+    assert first.returncode == 0, first.stderr
+    again = run_cli("dedupe", source, "--rules", tmp_path / "one" / "rules.yaml",
+                    "--model", tmp_path / "one" / "model.json", "--out", tmp_path / "two")
+    assert again.returncode == 0, again.stderr
+    one = pd.read_parquet(tmp_path / "one" / "pairs.parquet")
+    two = pd.read_parquet(tmp_path / "two" / "pairs.parquet")
+    pd.testing.assert_series_equal(one["match_weight"], two["match_weight"])
+    assert (tmp_path / "one" / "model.json").read_bytes() == (
+        tmp_path / "two" / "model.json").read_bytes()
+    wrong = run_cli("dedupe", source, "--rules", tmp_path / "one" / "rules.yaml",
+                    "--model", tmp_path / "one" / "summary.json", "--out", tmp_path / "three")
+    assert wrong.returncode == 2, wrong.stderr
+    assert "summary.json" in wrong.stderr and not (tmp_path / "three").exists()
