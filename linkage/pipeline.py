@@ -335,7 +335,7 @@ def run_local(
 
     summary = _summary(
         mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matched, clusters,
-        outputs["clusters"], id_column,
+        outputs["clusters"], id_column, combined,
     )
     if mode == "link":
         summary["links"] = len(outputs["links"])
@@ -444,6 +444,24 @@ def _outputs(mode, ids, id_name, source, clusters, keeper, pairs, matrix, weight
     return out
 
 
+def removals_by(values: pd.Series, removed: np.ndarray) -> dict[str, dict]:
+    """Per value of a column: records, removed, removal rate, and its share before and after."""
+    frame = pd.DataFrame({"value": values.astype(object).where(values.notna(), "(missing)")
+                          .astype(str).to_numpy(), "removed": removed})
+    grouped = frame.groupby("value", sort=True)["removed"].agg(["size", "sum"])
+    before, kept = grouped["size"].sum(), (grouped["size"] - grouped["sum"]).sum()
+    return {
+        str(value): {
+            "records": int(row["size"]),
+            "removed": int(row["sum"]),
+            "removal_rate": round(row["sum"] / row["size"], 6),
+            "share_before": round(row["size"] / before, 6),
+            "share_after": round((row["size"] - row["sum"]) / kept, 6) if kept else 0.0,
+        }
+        for value, row in grouped.iterrows()
+    }
+
+
 def _versions() -> dict[str, str]:
     import jellyfish
     import pyarrow
@@ -463,7 +481,7 @@ def _versions() -> dict[str, str]:
 
 
 def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matched, clusters,
-             cluster_frame, id_column):
+             cluster_frame, id_column, records):
     from linkage.normalize import NORMALIZATION_VERSION
 
     all_pairs = n * (n - 1) // 2 if mode == "dedupe" else sizes[0] * sizes[1]
@@ -526,7 +544,19 @@ def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matc
         "actions": action_counts,
     }
     if mode == "dedupe":
-        summary["removal_rate"] = round(action_counts["duplicate"] / n, 6) if n else 0.0
+        removal_rate = action_counts["duplicate"] / n if n else 0.0
+        summary["removal_rate"] = round(removal_rate, 6)
+        removed = (cluster_frame["action"] == "duplicate").to_numpy()
+        columns = [c for c in [rules.source_column, *rules.report_columns] if c]
+        summary["removals_by"] = {c: removals_by(records[c], removed) for c in columns}
+        summary["warnings"] = []
+        if removal_rate > rules.max_removal_rate:
+            summary["warnings"].append(
+                f"{removal_rate:.1%} of the records were removed as duplicates, above "
+                f"`max_removal_rate` ({rules.max_removal_rate:.0%}): if this table should hold "
+                "few duplicates, the ingestion may be loading rows twice. Check the loads, or "
+                "raise `max_removal_rate` in the rules if this is expected."
+            )
     else:
         linked = cluster_frame[cluster_frame["cluster_size"] > 1]
         summary["linked_records"] = {

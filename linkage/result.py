@@ -109,6 +109,8 @@ class Result:
                 f"  links {s['links']:,} (left {s['linked_records']['left']:,} and right "
                 f"{s['linked_records']['right']:,} records linked)"
             )
+        for warning in s.get("warnings", []):
+            lines.append(f"  warning: {warning}")
         skipped = stages["block"]["skipped_blocks"]
         if skipped:
             lines.append(f"  warning: {len(skipped)} oversized block(s) skipped; see summary.json")

@@ -118,8 +118,16 @@ class Rules(Configurable):
         one_to_one: bool = False,
         max_pairs: int = 20_000_000,
         max_block_size: int = 5_000,
+        source_column: str | None = None,
+        report_columns: list[str] = (),
+        max_removal_rate: float = 0.2,
     ):
         self.id_column = id_column
+        self.source_column = source_column
+        self.report_columns = list(report_columns)
+        check(isinstance(max_removal_rate, int | float) and 0 <= max_removal_rate <= 1, self,
+              "max_removal_rate", "must be a share in [0, 1]", max_removal_rate)
+        self.max_removal_rate = float(max_removal_rate)
         self.normalize = list(normalize)
         self.blocking = list(blocking)
         self.comparisons = list(comparisons)
@@ -232,4 +240,8 @@ class Rules(Configurable):
                 needed.setdefault(c, f"blocking[{k}]")
         for k, c in enumerate(self.comparisons):
             needed.setdefault(c.column, f"comparisons[{k}].column")
+        if self.source_column:
+            needed.setdefault(self.source_column, "source_column")
+        for k, c in enumerate(self.report_columns):
+            needed.setdefault(c, f"report_columns[{k}]")
         return {c: where for c, where in needed.items() if c not in produced}

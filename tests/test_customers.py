@@ -42,6 +42,7 @@ def test_korean_spellings_land_in_one_cluster():
             "company": ["㈜삼성전자", "삼성전자 주식회사", "(주)카카오"],
             "address": ["서울특별시 강남구 테헤란로 123", "서울 강남구 테헤란로 123", None],
             "postcode": ["06236", "06 236", "13529"],
+            "source": ["crm", "web", "shop"],
         }
     )
     result = lk.dedupe(frame, lk.Rules.from_yaml(ROOT / "rules" / "customers.yaml"),
