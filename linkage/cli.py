@@ -124,6 +124,36 @@ def link(left, right, rules_path, out, id_column, sep, encoding, progress, model
     _finish(result, out)
 
 
+@main.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("record_id", required=False)
+@click.option("--column", default=None, help="Find the records by this column's value instead.")
+@click.option("--value", default=None, help="The value to look for in --column.")
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for the new run; the original run is never changed.")
+@click.option("--only-record", is_flag=True,
+              help="Remove only the matching record(s), not their whole clusters; a new "
+                   "representative is chosen by the keeper policy where needed.")
+def forget(run_dir, record_id, column, value, out, only_record):
+    """Remove every copy of a person from a run: RECORD_ID's whole cluster (or the records
+    whose --column equals --value), written as a new run in --out.
+
+    \b
+    linkage forget out/customers C-000019 --out out/customers-forgotten
+    linkage forget out/customers --column email --value kim@example.kr --out out/f
+    """
+    from linkage.forget import forget as run_forget
+
+    if (record_id is None) == (column is None):
+        raise click.UsageError("give a RECORD_ID, or --column and --value (not both)")
+    if column is not None and value is None:
+        raise click.UsageError("--column needs --value")
+    plan = run_forget(run_dir, out, record_id, column=column, value=value,
+                      only_record=only_record)
+    click.echo(plan.describe())
+    click.echo(f"  wrote {out}/ ({run_dir}/ is unchanged)")
+
+
 def _suggested(paths, sep, encoding):
     from linkage.io import read
     from linkage.settings import Rules
