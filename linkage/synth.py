@@ -7,16 +7,22 @@ twins), so that a dedupe tool is tested on both recall and precision.
 `persons()` builds an English-style person table of any size with numpy array operations only, so
 that a million rows take seconds; it is meant for benchmarks, not for realism in every detail.
 
-Both draw every random number from `numpy.random.default_rng(seed)`, so one seed gives one table.
+`transactions()` builds purchase rows with no transaction id, where rows identical on the
+business columns are either real repeat purchases or ingestion double loads; `labelled_texts()`
+builds a labelled Korean/English text set with exact and near duplicates, conflicting labels and
+statute quotes that are meant to repeat. Both test the guards around deduplication.
+
+All draw every random number from `numpy.random.default_rng(seed)`, so one seed gives one table.
 All name lists below were written for this module; none comes from an external package.
 
-Regenerate the committed sample with ``python -m linkage.synth --out sample_data``.
+Regenerate the committed samples with ``python -m linkage.synth --out sample_data``.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,13 +33,24 @@ import pandas as pd
 
 __all__ = [
     "CUSTOMER_COLUMNS",
+    "DATASETS",
     "PERSON_COLUMNS",
+    "PROTECTED_QUOTES",
+    "TEXT_COLUMNS",
+    "TEXT_LABELS",
+    "TRANSACTION_COLUMNS",
+    "TRANSACTION_KEY",
     "csv_text",
     "customers",
+    "labelled_texts",
     "main",
+    "normalize_text",
     "persons",
     "summary",
+    "transactions",
     "write_customers",
+    "write_labelled_texts",
+    "write_transactions",
 ]
 
 CUSTOMER_COLUMNS = [
@@ -1510,6 +1527,521 @@ def persons(
 
 
 # --------------------------------------------------------------------------------------------
+# transactions(): purchases without a transaction id
+# --------------------------------------------------------------------------------------------
+
+TRANSACTION_COLUMNS = [
+    "txn_row",
+    "customer_id",
+    "product",
+    "amount",
+    "purchase_date",
+    "store",
+    "ingest_batch",
+    "load_ts",
+    "source",
+]
+# The business columns: two rows that agree on all of them look like the same purchase.
+TRANSACTION_KEY = ["customer_id", "product", "amount", "purchase_date", "store"]
+
+# product, price in won, price in pence (London Bridge), weight, bought twice a day at times
+_PRODUCTS = [
+    ("아메리카노", 4500, 350, 14, True),
+    ("Americano", 4500, 350, 8, True),
+    ("카페라떼", 5000, 395, 9, True),
+    ("Latte", 5000, 395, 8, True),
+    ("Cold Brew", 5500, 425, 5, True),
+    ("녹차라떼", 5500, 425, 4, True),
+    ("바나나우유", 1800, 150, 5, True),
+    ("Iced Tea", 4000, 300, 3, True),
+    ("김밥", 3500, 450, 7, True),
+    ("참치김밥", 4500, 550, 4, False),
+    ("삼각김밥", 1500, 250, 5, True),
+    ("떡볶이", 5000, 650, 3, False),
+    ("Sandwich", 6500, 495, 5, False),
+    ("Croissant", 3800, 295, 4, True),
+    ("Bagel", 3500, 275, 3, False),
+    ("Muffin", 3900, 295, 3, True),
+    ("도시락", 6900, 795, 3, False),
+    ("Lunch Box", 12900, 1095, 2, False),
+    ("원두 200g", 12900, 999, 1, False),
+]
+_PRODUCT_P = np.array([p[3] for p in _PRODUCTS]) / sum(p[3] for p in _PRODUCTS)
+_REPEATABLE = np.array([p[4] for p in _PRODUCTS])
+_LONDON = "London Bridge"
+_STORES = ["강남점", "홍대점", "잠실점", "판교점", "Shinchon", "Itaewon", "COEX Mall", _LONDON]
+_STORE_P = np.array([0.2, 0.15, 0.13, 0.1, 0.14, 0.1, 0.1, 0.08])
+_TXN_SOURCES = ["pos", "app", "web"]
+_TXN_SOURCE_P = np.array([0.6, 0.25, 0.15])
+_TXN_FIRST_DAY = dt.date(2025, 3, 1)
+_TXN_DAYS = 61  # March and April 2025
+# Till (pos) rows are loaded in three batches a day, after 11:00, 16:00 and midnight; app and web
+# rows stream in a few minutes after the purchase and are batched per source and day.
+_POS_WINDOW_ENDS = (11 * 60, 16 * 60, 24 * 60)
+# Time slots (minutes after midnight) for purchases of one item on one day: each slot lies in
+# its own till window, and slots are at least 1.5 hours apart.
+_REPEAT_SLOTS = ((7 * 60, 10 * 60), (11 * 60 + 30, 14 * 60 + 30), (16 * 60 + 30, 21 * 60 + 30))
+
+
+def _pos_window(minute: int) -> int:
+    return next(i for i, end in enumerate(_POS_WINDOW_ENDS) if minute < end)
+
+
+def transactions(n_customers: int = 300, seed: int = 11) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Purchase rows of a café chain with no transaction id: about 6.8 rows per customer.
+
+    Two kinds of identical-looking rows are mixed in. *Legitimate repeats* (about 10% of the
+    purchases): the customer really bought the same item for the same amount on the same day in
+    the same store again, so the row agrees with another on `TRANSACTION_KEY`, but it came in
+    another ingest batch or was loaded hours apart. *Double loads* (about 8% of the rows): a batch,
+    or a slice of it, was loaded twice, so the copy agrees on every column but `txn_row` and has a
+    `load_ts` a few seconds later. Returns (records, truth): records has `TRANSACTION_COLUMNS` (all
+    text), truth has `txn_row`, `event_id` (one per real purchase) and `kind` (original,
+    repeat_purchase or double_load). The same arguments give the same frames.
+    """
+    if n_customers < 1:
+        raise ValueError(f"n_customers must be at least 1, got {n_customers}")
+    rng = np.random.default_rng(seed)
+    width = max(4, len(str(n_customers)))
+    cust_ids = [f"C-{i + 1:0{width}d}" for i in range(n_customers)]
+    cust_p = rng.gamma(1.5, size=n_customers)
+    cust_p /= cust_p.sum()
+    home = rng.choice(len(_STORES), size=n_customers, p=_STORE_P)
+
+    # 1. Distinct purchases: no two agree on the business key.
+    n_base = round(n_customers * 5.6)
+    keys: set[tuple] = set()
+    base: list[dict[str, Any]] = []
+    while len(base) < n_base:
+        c = int(rng.choice(n_customers, p=cust_p))
+        store = int(home[c])
+        if _STORES[store] != _LONDON and rng.random() < 0.25:
+            store = int(rng.choice(len(_STORES) - 1, p=_STORE_P[:-1] / _STORE_P[:-1].sum()))
+        product = int(rng.choice(len(_PRODUCTS), p=_PRODUCT_P))
+        qty = int(rng.choice([1, 2, 3], p=[0.86, 0.11, 0.03]))
+        price = _PRODUCTS[product][2 if _STORES[store] == _LONDON else 1]
+        day = _TXN_FIRST_DAY + dt.timedelta(days=int(rng.integers(_TXN_DAYS)))
+        key = (c, product, qty * price, day, store)
+        if key in keys:
+            continue
+        keys.add(key)
+        source = str(rng.choice(_TXN_SOURCES, p=_TXN_SOURCE_P))
+        minute = int(rng.integers(7 * 60, 22 * 60))
+        base.append({"key": key, "source": source, "minute": minute, "kind": "original"})
+
+    # 2. Legitimate repeats: the same purchase again, later (or earlier) the same day.
+    purchases = list(base)
+    n_repeats = round(n_base / 9)  # so that repeats are 10% of all purchases
+    candidates = [i for i, b in enumerate(base) if _REPEATABLE[b["key"][1]]]
+    made = 0
+    for i in rng.permutation(candidates):
+        if made >= n_repeats:
+            break
+        extra = min(n_repeats - made, 1 if rng.random() < 0.85 else 2)
+        slots = sorted(rng.choice(3, size=extra + 1, replace=False))
+        minutes = [int(rng.integers(*_REPEAT_SLOTS[s])) for s in slots]
+        original = base[int(i)]
+        first = int(rng.integers(extra + 1))  # which of the purchases was the first row
+        original["minute"] = minutes.pop(first)
+        for minute in minutes:
+            source = original["source"]
+            if rng.random() < 0.3:
+                source = str(rng.choice(_TXN_SOURCES, p=_TXN_SOURCE_P))
+            purchases.append(
+                {"key": original["key"], "source": source, "minute": minute, "kind": "repeat"}
+            )
+        made += extra
+
+    # 3. Ingest batches and load times.
+    batches: dict[tuple, list[int]] = {}
+    for j, p in enumerate(purchases):
+        day = p["key"][3]
+        window = _pos_window(p["minute"]) if p["source"] == "pos" else 0
+        batches.setdefault((day, p["source"], window), []).append(j)
+    load: dict[int, dt.datetime] = {}
+    batch_start: dict[tuple, dt.datetime] = {}
+    for bkey, members in batches.items():
+        day, source, window = bkey
+        midnight = dt.datetime.combine(day, dt.time())
+        members.sort(key=lambda j: (purchases[j]["minute"], purchases[j]["key"][0]))
+        if source == "pos":
+            end = midnight + dt.timedelta(minutes=_POS_WINDOW_ENDS[window])
+            start = end + dt.timedelta(seconds=int(rng.integers(3 * 60, 25 * 60)))
+            for k, j in enumerate(members):
+                load[j] = start + dt.timedelta(seconds=k)
+        else:
+            for j in members:
+                lag = int(rng.integers(60, 10 * 60))
+                minute = purchases[j]["minute"]
+                load[j] = midnight + dt.timedelta(minutes=minute, seconds=lag)
+            start = min(load[j] for j in members)
+        batch_start[bkey] = start
+    order = sorted(batches, key=lambda b: (batch_start[b], b[1]))
+    batch_id = {b: f"B-{i + 1:04d}" for i, b in enumerate(order)}
+    rows = []
+    for b in order:
+        for j in batches[b]:
+            c, product, amount, day, store = purchases[j]["key"]
+            row = {
+                "customer_id": cust_ids[c],
+                "product": _PRODUCTS[product][0],
+                "amount": str(amount),
+                "purchase_date": day.isoformat(),
+                "store": _STORES[store],
+                "ingest_batch": batch_id[b],
+                "load_ts": load[j],
+                "source": purchases[j]["source"],
+            }
+            kind = "original" if purchases[j]["kind"] == "original" else "repeat_purchase"
+            rows.append((row, j, kind))
+
+    # 4. Double loads: whole batches or slices of them, loaded again seconds later.
+    target = round(0.08 / 0.92 * len(purchases))
+    by_batch: dict[str, list[int]] = {}
+    for r, (row, _, _) in enumerate(rows):
+        by_batch.setdefault(row["ingest_batch"], []).append(r)
+    names = sorted(by_batch)
+    copies = []
+    for b in rng.permutation(len(names)):
+        need = target - len(copies)
+        if need <= 0:
+            break
+        members = by_batch[names[int(b)]]
+        length = len(members)
+        if rng.random() > 0.4 and length > 1:
+            length = max(1, round(length * rng.uniform(0.3, 0.7)))
+        length = min(length, need)
+        first = int(rng.integers(len(members) - length + 1))
+        delay = dt.timedelta(seconds=int(rng.integers(1, 5)))
+        for r in members[first : first + length]:
+            row, j, _ = rows[r]
+            copies.append(({**row, "load_ts": row["load_ts"] + delay}, j, "double_load"))
+    rows += copies
+
+    # 5. Shuffle and number; one event id per purchase, in order of first appearance.
+    rows = [rows[i] for i in rng.permutation(len(rows))]
+    width = max(6, len(str(len(rows))))
+    ids = [f"T-{i + 1:0{width}d}" for i in range(len(rows))]
+    event_of: dict[int, str] = {}
+    for _, j, _ in rows:
+        event_of.setdefault(j, f"E-{len(event_of) + 1:0{width}d}")
+    records = pd.DataFrame([row for row, _, _ in rows])
+    records["load_ts"] = [t.isoformat(timespec="seconds") for t in records["load_ts"]]
+    records.insert(0, "txn_row", ids)
+    records = records[TRANSACTION_COLUMNS].astype(pd.StringDtype())
+    truth = pd.DataFrame(
+        {
+            "txn_row": ids,
+            "event_id": [event_of[j] for _, j, _ in rows],
+            "kind": [kind for _, _, kind in rows],
+        },
+        dtype="str",
+    )
+    return records, truth
+
+
+# --------------------------------------------------------------------------------------------
+# labelled_texts(): a labelled text set to clean before training a model
+# --------------------------------------------------------------------------------------------
+
+TEXT_COLUMNS = ["doc_id", "text", "label", "source", "domain"]
+TEXT_LABELS = ["positive", "negative", "neutral"]
+
+_KO_PRODUCTS = _words(
+    """
+이어폰 운동화 텀블러 전기포트 가습기 백팩 선크림 쿠션 에어프라이어 보조배터리 키보드 청소기
+무선마우스 책상조명 블루투스스피커 노트북거치대 캠핑의자 전기장판 요가매트 샴푸
+"""
+)
+_KO_ASPECTS = _words("배송 포장 가격 품질 디자인 사이즈 색상 소리 냄새 마감 내구성 구성품")
+_KO_PREDICATES = {
+    "positive": _words("마음에_들어요 좋아요 만족스러워요 훌륭해요 기대_이상이에요 최고예요"),
+    "negative": _words("별로예요 실망스러워요 최악이에요 기대_이하예요 설명과_달라요 엉망이에요"),
+    "neutral": _words("보통이에요 무난해요 평범해요 그저_그래요 가격만큼은_해요 예상한_정도예요"),
+}
+_KO_ADVERBS = {
+    "positive": ["", "정말 ", "진짜 ", "너무 ", "꽤 "],
+    "negative": ["", "정말 ", "너무 ", "좀 "],
+    "neutral": ["", "그냥 ", "대체로 "],
+}
+_EN_PRODUCTS = [
+    "earphones",
+    "running shoes",
+    "tumbler",
+    "kettle",
+    "humidifier",
+    "backpack",
+    "sunscreen",
+    "air fryer",
+    "power bank",
+    "keyboard",
+    "vacuum cleaner",
+    "wireless mouse",
+    "desk lamp",
+    "speaker",
+    "laptop stand",
+    "camping chair",
+    "yoga mat",
+    "shampoo",
+]
+_EN_ASPECTS = [
+    "delivery",
+    "packaging",
+    "price",
+    "build quality",
+    "design",
+    "size",
+    "colour",
+    "sound",
+    "smell",
+    "battery life",
+    "finish",
+    "manual",
+]
+_EN_PREDICATES = {
+    "positive": ["great", "excellent", "better than expected", "worth the price", "perfect"],
+    "negative": ["terrible", "disappointing", "worse than described", "not worth it", "awful"],
+    "neutral": ["okay", "average", "as described", "fine for the price", "nothing special"],
+}
+_EN_ADVERBS = {
+    "positive": ["", "really ", "pretty ", "absolutely "],
+    "negative": ["", "really ", "pretty ", "just "],
+    "neutral": ["", "mostly ", "basically "],
+}
+_EN_TAILS = {
+    "positive": ["", " Would buy again.", " Recommended."],
+    "negative": ["", " I want a refund.", " Never again."],
+    "neutral": ["", " It does the job.", " No complaints."],
+}
+_KO_TICKETS = {
+    "positive": ["문제를 빨리 해결해 주셔서 감사합니다.", "교환 처리 친절하게 해주셔서 고마워요."],
+    "negative": [
+        "배송이 아직 안 왔어요.",
+        "환불이 처리되지 않았어요.",
+        "파손된 상품이 왔어요.",
+        "다른 상품이 배송됐어요.",
+    ],
+    "neutral": [
+        "배송지 변경 가능한가요?",
+        "영수증 재발급 부탁드립니다.",
+        "결제 수단을 바꾸고 싶어요.",
+    ],
+}
+_EN_TICKETS = {
+    "positive": ["thanks for sorting this out so quickly.", "the replacement arrived, thank you."],
+    "negative": [
+        "the parcel still has not arrived.",
+        "my refund has not been processed.",
+        "the item arrived broken.",
+        "I received the wrong item.",
+    ],
+    "neutral": [
+        "can I change the delivery address?",
+        "please send me a copy of the invoice.",
+        "how do I change my payment method?",
+    ],
+}
+# Statute-style sentences written for this module, quoted verbatim in many legal documents.
+PROTECTED_QUOTES = [
+    "개인정보 보호법 제15조에 따라 개인정보처리자는 정보주체의 동의를 받은 경우 "
+    "개인정보를 수집할 수 있으며 그 수집 목적의 범위에서 이용할 수 있다.",
+    "전자상거래법 제17조에 따라 소비자는 계약내용에 관한 서면을 받은 날부터 "
+    "7일 이내에 청약철회를 할 수 있다.",
+    "약관규제법 제6조에 따라 신의성실의 원칙을 위반하여 공정성을 잃은 약관 조항은 무효이다.",
+    "Under Article 6 of the GDPR, processing is lawful only if and to the extent that at least "
+    "one of the listed legal bases applies.",
+    "Under Article 17 of the GDPR, the data subject has the right to obtain from the controller "
+    "the erasure of personal data concerning him or her without undue delay.",
+    "Under Section 75 of the Consumer Credit Act 1974, the creditor is jointly and severally "
+    "liable with the supplier for any misrepresentation or breach of contract.",
+]
+# Word swaps for near-duplicates ("a word changed").
+_SWAPS = [
+    ("정말", "진짜"),
+    ("진짜", "정말"),
+    ("너무", "엄청"),
+    ("마음에 들어요", "맘에 들어요"),
+    ("좋아요", "좋네요"),
+    ("별로예요", "별로네요"),
+    ("최악이에요", "최악입니다"),
+    ("보통이에요", "보통입니다"),
+    ("배송", "택배"),
+    ("부탁드립니다", "부탁드려요"),
+    ("주문번호", "주문 번호"),
+    ("really", "very"),
+    ("great", "excellent"),
+    ("terrible", "awful"),
+    ("okay", "ok"),
+    ("The ", "This "),
+    ("delivery", "shipping"),
+    ("price", "cost"),
+    ("Order", "Order no."),
+]
+_TEXT_SOURCES = ["web", "qa", "synthetic", "import"]
+_PUNCT_END = re.compile(r"[.!?~]+$")
+_NON_WORD = re.compile(r"[^\w\s]")
+
+
+def normalize_text(text: str) -> str:
+    """Lower case, punctuation dropped, runs of white space made one space: the near-dup key."""
+    return " ".join(_NON_WORD.sub(" ", text.lower()).split())
+
+
+def _subject(word: str) -> str:
+    """`word` with the subject particle 이 or 가, as its last syllable needs."""
+    last = ord(word[-1]) - 0xAC00
+    return word + ("이" if 0 <= last < 11172 and last % 28 else "가")
+
+
+def _new_text(rng: np.random.Generator) -> tuple[str, str]:
+    """One original text and its label."""
+    label = str(rng.choice(TEXT_LABELS, p=[0.45, 0.35, 0.2]))
+    style = rng.choice(4, p=[0.4, 0.3, 0.15, 0.15])
+    if style == 0:
+        predicate = _pick(rng, _KO_PREDICATES[label]).replace("_", " ")
+        text = (
+            f"{_pick(rng, _KO_PRODUCTS)} {_subject(_pick(rng, _KO_ASPECTS))} "
+            f"{_pick(rng, _KO_ADVERBS[label])}{predicate}{_pick(rng, ['.', '.', '!', ''])}"
+        )
+    elif style == 1:
+        text = (
+            f"The {_pick(rng, _EN_PRODUCTS)} {_pick(rng, _EN_ASPECTS)} is "
+            f"{_pick(rng, _EN_ADVERBS[label])}{_pick(rng, _EN_PREDICATES[label])}."
+            f"{_pick(rng, _EN_TAILS[label])}"
+        )
+    elif style == 2:
+        text = f"주문번호 {rng.integers(100000, 1000000)} {_pick(rng, _KO_TICKETS[label])}"
+    else:
+        text = f"Order #{rng.integers(100000, 1000000)}: {_pick(rng, _EN_TICKETS[label])}"
+    return text, label
+
+
+def _safe_variant(rng: np.random.Generator, text: str) -> str:
+    """`text` with white space, end punctuation or case changed: `normalize_text` undoes it."""
+    for _ in range(20):
+        op = rng.integers(3)
+        if op == 0:
+            words = text.split(" ")
+            k = int(rng.integers(len(words)))
+            words[k] += " "  # a doubled space, or a trailing one after the last word
+            variant = " ".join(words)
+        elif op == 1:
+            variant = _PUNCT_END.sub("", text) + _pick(rng, [".", "!", "!!", "...", ""])
+        else:
+            variant = text.lower() if rng.random() < 0.7 else text.upper()
+        if variant != text:
+            return variant
+    return text + " "
+
+
+def _near_variant(rng: np.random.Generator, text: str) -> str:
+    """`text` with a white space, punctuation or case change, a spacing slip, or a word swapped."""
+    if rng.random() < 0.6:
+        return _safe_variant(rng, text)
+    swaps = [(a, b) for a, b in _SWAPS if a in text]
+    if swaps and rng.random() < 0.8:
+        a, b = swaps[int(rng.integers(len(swaps)))]
+        return text.replace(a, b, 1)
+    words = text.split(" ")
+    if len(words) > 2:  # a spacing slip: two words run together
+        k = int(rng.integers(len(words) - 1))
+        return " ".join([*words[:k], words[k] + words[k + 1], *words[k + 2 :]])
+    return ("정말 " if re.search("[가-힣]", text) else "Honestly, ") + text
+
+
+def labelled_texts(n: int = 1500, seed: int = 13) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A labelled Korean/English text set (reviews and support tickets) with the usual dirt.
+
+    About 10% of the rows are exact duplicates (same text and label), 10% near-duplicates (white
+    space, punctuation or case changed, or a word changed; same label), about 5% sit in groups of
+    2-3 rows whose texts normalize the same (`normalize_text`) but whose labels disagree, and a few
+    statute sentences (`PROTECTED_QUOTES`, domain `legal`) are quoted verbatim by 6-13 documents
+    each; those repeats are wanted and must survive cleaning. Returns (records, truth): records
+    has `TEXT_COLUMNS` (all text), truth has `doc_id`, `text_group` (same id, same underlying
+    text) and `kind` (original, exact_duplicate, near_duplicate, conflicting_label or
+    protected_quote). The same arguments give the same frames.
+    """
+    if n < 100:
+        raise ValueError(f"n must be at least 100, got {n}")
+    rng = np.random.default_rng(seed)
+    quote_counts = rng.integers(6, 14, size=len(PROTECTED_QUOTES))
+    n_exact = round(0.1 * n)
+    n_near = round(0.1 * n)
+    conflict_sizes: list[int] = []
+    while sum(conflict_sizes) < round(0.05 * n) - 1:
+        conflict_sizes.append(int(rng.choice([2, 3], p=[0.6, 0.4])))
+    n_original = n - n_exact - n_near - sum(conflict_sizes) - int(quote_counts.sum())
+
+    group_of_norm: dict[str, int] = {}  # normalized text -> text group, to keep groups apart
+    rows: list[tuple[str, str, str, str, int, str]] = []  # text, label, source, domain, group, kind
+
+    def new_group() -> tuple[str, str, int]:
+        while True:
+            text, label = _new_text(rng)
+            if normalize_text(text) not in group_of_norm:
+                group = len(group_of_norm)
+                group_of_norm[normalize_text(text)] = group
+                return text, label, group
+
+    def source(p: list[float]) -> str:
+        return str(rng.choice(_TEXT_SOURCES, p=p))
+
+    originals = []
+    for _ in range(n_original):
+        text, label, group = new_group()
+        originals.append((text, label, group))
+        rows.append((text, label, source([0.5, 0.2, 0.15, 0.15]), "general", group, "original"))
+    for i in rng.integers(len(originals), size=n_exact):
+        text, label, group = originals[int(i)]
+        kind = "exact_duplicate"
+        rows.append((text, label, source([0.3, 0.1, 0.2, 0.4]), "general", group, kind))
+    made = 0
+    while made < n_near:
+        text, label, group = originals[int(rng.integers(len(originals)))]
+        variant = _near_variant(rng, text)
+        owner = group_of_norm.setdefault(normalize_text(variant), group)
+        if variant == text or owner != group:
+            continue
+        kind = "near_duplicate"
+        rows.append((variant, label, source([0.3, 0.2, 0.3, 0.2]), "general", group, kind))
+        made += 1
+    for size in conflict_sizes:
+        text, label, group = new_group()
+        others = [x for x in TEXT_LABELS if x != label]
+        labels = [label, _pick(rng, others), _pick(rng, TEXT_LABELS)][:size]
+        for k, lab in enumerate(labels):
+            variant = text if k == 0 or rng.random() < 0.5 else _safe_variant(rng, text)
+            kind = "conflicting_label"
+            rows.append((variant, lab, source([0.3, 0.3, 0.2, 0.2]), "general", group, kind))
+    for quote, count in zip(PROTECTED_QUOTES, quote_counts, strict=True):
+        group = group_of_norm.setdefault(normalize_text(quote), len(group_of_norm))
+        for _ in range(int(count)):
+            kind = "protected_quote"
+            rows.append((quote, "neutral", source([0.4, 0.2, 0.1, 0.3]), "legal", group, kind))
+
+    rows = [rows[i] for i in rng.permutation(len(rows))]
+    width = max(6, len(str(len(rows))))
+    ids = [f"D-{i + 1:0{width}d}" for i in range(len(rows))]
+    names: dict[int, str] = {}
+    for row in rows:
+        names.setdefault(row[4], f"G-{len(names) + 1:05d}")
+    records = pd.DataFrame(
+        {
+            "doc_id": ids,
+            "text": [r[0] for r in rows],
+            "label": [r[1] for r in rows],
+            "source": [r[2] for r in rows],
+            "domain": [r[3] for r in rows],
+        }
+    ).astype(pd.StringDtype())
+    truth = pd.DataFrame(
+        {"doc_id": ids, "text_group": [names[r[4]] for r in rows], "kind": [r[5] for r in rows]},
+        dtype="str",
+    )
+    return records, truth
+
+
+# --------------------------------------------------------------------------------------------
 # Files and command line
 # --------------------------------------------------------------------------------------------
 
@@ -1532,18 +2064,71 @@ def write_customers(
     return records, truth
 
 
+def _write_pair(out_dir: str | Path, stem: str, records: pd.DataFrame, truth: pd.DataFrame) -> None:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, frame in ((f"{stem}.csv", records), (f"{stem}_truth.csv", truth)):
+        (out / name).write_text(csv_text(frame), encoding="utf-8", newline="")
+
+
+def write_transactions(
+    out_dir: str | Path, n_customers: int = 300, seed: int = 11
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Write transactions.csv and transactions_truth.csv into `out_dir`; return both frames."""
+    records, truth = transactions(n_customers=n_customers, seed=seed)
+    _write_pair(out_dir, "transactions", records, truth)
+    return records, truth
+
+
+def write_labelled_texts(
+    out_dir: str | Path, n: int = 1500, seed: int = 13
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Write labelled_text.csv and labelled_text_truth.csv into `out_dir`; return both frames."""
+    records, truth = labelled_texts(n=n, seed=seed)
+    _write_pair(out_dir, "labelled_text", records, truth)
+    return records, truth
+
+
+DATASETS = ("customers", "transactions", "texts")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m linkage.synth",
-        description="Write the synthetic customer sample (customers.csv, customers_truth.csv).",
+        description="Write the synthetic samples: customers.csv, transactions.csv and "
+        "labelled_text.csv, each with a *_truth.csv.",
     )
     parser.add_argument("--out", default="sample_data", help="output folder (default: %(default)s)")
+    parser.add_argument(
+        "--dataset",
+        choices=[*DATASETS, "all"],
+        default="all",
+        help="which sample to write (default: %(default)s)",
+    )
     parser.add_argument("--people", type=int, default=1400, help="distinct people (default: 1400)")
-    parser.add_argument("--seed", type=int, default=7, help="random seed (default: 7)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="random seed (default: 7 for customers, 11 for transactions, 13 for texts)",
+    )
     args = parser.parse_args(argv)
-    records, truth = write_customers(args.out, n_people=args.people, seed=args.seed)
-    facts = ", ".join(f"{k} {v}" for k, v in summary(records, truth).items())
-    print(f"wrote customers.csv and customers_truth.csv to {args.out}: {facts}")
+    chosen = DATASETS if args.dataset == "all" else (args.dataset,)
+    if "customers" in chosen:
+        seed = 7 if args.seed is None else args.seed
+        records, truth = write_customers(args.out, n_people=args.people, seed=seed)
+        facts = ", ".join(f"{k} {v}" for k, v in summary(records, truth).items())
+        print(f"wrote customers.csv and customers_truth.csv to {args.out}: {facts}")
+    if "transactions" in chosen:
+        seed = 11 if args.seed is None else args.seed
+        records, truth = write_transactions(args.out, seed=seed)
+        kinds = ", ".join(f"{k} {v}" for k, v in truth["kind"].value_counts().items())
+        print(f"wrote transactions.csv and transactions_truth.csv to {args.out}: {kinds}")
+    if "texts" in chosen:
+        seed = 13 if args.seed is None else args.seed
+        records, truth = write_labelled_texts(args.out, seed=seed)
+        kinds = ", ".join(f"{k} {v}" for k, v in truth["kind"].value_counts().items())
+        print(f"wrote labelled_text.csv and labelled_text_truth.csv to {args.out}: {kinds}")
     return 0
 
 
