@@ -24,8 +24,9 @@ from linkage._schema import did_you_mean
 from linkage.blocking import BlockingInput, block, blocker_names
 from linkage.clustering import connected_components, one_to_one
 from linkage.errors import InputError, LinkageWarning
+from linkage.golden import build_golden
 from linkage.io import as_text
-from linkage.keep import choose_representatives, id_rank
+from linkage.keep import id_rank, keeper_rank
 from linkage.result import Result
 from linkage.scoring import ComparisonMatrix, Supervised
 from linkage.settings import Rules
@@ -326,12 +327,18 @@ def run_local(
 
     with clock.stage("keep"):
         rank = id_rank(ids) + (source.astype(np.int64) * n)  # left before right when linking
-        input_columns = [c for c in combined.columns]
-        keeper = choose_representatives(clusters, rank, rules.keep, combined[input_columns])
+        ranks = keeper_rank(rules.keep, combined, clusters, rank)
+        limit = np.full(int(clusters.max()) + 1 if n else 0, rules.keep.k, dtype=np.int64)
+        is_keeper = ranks < limit[clusters]
+        representative_row = np.empty(len(limit), dtype=np.int64)
+        representative_row[clusters[ranks == 0]] = np.flatnonzero(ranks == 0)
+        keeper = representative_row[clusters]
         outputs = _outputs(
-            mode, ids, id_name, source, clusters, keeper, pairs, matrix, weight, probability,
-            matched, (ml, mr, mw), combined, frames, tables, scorer.threshold,
+            mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, matrix, weight,
+            probability, matched, (ml, mr, mw), combined, frames, tables, scorer.threshold,
         )
+        if rules.golden is not None and mode == "dedupe":
+            outputs["golden"] = build_golden(rules.golden, combined, ids, clusters, id_name)
 
     summary = _summary(
         mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matched, clusters,
@@ -346,13 +353,15 @@ def run_local(
         pairs=outputs["pairs"],
         deduplicated=outputs.get("deduplicated"),
         links=outputs.get("links"),
+        golden=outputs.get("golden"),
         summary_data=summary,
         timings=clock.timings,
         scorer=scorer,
     )
 
 
-def _outputs(mode, ids, id_name, source, clusters, keeper, pairs, matrix, weight, probability,
+def _outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, matrix, weight,
+             probability,
              matched, accepted, combined, frames, tables, threshold):
     n = len(ids)
     id_values = ids.to_numpy()
@@ -375,7 +384,6 @@ def _outputs(mode, ids, id_name, source, clusters, keeper, pairs, matrix, weight
     sizes = np.bincount(clusters)
     cluster_size = sizes[clusters]
     representative = id_values[keeper]
-    is_keeper = keeper == np.arange(n)
 
     reasons = np.empty(n, dtype=object)
     actions = np.empty(n, dtype=object)
@@ -539,7 +547,7 @@ def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matc
                 "largest_cluster": int(cluster_sizes.max()) if len(cluster_sizes) else 0,
                 "size_histogram": histogram,
             },
-            "keep": {"policy": rules.keep} if mode == "dedupe" else {},
+            "keep": rules.keep.to_dict() if mode == "dedupe" else {},
         },
         "actions": action_counts,
     }

@@ -32,6 +32,7 @@ class Result:
     pairs: pd.DataFrame
     deduplicated: pd.DataFrame | None = None
     links: pd.DataFrame | None = None
+    golden: pd.DataFrame | None = None
     summary_data: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     scorer: Any = None  # the fitted scorer
@@ -75,6 +76,8 @@ class Result:
                 write_parquet(self.deduplicated, folder / "deduplicated.parquet")
             if self.links is not None:
                 write_parquet(self.links, folder / "links.parquet")
+            if self.golden is not None:
+                write_parquet(self.golden, folder / "golden.parquet")
             self.rules.to_yaml(folder / "rules.yaml")
             if self.scorer is not None and hasattr(self.scorer, "save"):
                 self.scorer.save(folder / "model.json")

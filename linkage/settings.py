@@ -10,7 +10,7 @@ import hashlib
 import inspect
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
 import yaml
@@ -19,14 +19,9 @@ from linkage._schema import Configurable, SchemaViolation, check, did_you_mean
 from linkage.blocking import Blocker
 from linkage.comparators import Comparison
 from linkage.errors import RulesError
+from linkage.golden import GoldenRecord
+from linkage.keep import KeepPolicy, KeepPolicyName
 from linkage.scoring import RuleSum, Scorer
-
-KeepPolicy = Literal["first", "most_complete"]
-"""Which record of a cluster is kept:
-
-- `first`: the record with the smallest id (row number when there is no id column).
-- `most_complete`: the record with the most non-missing input values; ties go to the smallest id.
-"""
 
 
 def _normalizers() -> dict[str, Any]:
@@ -114,13 +109,14 @@ class Rules(Configurable):
         blocking: list[Blocker] = (),
         comparisons: list[Comparison] = (),
         scoring: Scorer | None = None,
-        keep: KeepPolicy = "first",
+        keep: KeepPolicy | KeepPolicyName = "first",
         one_to_one: bool = False,
         max_pairs: int = 20_000_000,
         max_block_size: int = 5_000,
         source_column: str | None = None,
         report_columns: list[str] = (),
         max_removal_rate: float = 0.2,
+        golden: GoldenRecord | None = None,
     ):
         self.id_column = id_column
         self.source_column = source_column
@@ -132,7 +128,8 @@ class Rules(Configurable):
         self.blocking = list(blocking)
         self.comparisons = list(comparisons)
         self.scoring = scoring if scoring is not None else RuleSum()
-        self.keep = keep
+        self.keep = KeepPolicy.coerce(keep)
+        self.golden = golden
         self.one_to_one = one_to_one
         self.max_pairs = max_pairs
         self.max_block_size = max_block_size
@@ -143,8 +140,6 @@ class Rules(Configurable):
               len(self.blocking))
         check(len(self.comparisons) > 0, self, "comparisons",
               "must list at least one comparison", self.comparisons)
-        check(keep in ("first", "most_complete"), self, "keep",
-              "must be one of 'first', 'most_complete'", keep)
         check(isinstance(max_pairs, int) and max_pairs > 0, self, "max_pairs",
               "must be a positive whole number", max_pairs)
         check(isinstance(max_block_size, int) and max_block_size >= 2, self, "max_block_size",
@@ -210,6 +205,15 @@ class Rules(Configurable):
             raise RulesError(f"{path}: the rules file is empty. See rules/customers.yaml.")
         return cls.from_dict(data, source=str(path))
 
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        # A policy with nothing but its name reads best as the name: `keep: first`.
+        if "keep" in out and self.keep == KeepPolicy(self.keep.policy):
+            out["keep"] = self.keep.policy
+            if out["keep"] == "first":  # the default, left out like every other default
+                del out["keep"]
+        return out
+
     def to_yaml(self, path: str | Path | None = None) -> str:
         text = yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True, width=100)
         if path is not None:
@@ -242,6 +246,10 @@ class Rules(Configurable):
             needed.setdefault(c.column, f"comparisons[{k}].column")
         if self.source_column:
             needed.setdefault(self.source_column, "source_column")
+        for c in self.keep.columns:
+            needed.setdefault(c, "keep.column")
+        for c in (self.golden.columns if self.golden else []):
+            needed.setdefault(c, "golden")
         for k, c in enumerate(self.report_columns):
             needed.setdefault(c, f"report_columns[{k}]")
         return {c: where for c, where in needed.items() if c not in produced}
