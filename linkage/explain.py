@@ -69,7 +69,16 @@ def _pair_lines(pairs: pd.DataFrame, rules, scorer) -> list[str]:
     return lines
 
 
-def explain_text(clusters, pairs, rules, scorer, record_id, other_id=None) -> str:
+def _guard_lines(decisions: pd.DataFrame | None, record_id: Any) -> list[str]:
+    if decisions is None or decisions.empty:
+        return []
+    mine = decisions[decisions["record_id"].astype(str) == str(record_id)]
+    return [f"  guard {row['guard']}: {row['decision']} ({row['detail']})"
+            for _, row in mine.iterrows()]
+
+
+def explain_text(clusters, pairs, rules, scorer, record_id, other_id=None,
+                 decisions: pd.DataFrame | None = None) -> str:
     record = _find(clusters, record_id)
     ids_l, ids_r = pairs["id_l"].astype(str), pairs["id_r"].astype(str)
     me = str(record_id)
@@ -77,6 +86,7 @@ def explain_text(clusters, pairs, rules, scorer, record_id, other_id=None) -> st
         f"record {record_id}: {record['action']} in cluster {record['cluster_id']} "
         f"({record['cluster_size']} record(s)); representative {record['representative_id']}",
         f"  reason: {record['reason']}",
+        *_guard_lines(decisions, record_id),
     ]
     if other_id is None:
         touching = pairs[((ids_l == me) | (ids_r == me)) & pairs["is_match"]]
@@ -119,4 +129,6 @@ def explain_run(run_dir: str | Path, record_id: Any, other_id: Any = None) -> st
         scorer = type(scorer).load(model)
     else:
         scorer = scorer.fit(_matrix(pairs.iloc[:0], rules))
-    return explain_text(clusters, pairs, rules, scorer, record_id, other_id)
+    guards = run_dir / "guards.parquet"
+    decisions = pd.read_parquet(guards) if guards.exists() else None
+    return explain_text(clusters, pairs, rules, scorer, record_id, other_id, decisions)

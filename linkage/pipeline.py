@@ -25,6 +25,7 @@ from linkage.blocking import BlockingInput, block, blocker_names
 from linkage.clustering import connected_components, one_to_one
 from linkage.errors import InputError, LinkageWarning
 from linkage.golden import build_golden
+from linkage.guards import GuardContext, apply_guards
 from linkage.io import as_text
 from linkage.keep import id_rank, keeper_rank
 from linkage.result import Result
@@ -318,6 +319,13 @@ def run_local(
         probability = scorer.match_probability(matrix)
         matched = weight >= scorer.threshold
 
+    with clock.stage("guard"):
+        guard = GuardContext(combined, ids.to_numpy(), source, pairs.left, pairs.right, weight,
+                             matched, scorer.threshold)
+        if rules.guards:
+            apply_guards(rules.guards, guard)
+        matched = guard.matched
+
     with clock.stage("cluster"):
         ml, mr, mw = pairs.left[matched], pairs.right[matched], weight[matched]
         if mode == "link" and rules.one_to_one:
@@ -329,6 +337,7 @@ def run_local(
         rank = id_rank(ids) + (source.astype(np.int64) * n)  # left before right when linking
         ranks = keeper_rank(rules.keep, combined, clusters, rank)
         limit = np.full(int(clusters.max()) + 1 if n else 0, rules.keep.k, dtype=np.int64)
+        np.maximum.at(limit, clusters, guard.keep_limit.astype(np.int64))  # keep_up_to
         is_keeper = ranks < limit[clusters]
         representative_row = np.empty(len(limit), dtype=np.int64)
         representative_row[clusters[ranks == 0]] = np.flatnonzero(ranks == 0)
@@ -336,6 +345,7 @@ def run_local(
         outputs = _outputs(
             mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, matrix, weight,
             probability, matched, (ml, mr, mw), combined, frames, tables, scorer.threshold,
+            guard,
         )
         if rules.golden is not None and mode == "dedupe":
             outputs["golden"] = build_golden(rules.golden, combined, ids, clusters, id_name)
@@ -344,6 +354,15 @@ def run_local(
         mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matched, clusters,
         outputs["clusters"], id_column, combined,
     )
+    summary["stages"]["guard"] = {
+        g.guard_name: {
+            decision: sum(1 for d in guard.decisions
+                          if d["guard"] == g.guard_name and d["decision"] == decision)
+            for decision in sorted({d["decision"] for d in guard.decisions
+                                    if d["guard"] == g.guard_name})
+        }
+        for g in rules.guards
+    }
     if mode == "link":
         summary["links"] = len(outputs["links"])
     return Result(
@@ -354,6 +373,8 @@ def run_local(
         deduplicated=outputs.get("deduplicated"),
         links=outputs.get("links"),
         golden=outputs.get("golden"),
+        review=outputs.get("review"),
+        guard_decisions=outputs.get("guards"),
         summary_data=summary,
         timings=clock.timings,
         scorer=scorer,
@@ -361,8 +382,7 @@ def run_local(
 
 
 def _outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, matrix, weight,
-             probability,
-             matched, accepted, combined, frames, tables, threshold):
+             probability, matched, accepted, combined, frames, tables, threshold, guard):
     n = len(ids)
     id_values = ids.to_numpy()
     ml, mr, mw = accepted
@@ -418,9 +438,15 @@ def _outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, mat
         cluster_frame.insert(0, "source", np.where(source == 0, "left", "right"))
     cluster_frame["cluster_id"] = clusters.astype(np.int64)
     cluster_frame["cluster_size"] = cluster_size.astype(np.int64)
+    # Guards speak last: a preserved or review record is never dropped, and says why.
+    guarded = np.array([a is not None for a in guard.action], dtype=bool)
+    actions[guarded] = guard.action[guarded]
+    if guarded.any():
+        reasons[guarded] = guard.reason[guarded]
     cluster_frame["action"] = pd.Series(actions, dtype=object)
     cluster_frame["reason"] = pd.Series(reasons, dtype=object)
     cluster_frame["representative_id"] = pd.Series(representative, dtype=ids.dtype)
+    cluster_frame["review_group"] = pd.Series(guard.review_group, dtype=object)
 
     pair_frame = pd.DataFrame({
         "id_l": pd.Series(id_values[pairs.left], dtype=ids.dtype),
@@ -438,8 +464,14 @@ def _outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, mat
     out = {"clusters": cluster_frame, "pairs": pair_frame}
 
     if mode == "dedupe":
-        dedup = frames[0].loc[is_keeper].reset_index(drop=True)
+        dedup = frames[0].loc[is_keeper | guarded].reset_index(drop=True)
         out["deduplicated"] = dedup
+        review = actions == "review"
+        if review.any():
+            out["review"] = pd.concat(
+                [cluster_frame.loc[review, ["review_group", "cluster_id", "reason"]]
+                 .reset_index(drop=True), frames[0].loc[review].reset_index(drop=True)], axis=1
+            ).sort_values(["review_group", id_name], kind="stable").reset_index(drop=True)
     else:
         links = pd.DataFrame({
             "id_l": pd.Series(id_values[ml], dtype=ids.dtype),
@@ -449,6 +481,8 @@ def _outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, mat
         })
         out["links"] = links.sort_values(["cluster_id", "id_l", "id_r"], kind="stable")\
             .reset_index(drop=True)
+    if guard.decisions:
+        out["guards"] = pd.DataFrame(guard.decisions).astype({"record_id": str})
     return out
 
 

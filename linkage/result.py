@@ -33,6 +33,8 @@ class Result:
     deduplicated: pd.DataFrame | None = None
     links: pd.DataFrame | None = None
     golden: pd.DataFrame | None = None
+    review: pd.DataFrame | None = None  # records a guard sent to a person, by group
+    guard_decisions: pd.DataFrame | None = None  # guard, record_id, decision, detail
     summary_data: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     scorer: Any = None  # the fitted scorer
@@ -42,7 +44,7 @@ class Result:
         from linkage.explain import explain_text
 
         return explain_text(self.clusters, self.pairs, self.rules, self.scorer, record_id,
-                            other_id)
+                            other_id, self.guard_decisions)
 
     def waterfall(self, id_l: Any, id_r: Any):
         """The waterfall chart (SVG, shown inline in notebooks) of one scored pair's match
@@ -78,6 +80,10 @@ class Result:
                 write_parquet(self.links, folder / "links.parquet")
             if self.golden is not None:
                 write_parquet(self.golden, folder / "golden.parquet")
+            if self.review is not None:
+                write_parquet(self.review, folder / "review.parquet")
+            if self.guard_decisions is not None:
+                write_parquet(self.guard_decisions, folder / "guards.parquet")
             self.rules.to_yaml(folder / "rules.yaml")
             if self.scorer is not None and hasattr(self.scorer, "save"):
                 self.scorer.save(folder / "model.json")

@@ -20,6 +20,7 @@ from linkage.blocking import Blocker
 from linkage.comparators import Comparison
 from linkage.errors import RulesError
 from linkage.golden import GoldenRecord
+from linkage.guards import Guard
 from linkage.keep import KeepPolicy, KeepPolicyName
 from linkage.scoring import RuleSum, Scorer
 
@@ -117,6 +118,7 @@ class Rules(Configurable):
         report_columns: list[str] = (),
         max_removal_rate: float = 0.2,
         golden: GoldenRecord | None = None,
+        guards: list[Guard] = (),
     ):
         self.id_column = id_column
         self.source_column = source_column
@@ -130,6 +132,7 @@ class Rules(Configurable):
         self.scoring = scoring if scoring is not None else RuleSum()
         self.keep = KeepPolicy.coerce(keep)
         self.golden = golden
+        self.guards = list(guards)
         self.one_to_one = one_to_one
         self.max_pairs = max_pairs
         self.max_block_size = max_block_size
@@ -208,7 +211,7 @@ class Rules(Configurable):
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
         # A policy with nothing but its name reads best as the name: `keep: first`.
-        if "keep" in out and self.keep == KeepPolicy(self.keep.policy):
+        if "keep" in out and self.keep.to_dict() == {"policy": self.keep.policy}:
             out["keep"] = self.keep.policy
             if out["keep"] == "first":  # the default, left out like every other default
                 del out["keep"]
@@ -250,6 +253,10 @@ class Rules(Configurable):
             needed.setdefault(c, "keep.column")
         for c in (self.golden.columns if self.golden else []):
             needed.setdefault(c, "golden")
+        for k, guard in enumerate(self.guards):
+            for key, columns in guard.input_columns().items():
+                for c in columns:
+                    needed.setdefault(c, f"guards[{k}].{key}")
         for k, c in enumerate(self.report_columns):
             needed.setdefault(c, f"report_columns[{k}]")
         return {c: where for c, where in needed.items() if c not in produced}
