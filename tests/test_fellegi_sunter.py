@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import warnings
@@ -270,8 +271,13 @@ def test_tf_rare_agreement_outweighs_common_and_leaves_other_levels_alone(known)
     tf = scorer.contributions(matrix(levels, b=freqs))["b"].to_numpy()
     plain = scorer.contributions(matrix(levels, b=np.full(4, np.nan)))["b"].to_numpy()
     m_exact = scorer.m_probabilities_["b"]["exact"]
-    assert tf[0] == pytest.approx(math.log2(m_exact / 0.3))
-    assert tf[1] == pytest.approx(math.log2(m_exact / 0.001))
+    u_exact = scorer.u_probabilities_["b"]["exact"]
+    # Measured against the frequency the candidates typically agree on (no frequencies were
+    # seen in fit, so that is the learned u itself).
+    ref = scorer.tf_u_["b"]
+    assert ref == u_exact
+    assert tf[0] == pytest.approx(math.log2(m_exact / u_exact) + math.log2(ref / 0.3))
+    assert tf[1] == pytest.approx(math.log2(m_exact / u_exact) + math.log2(ref / 0.001))
     assert tf[1] > tf[0]
     # Non-exact and null pairs are unaffected; a NaN frequency falls back to the plain u.
     assert tf[2] == plain[2] and tf[3] == plain[3] == 0.0
@@ -313,6 +319,7 @@ def test_save_load_round_trip_gives_identical_weights(tmp_path, known):
     assert loaded.prior_ == scorer.prior_
     assert loaded.m_probabilities_ == scorer.m_probabilities_
     assert loaded.u_probabilities_ == scorer.u_probabilities_
+    assert loaded.tf_u_ == scorer.tf_u_
     assert loaded.converged_ == scorer.converged_
     assert loaded.n_iterations_ == scorer.n_iterations_
     freqs = np.where(X.levels[:, 1] == 1, 0.01, np.nan)
@@ -471,3 +478,49 @@ def test_swapped_classes_are_swapped_back():
         m, _, _ = scorer._check_labels(["a", "b", "c"], agree_often, agree_rarely, 0.2,
                                        [True, True, True])
     assert m is agree_often
+
+
+def test_non_match_mixture_recovers_the_prior():
+    """Two kinds of non-match (one per blocking key): the mixture's prior is the true share.
+
+    Each non-match component is re-estimated from the non-match part of the pairs only; when
+    the matches leaked into them the prior came out far too low.
+    """
+    X, truth = _two_kinds_of_non_match()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        scorer = FellegiSunter(non_match_components=3).fit(X)
+    assert abs(scorer.prior_ - truth.mean()) <= 0.02
+
+
+def test_mixture_em_never_lowers_the_likelihood():
+    X, _ = _two_kinds_of_non_match()
+    scorer = FellegiSunter()
+    patterns, counts = np.unique(X.levels.astype(np.int64), axis=0, return_counts=True)
+    counts = counts.astype(np.float64)
+    sizes = [2, 2, 2, 2]
+    free = [(np.zeros(2, bool), np.zeros(2))] * 4
+    u = [np.array([0.5, 0.5])] * 4
+    logliks = [scorer._em(patterns, counts, sizes, X.names, u, [True] * 4, free, free, 3, it)
+               ["loglik"] for it in (1, 2, 5, 20, 60)]
+    assert all(b >= a - 1e-6 for a, b in itertools.pairwise(logliks))
+
+
+def test_tf_is_relative_to_the_candidates_exact_agreements():
+    """With u learned on the candidates, a value as common as those the candidates agree on
+    weighs the plain exact weight; rarer values weigh more, commoner ones less."""
+    X, _ = _two_kinds_of_non_match()
+    rng = np.random.default_rng(3)
+    freqs = np.where(X.levels[:, 0] == 1, rng.choice([0.001, 0.01, 0.05], len(X)), np.nan)
+    Xtf = ComparisonMatrix(X.comparisons, X.levels, X.similarities, term_frequencies={"a": freqs})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        scorer = FellegiSunter(tf_adjust=["a"]).fit(Xtf)
+    assert scorer.tf_u_["a"] == pytest.approx(np.nanmean(freqs))
+    levels = np.array([[1, 1, 1, 1]] * 3)
+    probe = ComparisonMatrix(X.comparisons, levels, levels.astype(np.float32),
+                             term_frequencies={"a": np.array([scorer.tf_u_["a"], 0.001, 0.05])})
+    got = scorer.contributions(probe)["a"].to_numpy()
+    plain = math.log2(scorer.m_probabilities_["a"]["exact"] / scorer.u_probabilities_["a"]["exact"])
+    assert got[0] == pytest.approx(plain)
+    assert got[1] > plain > got[2]
