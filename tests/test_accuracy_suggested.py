@@ -60,11 +60,10 @@ def test_dblp_acm_suggested(tmp_path, datasets):
     assert f1 >= 0.95, (precision, recall, f1)
 
 
-def test_historical_50k_suggested_does_not_chain(tmp_path, datasets):
-    """Guards the fix for chaining (one 24,000-record cluster before the non-match mixture).
+def test_historical_50k_suggested(tmp_path, datasets):
+    """Splink's tutorial settings reach about 0.76 here; the target is 0.85.
 
-    Issue 3's target here is F1 >= 0.85 and is NOT met yet (about 0.58 at the suggested
-    threshold; 0.84 at a threshold of 10): this floor keeps what works from slipping back.
+    Before the non-match mixture, EM chained 24,000 records into one cluster.
     """
     frame = pd.read_parquet(datasets / "splink" / "historical_figures_with_errors_50k.parquet")
     entity = frame["cluster"].to_numpy()
@@ -74,7 +73,7 @@ def test_historical_50k_suggested_does_not_chain(tmp_path, datasets):
     done = run_cli("dedupe", tmp_path / "in.parquet", "--out", tmp_path / "out")
     assert done.returncode == 0, done.stderr
     clusters = pd.read_parquet(tmp_path / "out" / "clusters.parquet")
-    assert clusters["cluster_size"].max() < 2_000
+    assert clusters["cluster_size"].max() < 200
     joined = pd.DataFrame({"id": frame["unique_id"], "e": entity}).merge(
         clusters.rename(columns={"unique_id": "id"}), on="id")
 
@@ -86,4 +85,4 @@ def test_historical_50k_suggested_does_not_chain(tmp_path, datasets):
         pair_count(["e"])
     precision, recall = both / predicted, both / actual
     f1 = 2 * precision * recall / (precision + recall)
-    assert f1 >= 0.5, (precision, recall, f1)
+    assert f1 >= 0.85, (precision, recall, f1)
