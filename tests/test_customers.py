@@ -43,6 +43,7 @@ def test_korean_spellings_land_in_one_cluster():
             "address": ["서울특별시 강남구 테헤란로 123", "서울 강남구 테헤란로 123", None],
             "postcode": ["06236", "06 236", "13529"],
             "source": ["crm", "web", "shop"],
+            "signup_date": ["2020-01-01", "2021-05-05", "2022-02-02"],
         }
     )
     result = lk.dedupe(frame, lk.Rules.from_yaml(ROOT / "rules" / "customers.yaml"),
@@ -54,3 +55,35 @@ def test_korean_spellings_land_in_one_cluster():
     assert c.loc["K1", "representative_id"] == "K2"
     assert c.loc["K1", "action"] == "duplicate" and c.loc["K2", "action"] == "keep"
     assert "duplicate of K2" in c.loc["K1", "reason"]
+
+
+SOURCE_ORDER = {"crm": 0, "shop": 1, "web": 2, "import": 3}  # as rules/customers.yaml says
+
+
+def test_golden_records_take_each_field_from_the_named_record(tmp_path):
+    done = run_cli("dedupe", ROOT / "sample_data" / "customers.csv", "--rules",
+                   ROOT / "rules" / "customers.yaml", "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    golden = pd.read_parquet(tmp_path / "out" / "golden.parquet")
+    clusters = pd.read_parquet(tmp_path / "out" / "clusters.parquet")
+    records = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str)
+    assert len(golden) == clusters["cluster_id"].nunique()
+    rows = records.merge(clusters[["customer_id", "cluster_id"]], on="customer_id")
+    by_id = rows.set_index("customer_id")
+    several = golden[golden["cluster_id"].isin(
+        clusters.loc[clusters["cluster_size"] > 1, "cluster_id"])]
+    for _, g in several.head(50).iterrows():
+        members = rows[rows["cluster_id"] == g["cluster_id"]]
+        # phone: most recent signup among members with a phone, ties by id
+        with_phone = members.dropna(subset=["phone"]).sort_values(
+            ["signup_date", "customer_id"], ascending=[False, True])
+        assert g["phone__from"] == with_phone["customer_id"].iloc[0]
+        assert g["phone"] == by_id.loc[g["phone__from"], "phone"]
+        # company: best-ranked source (crm, shop, web, import) among members with a company
+        with_company = members.dropna(subset=["company"])
+        with_company = with_company.assign(rank=with_company["source"].map(SOURCE_ORDER))\
+            .sort_values(["rank", "customer_id"])
+        if len(with_company):
+            assert g["company__from"] == with_company["customer_id"].iloc[0]
+        else:
+            assert pd.isna(g["company"])
