@@ -550,7 +550,8 @@ def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matc
             {"name": t.name, "records": len(t.frame), "checksum": t.checksum} for t in tables
         ],
         "id_column": id_column or ROW_ID,
-        "rules": {"source": rules.source, "config_hash": rules.config_hash()},
+        "rules": {"source": rules.source, "config_hash": rules.config_hash(),
+                  "seed": getattr(rules.scoring, "seed", None)},
         "normalization_version": NORMALIZATION_VERSION,
         "versions": _versions(),
         "stages": {
