@@ -154,6 +154,39 @@ def forget(run_dir, record_id, column, value, out, only_record):
     click.echo(f"  wrote {out}/ ({run_dir}/ is unchanged)")
 
 
+@main.command()
+@click.argument("train_path", metavar="TRAIN", type=click.Path(path_type=Path))
+@click.option("--eval", "eval_path", required=True, type=click.Path(path_type=Path),
+              help="The evaluation set whose items must not leak into TRAIN.")
+@click.option("--text-column", default="text", show_default=True)
+@click.option("--ngram", default=13, show_default=True, type=int,
+              help="Words in a shared passage that counts as contamination.")
+@click.option("--char-ngram", default=None, type=int,
+              help="Characters per n-gram for Hangul/CJK text (default 3 x --ngram).")
+@click.option("--train-id", default=None, help="Id column of TRAIN (row numbers otherwise).")
+@click.option("--eval-id", default=None, help="Id column of --eval (row numbers otherwise).")
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--sep", default=None, help="CSV separator; sniffed when not given.")
+@click.option("--encoding", default="utf-8", show_default=True)
+def decontaminate(train_path, eval_path, text_column, ngram, char_ngram, train_id, eval_id,
+                  out, sep, encoding):
+    """Flag TRAIN records that share a --ngram-word passage (or their whole normalized text)
+    with an item of --eval, naming the eval item; writes contamination.parquet."""
+    from linkage.io import read
+    from linkage.text.contamination import contamination_summary, write_contamination_report
+    from linkage.text.contamination import decontaminate as run
+
+    train = read(train_path, sep=sep, encoding=encoding)
+    evaluation = read(eval_path, sep=sep, encoding=encoding)
+    result = run(train, evaluation, text_column=text_column, ngram=ngram,
+                 char_ngram=char_ngram, train_id=train_id, eval_id=eval_id)
+    write_contamination_report(result, out)
+    s = contamination_summary(result)
+    click.echo(f"{s['contaminated']:,} of {s['train_records']:,} train records contaminated "
+               f"({s['contamination_rate']:.2%}; {s['exact_matches']:,} exact copies)")
+    click.echo(f"  wrote {out}/")
+
+
 def _suggested(paths, sep, encoding):
     from linkage.io import read
     from linkage.settings import Rules

@@ -119,6 +119,32 @@ def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) ->
                 raise InputError(msg)
 
 
+def exact_stage(spec, records: pd.DataFrame, id_name: str):
+    """Rows that stand for their exact group, and the (first member, copy) star edges."""
+    from linkage.text.exact import exact_groups, row_hashes
+
+    columns = spec.columns or [c for c in records.columns if c != id_name]
+    groups = np.asarray(exact_groups(row_hashes(records, columns, normalize=spec.normalize)))
+    rows = np.arange(len(groups))
+    first = pd.Series(rows).groupby(groups).transform("min").to_numpy()
+    copies = rows != first
+    return np.flatnonzero(~copies), (first[copies], rows[copies])
+
+
+def add_exact_pairs(pairs, representatives, star, n, n_blockers):
+    """Map blocked pairs of representatives back to rows and add the exact star edges (with
+    their own bit after the blockers')."""
+    left = representatives[pairs.left]
+    right = representatives[pairs.right]
+    all_left = np.concatenate([left, star[0]])
+    all_right = np.concatenate([right, star[1]])
+    mask = np.concatenate([pairs.mask, np.full(len(star[0]), 1 << n_blockers, dtype=np.int64)])
+    order = np.lexsort((all_right, all_left))
+    pairs.left, pairs.right, pairs.mask = all_left[order], all_right[order], mask[order]
+    pairs.proposed["exact"] = len(star[0])
+    return pairs
+
+
 def compare_pairs(
     comparisons: list,
     work: dict[str, np.ndarray],
@@ -286,8 +312,24 @@ def run_local(
                 "missing": int(pd.isna(after).sum()),
             }
 
+    with clock.stage("exact"):
+        # Byte-identical (normalized) records: linked to their group's first member and left
+        # out of blocking, so a text copied 1,000 times costs 999 pairs, not 499,500.
+        representatives = None
+        exact_stats = {}
+        if rules.exact is not None:
+            if mode == "link":
+                raise InputError(f"{rules.source}: `exact` is for dedupe runs; leave it out "
+                                 "when linking two tables.")
+            representatives, star = exact_stage(rules.exact, combined, id_name)
+            exact_stats = {"groups_with_copies": len(np.unique(star[0])),
+                           "records_collapsed": len(star[0])}
+
     with clock.stage("block"):
-        data = BlockingInput(work, source if mode == "link" else None)
+        if representatives is None:
+            data = BlockingInput(work, source if mode == "link" else None)
+        else:
+            data = BlockingInput({c: v[representatives] for c, v in work.items()}, None)
         with _progress(len(rules.blocking), "blocking", progress) as bar:
             pairs = block(
                 rules.blocking,
@@ -296,6 +338,8 @@ def run_local(
                 max_block_size=rules.max_block_size,
                 progress=bar,
             )
+        if representatives is not None:
+            pairs = add_exact_pairs(pairs, representatives, star, n, len(rules.blocking))
 
     with clock.stage("compare"), _progress(len(rules.comparisons), "comparing", progress) as bar:
         scorer = rules.scoring
@@ -318,6 +362,8 @@ def run_local(
         weight = scorer.match_weight(matrix)
         probability = scorer.match_probability(matrix)
         matched = weight >= scorer.threshold
+        if representatives is not None:  # exact copies are duplicates; guards may still differ
+            matched |= (pairs.mask & (1 << len(rules.blocking))) > 0
 
     with clock.stage("guard"):
         guard = GuardContext(combined, ids.to_numpy(), source, pairs.left, pairs.right, weight,
@@ -354,6 +400,8 @@ def run_local(
         mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matched, clusters,
         outputs["clusters"], id_column, combined,
     )
+    if exact_stats:
+        summary["stages"]["exact"] = exact_stats
     summary["stages"]["guard"] = {
         g.guard_name: {
             decision: sum(1 for d in guard.decisions

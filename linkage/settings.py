@@ -88,6 +88,21 @@ class Normalize(Configurable):
         return out
 
 
+class ExactStage(Configurable):
+    """Group records whose (normalized) values are identical before blocking.
+
+    `columns`: the columns to hash (all input columns but the id when left out); `normalize`:
+    hash the `text`-normalized values (case, width, punctuation, spaces) instead of the raw
+    ones. A 128-bit hash: for n records the chance of any collision is about n² / 2^129.
+    """
+
+    def __init__(self, *, columns: list[str] | None = None, normalize: bool = True):
+        check(columns is None or len(columns) > 0, self, "columns",
+              "must name at least one column, or be left out for all", columns)
+        self.columns = None if columns is None else list(columns)
+        self.normalize = normalize
+
+
 class Rules(Configurable):
     """Everything a run needs besides its data.
 
@@ -119,6 +134,7 @@ class Rules(Configurable):
         max_removal_rate: float = 0.2,
         golden: GoldenRecord | None = None,
         guards: list[Guard] = (),
+        exact: ExactStage | None = None,
     ):
         self.id_column = id_column
         self.source_column = source_column
@@ -133,6 +149,7 @@ class Rules(Configurable):
         self.keep = KeepPolicy.coerce(keep)
         self.golden = golden
         self.guards = list(guards)
+        self.exact = exact
         self.one_to_one = one_to_one
         self.max_pairs = max_pairs
         self.max_block_size = max_block_size
@@ -253,6 +270,8 @@ class Rules(Configurable):
             needed.setdefault(c, "keep.column")
         for c in (self.golden.columns if self.golden else []):
             needed.setdefault(c, "golden")
+        for k, c in enumerate((self.exact.columns or []) if self.exact else []):
+            needed.setdefault(c, f"exact.columns[{k}]")
         for k, guard in enumerate(self.guards):
             for key, columns in guard.input_columns().items():
                 for c in columns:

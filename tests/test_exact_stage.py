@@ -1,0 +1,47 @@
+"""The exact stage: identical (normalized) records are linked without blocking them all."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+import linkage as lk
+from tests.conftest import ROOT
+
+
+def _rules(exact: bool) -> lk.Rules:
+    data = lk.Rules.from_yaml(ROOT / "rules" / "labelled_text.yaml").to_dict()
+    data["guards"] = []  # compare the stage alone
+    if exact:
+        data["exact"] = {"columns": ["text"]}
+    return lk.Rules.from_dict(data)
+
+
+def test_exact_stage_keeps_the_partition_and_saves_pairs():
+    source = ROOT / "sample_data" / "labelled_text.csv"
+    plain = lk.dedupe(source, _rules(False), progress=False)
+    staged = lk.dedupe(source, _rules(True), progress=False)
+    stats = staged.summary()["stages"]["exact"]
+    assert stats["records_collapsed"] > 100
+    # Copies are linked to their group's first member by the exact bit, not by blocking.
+    exact_bit = 1 << len(staged.rules.blocking)
+    assert ((staged.pairs["blockers"] & exact_bit) > 0).sum() == stats["records_collapsed"]
+    assert len(staged.pairs) < len(plain.pairs)
+    same = plain.clusters.merge(staged.clusters, on="doc_id", suffixes=("_a", "_b"))
+    # The same partition: each plain cluster maps to exactly one staged cluster and back.
+    assert same.groupby("cluster_id_a")["cluster_id_b"].nunique().max() == 1
+    assert same.groupby("cluster_id_b")["cluster_id_a"].nunique().max() == 1
+
+
+def test_exact_groups_normalize_case_and_spaces():
+    frame = pd.DataFrame({"id": ["a", "b", "c"], "text": ["Hello,  World", "hello world",
+                                                          "goodbye world"]})
+    rules = lk.Rules.from_dict({
+        "id_column": "id",
+        "exact": {"columns": ["text"]},
+        "blocking": [{"keys": ["first(text, 3)"]}],
+        "comparisons": [{"type": "exact", "column": "text"}],
+        "scoring": {"threshold": 1.0},
+    })
+    result = lk.dedupe(frame, rules, progress=False)
+    c = result.clusters.set_index("id")["cluster_id"]
+    assert c["a"] == c["b"] != c["c"]
