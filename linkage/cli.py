@@ -187,6 +187,22 @@ def decontaminate(train_path, eval_path, text_column, ngram, char_ngram, train_i
     click.echo(f"  wrote {out}/")
 
 
+@main.command("lsh-params")
+@click.option("--threshold", required=True, type=float, help="Jaccard similarity to catch.")
+@click.option("--num-perm", default=128, show_default=True, type=int)
+@click.option("--bands", default=None, type=int, help="Override the derived bands...")
+@click.option("--rows", default=None, type=int, help="...and rows per band.")
+def lsh_params(threshold, num_perm, bands, rows):
+    """Print the LSH bands and rows for a Jaccard threshold, the threshold they really give,
+    (1/b)^(1/r), and the S-curve P(candidate | J) = 1 - (1 - J^r)^b for J from 0.5 to 0.95."""
+    from linkage.errors import RulesError
+    from linkage.text.lsh import format_lsh_params
+
+    if not 0 < threshold < 1:
+        raise RulesError(f"--threshold must be in (0, 1). Got {threshold!r} instead.")
+    click.echo(format_lsh_params(threshold, num_perm, bands, rows))
+
+
 def _suggested(paths, sep, encoding):
     from linkage.io import read
     from linkage.settings import Rules

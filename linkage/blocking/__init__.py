@@ -16,3 +16,8 @@ __all__ = [
     "blocker_names",
     "estimate",
 ]
+
+# Registers `type: minhash` in the Blocker family (numpy only; nothing heavy is imported).
+from linkage.text.lsh import MinHashBlocker
+
+__all__ += ["MinHashBlocker"]
