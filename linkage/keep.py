@@ -18,7 +18,7 @@ from linkage.errors import InputError
 
 KeepPolicyName = Literal[
     "first", "oldest", "newest", "most_complete", "longest", "highest", "source_priority",
-    "diverse",
+    "diverse", "farthest_from_centroid",
 ]
 """Which record of a cluster is kept first (every tie goes to the smallest id):
 
@@ -38,7 +38,12 @@ KeepPolicyName = Literal[
   each source's longest record (all values' text length) comes before any source's second
   record; within a round, longer records first. With `k: 3`, three sources survive when a
   cluster has them.
+- `farthest_from_centroid`: with a `semantic:` stage (SemDeDup), the record farthest from its
+  k-means centroid, the least typical one, as SemDeDup keeps; records the stage did not
+  embed rank last.
 """
+
+CENTROID_DISTANCE = "__centroid_distance"  # filled by the pipeline's semantic stage
 
 POLICIES: tuple[str, ...] = get_args(KeepPolicyName)
 
@@ -286,6 +291,15 @@ def _policy_keys(policy: KeepPolicy, records: pd.DataFrame, clusters: np.ndarray
         return [missing, -np.where(missing, 0.0, scores)]
     if name == "source_priority":
         return [source_key(records[policy.column], policy.order)]
+    if name == "farthest_from_centroid":
+        if CENTROID_DISTANCE not in records:
+            raise InputError(
+                "keep policy 'farthest_from_centroid' needs the distances of a `semantic:` "
+                "stage (SemDeDup). Add one to the rules, or choose another keep policy."
+            )
+        distance = records[CENTROID_DISTANCE].to_numpy(dtype=float)
+        missing = np.isnan(distance)
+        return [missing, -np.where(missing, 0.0, distance)]
     if name == "diverse":
         sources = records[policy.column].reset_index(drop=True)
         codes, _ = pd.factorize(sources, use_na_sentinel=False)

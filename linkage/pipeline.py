@@ -27,7 +27,7 @@ from linkage.errors import InputError, LinkageWarning
 from linkage.golden import build_golden
 from linkage.guards import GuardContext, apply_guards
 from linkage.io import as_text
-from linkage.keep import id_rank, keeper_rank
+from linkage.keep import CENTROID_DISTANCE, id_rank, keeper_rank
 from linkage.result import Result
 from linkage.scoring import ComparisonMatrix, Supervised
 from linkage.settings import Rules
@@ -134,15 +134,51 @@ def exact_stage(spec, records: pd.DataFrame, id_name: str):
 def add_exact_pairs(pairs, representatives, star, n, n_blockers):
     """Map blocked pairs of representatives back to rows and add the exact star edges (with
     their own bit after the blockers')."""
-    left = representatives[pairs.left]
-    right = representatives[pairs.right]
-    all_left = np.concatenate([left, star[0]])
-    all_right = np.concatenate([right, star[1]])
-    mask = np.concatenate([pairs.mask, np.full(len(star[0]), 1 << n_blockers, dtype=np.int64)])
-    order = np.lexsort((all_right, all_left))
-    pairs.left, pairs.right, pairs.mask = all_left[order], all_right[order], mask[order]
+    pairs.left = representatives[pairs.left]
+    pairs.right = representatives[pairs.right]
     pairs.proposed["exact"] = len(star[0])
+    return union_pairs(pairs, star[0], star[1], 1 << n_blockers, n)
+
+
+def union_pairs(pairs, left, right, bit: int, n: int):
+    """Add pairs (i < j) proposed by a stage with its own bit; a pair proposed twice is kept
+    once with both bits, as blocking does."""
+    lo, hi = np.minimum(left, right).astype(np.int64), np.maximum(left, right).astype(np.int64)
+    codes = np.concatenate([pairs.left.astype(np.int64) * n + pairs.right, lo * n + hi])
+    masks = np.concatenate([pairs.mask, np.full(len(lo), bit, dtype=np.int64)])
+    order = np.argsort(codes, kind="stable")
+    codes, masks = codes[order], masks[order]
+    if len(codes):
+        starts = np.concatenate([[0], np.flatnonzero(np.diff(codes)) + 1])
+        unique, mask = codes[starts], np.bitwise_or.reduceat(masks, starts)
+    else:
+        unique, mask = codes, masks
+    pairs.left, pairs.right, pairs.mask = unique // n, unique % n, mask
     return pairs
+
+
+def semantic_stage(spec, records: pd.DataFrame, n: int):
+    """SemDeDup over the selected records: duplicate pairs (row numbers) and each record's
+    distance to its k-means centroid (NaN for records the stage did not embed)."""
+    from linkage.text.embeddings import Encoder
+    from linkage.text.semdedup import semdedup
+
+    values = records[spec.column]
+    selected = values.notna().to_numpy() & values.astype(str).str.strip().ne("").to_numpy()
+    for column, allowed in (spec.where or {}).items():
+        selected &= records[column].astype(str).isin([str(v) for v in allowed]).to_numpy()
+    rows = np.flatnonzero(selected)
+    distance = np.full(n, np.nan)
+    if len(rows) < 2:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), distance, len(rows)
+    vectors = Encoder(model=spec.model).encode(values.to_numpy()[rows].astype(str).tolist())
+    clusters = spec.n_clusters or max(1, round(float(np.sqrt(len(rows)))))
+    result = semdedup(vectors, n_clusters=min(clusters, len(rows)), epsilon=spec.epsilon,
+                      seed=spec.seed)
+    _, found = result
+    found = np.asarray(found, dtype=np.int64).reshape(-1, 2)
+    distance[rows] = result.centroid_distance
+    return rows[found[:, 0]], rows[found[:, 1]], distance, len(rows)
 
 
 def compare_pairs(
@@ -340,6 +376,14 @@ def run_local(
             )
         if representatives is not None:
             pairs = add_exact_pairs(pairs, representatives, star, n, len(rules.blocking))
+        centroid_distance = None
+        if rules.semantic is not None:
+            if mode == "link":
+                raise InputError(f"{rules.source}: `semantic` is for dedupe runs.")
+            sl, sr, centroid_distance, embedded = semantic_stage(rules.semantic, combined, n)
+            pairs = union_pairs(pairs, sl, sr, 1 << (len(rules.blocking) + 1), n)
+            pairs.proposed["semantic"] = len(sl)
+            exact_stats["semantic"] = {"records_embedded": embedded, "duplicate_pairs": len(sl)}
 
     with clock.stage("compare"), _progress(len(rules.comparisons), "comparing", progress) as bar:
         scorer = rules.scoring
@@ -362,8 +406,14 @@ def run_local(
         weight = scorer.match_weight(matrix)
         probability = scorer.match_probability(matrix)
         matched = weight >= scorer.threshold
-        if representatives is not None:  # exact copies are duplicates; guards may still differ
-            matched |= (pairs.mask & (1 << len(rules.blocking))) > 0
+        # Exact copies and SemDeDup pairs are duplicates by their stage; guards may differ.
+        stage_bits = 0
+        if representatives is not None:
+            stage_bits |= 1 << len(rules.blocking)
+        if rules.semantic is not None:
+            stage_bits |= 1 << (len(rules.blocking) + 1)
+        if stage_bits:
+            matched |= (pairs.mask & stage_bits) > 0
 
     with clock.stage("guard"):
         guard = GuardContext(combined, ids.to_numpy(), source, pairs.left, pairs.right, weight,
@@ -381,7 +431,9 @@ def run_local(
 
     with clock.stage("keep"):
         rank = id_rank(ids) + (source.astype(np.int64) * n)  # left before right when linking
-        ranks = keeper_rank(rules.keep, combined, clusters, rank)
+        ranked = combined if centroid_distance is None else combined.assign(
+            **{CENTROID_DISTANCE: centroid_distance})
+        ranks = keeper_rank(rules.keep, ranked, clusters, rank)
         limit = np.full(int(clusters.max()) + 1 if n else 0, rules.keep.k, dtype=np.int64)
         np.maximum.at(limit, clusters, guard.keep_limit.astype(np.int64))  # keep_up_to
         is_keeper = ranks < limit[clusters]
@@ -400,6 +452,8 @@ def run_local(
         mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matched, clusters,
         outputs["clusters"], id_column, combined,
     )
+    if "semantic" in exact_stats:
+        summary["stages"]["semantic"] = exact_stats.pop("semantic")
     if exact_stats:
         summary["stages"]["exact"] = exact_stats
     summary["stages"]["guard"] = {

@@ -23,6 +23,7 @@ from linkage.golden import GoldenRecord
 from linkage.guards import Guard
 from linkage.keep import KeepPolicy, KeepPolicyName
 from linkage.scoring import RuleSum, Scorer
+from linkage.text import embeddings as _embeddings  # noqa: F401  (registers embedding, cosine, jaccard)
 
 
 def _normalizers() -> dict[str, Any]:
@@ -103,6 +104,45 @@ class ExactStage(Configurable):
         self.normalize = normalize
 
 
+class SemanticStage(Configurable):
+    """SemDeDup on a text column: k-means over sentence embeddings; inside each k-means
+    cluster, pairs with cosine similarity above 1 - `epsilon` are duplicates.
+
+    `model` and `epsilon` belong together (a threshold belongs to its model). `where` limits
+    the stage to records whose column holds one of the listed values
+    (`where: {source: [qa, synthetic]}`). `n_clusters` defaults to the square root of the
+    records embedded. Pair it with `keep: farthest_from_centroid` to keep, as SemDeDup does,
+    the least typical record of each group.
+    """
+
+    def __init__(
+        self,
+        column: str,
+        *,
+        model: str = "all-MiniLM-L6-v2",
+        epsilon: float = 0.05,
+        n_clusters: int | None = None,
+        where: dict[str, list[str]] | None = None,
+        seed: int = 0,
+    ):
+        check(isinstance(epsilon, int | float) and 0 < epsilon < 1, self, "epsilon",
+              "must be in (0, 1): pairs above cosine 1 - epsilon are duplicates", epsilon)
+        check(n_clusters is None or n_clusters >= 1, self, "n_clusters",
+              "must be a positive whole number, or left out", n_clusters)
+        self.column = column
+        self.model = model
+        self.epsilon = float(epsilon)
+        self.n_clusters = n_clusters
+        self.where = where
+        self.seed = seed
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out.setdefault("model", self.model)  # always written beside its epsilon
+        out.setdefault("epsilon", self.epsilon)
+        return out
+
+
 class Rules(Configurable):
     """Everything a run needs besides its data.
 
@@ -135,6 +175,7 @@ class Rules(Configurable):
         golden: GoldenRecord | None = None,
         guards: list[Guard] = (),
         exact: ExactStage | None = None,
+        semantic: SemanticStage | None = None,
     ):
         self.id_column = id_column
         self.source_column = source_column
@@ -150,6 +191,7 @@ class Rules(Configurable):
         self.golden = golden
         self.guards = list(guards)
         self.exact = exact
+        self.semantic = semantic
         self.one_to_one = one_to_one
         self.max_pairs = max_pairs
         self.max_block_size = max_block_size
@@ -270,6 +312,10 @@ class Rules(Configurable):
             needed.setdefault(c, "keep.column")
         for c in (self.golden.columns if self.golden else []):
             needed.setdefault(c, "golden")
+        if self.semantic is not None:
+            needed.setdefault(self.semantic.column, "semantic.column")
+            for c in self.semantic.where or {}:
+                needed.setdefault(c, "semantic.where")
         for k, c in enumerate((self.exact.columns or []) if self.exact else []):
             needed.setdefault(c, f"exact.columns[{k}]")
         for k, guard in enumerate(self.guards):

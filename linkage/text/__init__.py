@@ -1,5 +1,6 @@
 """Free text: shingles, MinHash signatures, LSH and the MinHash blocker."""
 
+from linkage.text.embeddings import Cosine, EmbeddingBlocker, Encoder, Jaccard
 from linkage.text.lsh import (
     MinHashBlocker,
     candidate_pairs,
@@ -10,10 +11,16 @@ from linkage.text.lsh import (
     similar_pairs,
 )
 from linkage.text.minhash import load_signatures, save_signatures, signatures
+from linkage.text.semdedup import SemDeDupResult, semdedup
 from linkage.text.shingles import Shingles, shingle
 
 __all__ = [
+    "Cosine",
+    "EmbeddingBlocker",
+    "Encoder",
+    "Jaccard",
     "MinHashBlocker",
+    "SemDeDupResult",
     "Shingles",
     "candidate_pairs",
     "format_lsh_params",
@@ -22,6 +29,7 @@ __all__ = [
     "lsh_params",
     "s_curve",
     "save_signatures",
+    "semdedup",
     "shingle",
     "signatures",
     "similar_pairs",

