@@ -452,6 +452,7 @@ def run_local(
         mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matched, clusters,
         outputs["clusters"], id_column, combined,
     )
+    summary["stages"]["score"].update(scorer_report(scorer))
     if "semantic" in exact_stats:
         summary["stages"]["semantic"] = exact_stats.pop("semantic")
     if exact_stats:
@@ -586,6 +587,20 @@ def _outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, mat
     if guard.decisions:
         out["guards"] = pd.DataFrame(guard.decisions).astype({"record_id": str})
     return out
+
+
+def scorer_report(scorer) -> dict:
+    """What the fitted scorer learned that a reviewer should see in summary.json."""
+    report: dict = {"threshold": float(scorer.threshold)}
+    if hasattr(scorer, "prior_"):  # Fellegi-Sunter
+        report.update(prior=round(float(scorer.prior_), 8), em_iterations=scorer.n_iterations_,
+                      em_converged=bool(scorer.converged_))
+    if hasattr(scorer, "cv_precision_"):  # supervised: the cross-validated threshold
+        report.update(probability_threshold=round(scorer.threshold_, 6),
+                      cv_precision=round(scorer.cv_precision_, 4),
+                      cv_recall=round(scorer.cv_recall_, 4), cv_f1=round(scorer.cv_f1_, 4),
+                      labelled_pairs=int(scorer.n_labelled_))
+    return report
 
 
 def removals_by(values: pd.Series, removed: np.ndarray) -> dict[str, dict]:

@@ -7,6 +7,8 @@ reads like any user's labels file.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import yaml
@@ -42,6 +44,9 @@ def test_supervised_febrl3_from_band_sampled_labels(tmp_path, datasets):
     precision, recall, f1 = f1_score(predicted, truth)
     assert f1 >= 0.99, (precision, recall, f1)
     assert (tmp_path / "out" / "model.json").exists()
+    score = json.loads((tmp_path / "out" / "summary.json").read_text())["stages"]["score"]
+    assert score["labelled_pairs"] == len(sample)
+    assert 0 < score["cv_precision"] <= 1 and 0 < score["cv_recall"] <= 1
     explained = run_cli("explain", tmp_path / "out", clusters["rec_id"][
         clusters["cluster_size"] > 1].iloc[0])
     assert explained.returncode == 0, explained.stderr
