@@ -96,3 +96,28 @@ def check_thresholds(owner: object, thresholds: list[float]) -> list[float]:
     check(len(set(thresholds)) == len(thresholds), owner, "thresholds",
           "must not repeat a value", thresholds)
     return sorted(thresholds, reverse=True)
+
+
+class SimilarityComparison(Comparison):
+    """A similarity in [0, 1] cut into levels: else, one per threshold (lowest first), exact
+    (equal values). Subclasses give `_similarity` over arrays of distinct value pairs."""
+
+    def __init__(
+        self, column: str, *, thresholds: list[float] = (0.92, 0.8), name: str | None = None
+    ):
+        super().__init__(column, name=name)
+        self.thresholds = check_thresholds(self, thresholds)
+
+    @property
+    def level_labels(self) -> list[str]:
+        return ["else", *(f">={t:g}" for t in sorted(self.thresholds)), "exact"]
+
+    def _similarity(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _score(self, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        exact = np.asarray(left == right, dtype=bool)
+        sims = np.clip(np.asarray(self._similarity(left, right), dtype=np.float32), 0.0, 1.0)
+        sims[exact] = 1.0
+        return levels_from_thresholds(sims, exact, self.thresholds), sims
+

@@ -14,7 +14,7 @@ from rapidfuzz.distance import DamerauLevenshtein as _DL
 from rapidfuzz.distance import JaroWinkler as _JW
 from rapidfuzz.distance import Levenshtein as _Lev
 
-from linkage.comparators._base import Comparison, check_thresholds, levels_from_thresholds
+from linkage.comparators._base import SimilarityComparison
 from linkage.normalize.hangul import has_hangul, to_jamo
 
 
@@ -22,28 +22,14 @@ def _prepare(values: np.ndarray) -> list[str]:
     return [to_jamo(v) if has_hangul(v) else v for v in map(str, values)]
 
 
-class _StringComparison(Comparison):
+class _StringComparison(SimilarityComparison):
     scorer: ClassVar[Callable[..., float]]
     scale: ClassVar[float] = 1.0
 
-    def __init__(
-        self, column: str, *, thresholds: list[float] = (0.92, 0.8), name: str | None = None
-    ):
-        super().__init__(column, name=name)
-        self.thresholds = check_thresholds(self, thresholds)
-
-    @property
-    def level_labels(self) -> list[str]:
-        return ["else", *(f">={t:g}" for t in sorted(self.thresholds)), "exact"]
-
-    def _score(self, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        exact = np.asarray(left == right, dtype=bool)
-        sims = process.cpdist(
+    def _similarity(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        return process.cpdist(
             _prepare(left), _prepare(right), scorer=type(self).scorer, workers=-1
-        ).astype(np.float32) / np.float32(self.scale)
-        sims = np.clip(sims, 0.0, 1.0)
-        sims[exact] = 1.0
-        return levels_from_thresholds(sims, exact, self.thresholds), sims
+        ) / self.scale
 
 
 class JaroWinkler(_StringComparison):

@@ -45,12 +45,7 @@ import pandas as pd
 
 from linkage._schema import check
 from linkage.blocking._blockers import Blocker, BlockingInput, Proposal
-from linkage.comparators._base import (
-    Comparison,
-    check_thresholds,
-    is_missing,
-    levels_from_thresholds,
-)
+from linkage.comparators._base import SimilarityComparison, is_missing
 from linkage.errors import LinkageError
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
@@ -477,7 +472,7 @@ class EmbeddingBlocker(Blocker):
 # Comparisons
 
 
-class Cosine(Comparison):
+class Cosine(SimilarityComparison):
     """Cosine similarity of the two texts' embeddings (`model`, cached on disk).
 
     Levels: else, one per threshold (lowest first), exact (identical text). `thresholds` are
@@ -494,12 +489,11 @@ class Cosine(Comparison):
         thresholds: list[float] = (0.9, 0.8),
         name: str | None = None,
     ):
-        super().__init__(column, name=name)
+        super().__init__(column, thresholds=thresholds, name=name)
         check(isinstance(model, str) and model != "", self, "model",
               f"must be a model name ({BUNDLED_MODEL!r}, 'static') or a local model folder",
               model)
         self.model = model
-        self.thresholds = check_thresholds(self, thresholds)
         self.encoder: Encoder | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -508,21 +502,13 @@ class Cosine(Comparison):
         out.setdefault("thresholds", list(self.thresholds))
         return out
 
-    @property
-    def level_labels(self) -> list[str]:
-        return ["else", *(f">={t:g}" for t in sorted(self.thresholds)), "exact"]
-
-    def _score(self, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        left = np.asarray([str(v) for v in left], dtype=object)
-        right = np.asarray([str(v) for v in right], dtype=object)
-        exact = np.asarray(left == right, dtype=bool)
+    def _similarity(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        # Negative cosine is no more evidence than zero: similarities stay in [0, 1].
         encoder = self.encoder or Encoder(self.model, normalize=True)
-        vec = encoder.encode(np.concatenate([left, right]).tolist())
+        texts = [str(v) for v in left] + [str(v) for v in right]
+        vec = encoder.encode(texts)
         n = len(left)
-        sims = np.einsum("ij,ij->i", vec[:n], vec[n:]).astype(np.float32)
-        sims = np.clip(sims, -1.0, 1.0)
-        sims[exact] = 1.0
-        return levels_from_thresholds(sims, exact, self.thresholds), sims
+        return np.einsum("ij,ij->i", vec[:n], vec[n:])
 
 
 _WORD = re.compile(r"\w+")
@@ -566,7 +552,7 @@ def jaccard_similarity(left, right) -> np.ndarray:
     return sims.astype(np.float32)
 
 
-class Jaccard(Comparison):
+class Jaccard(SimilarityComparison):
     """Token-set Jaccard similarity of the two texts' words (NFKC, case-folded).
 
     Levels: else, one per threshold (lowest first), exact (identical text). Word order and
@@ -578,19 +564,10 @@ class Jaccard(Comparison):
     def __init__(
         self, column: str, *, thresholds: list[float] = (0.8, 0.5), name: str | None = None
     ):
-        super().__init__(column, name=name)
-        self.thresholds = check_thresholds(self, thresholds)
+        super().__init__(column, thresholds=thresholds, name=name)
 
-    @property
-    def level_labels(self) -> list[str]:
-        return ["else", *(f">={t:g}" for t in sorted(self.thresholds)), "exact"]
-
-    def _score(self, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        exact = np.asarray(left == right, dtype=bool)
-        sims = jaccard_similarity(left, right)
-        sims[exact] = 1.0
-        return levels_from_thresholds(sims, exact, self.thresholds), sims
-
+    def _similarity(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        return jaccard_similarity(left, right)
 
 __all__ = [
     "BUNDLED_MODEL",
