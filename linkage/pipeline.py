@@ -119,25 +119,51 @@ def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) ->
                 raise InputError(msg)
 
 
-def exact_stage(spec, records: pd.DataFrame, id_name: str):
-    """Rows that stand for their exact group, and the (first member, copy) star edges."""
+STAGE_BITS = ("exact", "semantic", "url")  # after the blockers' bits, in this order
+
+
+def stage_bit(rules: Rules, stage: str) -> int:
+    """The `blockers` mask bit of pairs proposed by a stage rather than a blocker."""
+    return 1 << (len(rules.blocking) + STAGE_BITS.index(stage))
+
+
+def stage_star(frame: pd.DataFrame, *, normalize: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(first member, copy) edges of the groups of identical rows; rows with nothing in
+    these columns are no one's copy."""
     from linkage.text.exact import exact_groups, row_hashes
 
-    columns = spec.columns or [c for c in records.columns if c != id_name]
-    groups = np.asarray(exact_groups(row_hashes(records, columns, normalize=spec.normalize)))
+    present = np.zeros(len(frame), dtype=bool)
+    for column in frame.columns:
+        values = frame[column]
+        present |= (values.notna() & values.astype(str).str.strip().ne("")).to_numpy()
+    groups = np.asarray(exact_groups(row_hashes(frame, list(frame.columns),
+                                                normalize=normalize)), dtype=np.int64)
     rows = np.arange(len(groups))
+    groups[~present] = -1 - rows[~present]  # each empty row alone
     first = pd.Series(rows).groupby(groups).transform("min").to_numpy()
     copies = rows != first
-    return np.flatnonzero(~copies), (first[copies], rows[copies])
+    return first[copies], rows[copies]
 
 
-def add_exact_pairs(pairs, representatives, star, n, n_blockers):
-    """Map blocked pairs of representatives back to rows and add the exact star edges (with
-    their own bit after the blockers')."""
-    pairs.left = representatives[pairs.left]
-    pairs.right = representatives[pairs.right]
-    pairs.proposed["exact"] = len(star[0])
-    return union_pairs(pairs, star[0], star[1], 1 << n_blockers, n)
+def stage_groups(rules: Rules, records: pd.DataFrame, id_name: str):
+    """The url and exact stages: their star edges by stage name, and the rows left to block
+    (one per group of records joined by any stage)."""
+    from linkage.normalize import normalize_url
+
+    stars = {}
+    if rules.url is not None:
+        urls = normalize_url(records[rules.url.column].astype(object)
+                             .where(records[rules.url.column].notna(), None))
+        stars["url"] = stage_star(pd.DataFrame({"url": urls}), normalize=False)
+    if rules.exact is not None:
+        columns = rules.exact.columns or [c for c in records.columns if c != id_name]
+        stars["exact"] = stage_star(records[columns], normalize=rules.exact.normalize)
+    left = np.concatenate([s[0] for s in stars.values()])
+    right = np.concatenate([s[1] for s in stars.values()])
+    groups = connected_components(len(records), left, right)
+    rows = np.arange(len(records))
+    first = pd.Series(rows).groupby(groups).transform("min").to_numpy()
+    return stars, np.flatnonzero(first == rows)
 
 
 def union_pairs(pairs, left, right, bit: int, n: int):
@@ -353,13 +379,14 @@ def run_local(
         # out of blocking, so a text copied 1,000 times costs 999 pairs, not 499,500.
         representatives = None
         exact_stats = {}
-        if rules.exact is not None:
+        if rules.exact is not None or rules.url is not None:
             if mode == "link":
-                raise InputError(f"{rules.source}: `exact` is for dedupe runs; leave it out "
-                                 "when linking two tables.")
-            representatives, star = exact_stage(rules.exact, combined, id_name)
-            exact_stats = {"groups_with_copies": len(np.unique(star[0])),
-                           "records_collapsed": len(star[0])}
+                raise InputError(f"{rules.source}: `exact` and `url` are for dedupe runs; "
+                                 "leave them out when linking two tables.")
+            stars, representatives = stage_groups(rules, combined, id_name)
+            for name, star in stars.items():
+                exact_stats[name] = {"groups_with_copies": len(np.unique(star[0])),
+                                     "records_collapsed": len(star[0])}
 
     with clock.stage("block"):
         if representatives is None:
@@ -375,13 +402,17 @@ def run_local(
                 progress=bar,
             )
         if representatives is not None:
-            pairs = add_exact_pairs(pairs, representatives, star, n, len(rules.blocking))
+            # Blocked pairs of representatives back to rows; each stage's edges, own bit.
+            pairs.left, pairs.right = representatives[pairs.left], representatives[pairs.right]
+            for name, star in stars.items():
+                pairs = union_pairs(pairs, star[0], star[1], stage_bit(rules, name), n)
+                pairs.proposed[name] = len(star[0])
         centroid_distance = None
         if rules.semantic is not None:
             if mode == "link":
                 raise InputError(f"{rules.source}: `semantic` is for dedupe runs.")
             sl, sr, centroid_distance, embedded = semantic_stage(rules.semantic, combined, n)
-            pairs = union_pairs(pairs, sl, sr, 1 << (len(rules.blocking) + 1), n)
+            pairs = union_pairs(pairs, sl, sr, stage_bit(rules, "semantic"), n)
             pairs.proposed["semantic"] = len(sl)
             exact_stats["semantic"] = {"records_embedded": embedded, "duplicate_pairs": len(sl)}
 
@@ -407,11 +438,8 @@ def run_local(
         probability = scorer.match_probability(matrix)
         matched = weight >= scorer.threshold
         # Exact copies and SemDeDup pairs are duplicates by their stage; guards may differ.
-        stage_bits = 0
-        if representatives is not None:
-            stage_bits |= 1 << len(rules.blocking)
-        if rules.semantic is not None:
-            stage_bits |= 1 << (len(rules.blocking) + 1)
+        stage_bits = sum(stage_bit(rules, name) for name in STAGE_BITS
+                         if getattr(rules, name) is not None)
         if stage_bits:
             matched |= (pairs.mask & stage_bits) > 0
 
@@ -453,10 +481,8 @@ def run_local(
         outputs["clusters"], id_column, combined,
     )
     summary["stages"]["score"].update(scorer_report(scorer))
-    if "semantic" in exact_stats:
-        summary["stages"]["semantic"] = exact_stats.pop("semantic")
-    if exact_stats:
-        summary["stages"]["exact"] = exact_stats
+    for name, stats in exact_stats.items():
+        summary["stages"][name] = stats
     summary["stages"]["guard"] = {
         g.guard_name: {
             decision: sum(1 for d in guard.decisions

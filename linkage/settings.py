@@ -104,6 +104,17 @@ class ExactStage(Configurable):
         self.normalize = normalize
 
 
+class UrlStage(Configurable):
+    """Group records whose URL is the same once normalized (scheme and host case, `www.`,
+    default ports, fragments, tracking parameters such as utm_* and fbclid, parameter order,
+    a trailing slash): a page crawled twice is one document. Runs before `exact`."""
+
+    def __init__(self, column: str):
+        check(isinstance(column, str) and column != "", self, "column",
+              "must name the URL column", column)
+        self.column = column
+
+
 class SemanticStage(Configurable):
     """SemDeDup on a text column: k-means over sentence embeddings; inside each k-means
     cluster, pairs with cosine similarity above 1 - `epsilon` are duplicates.
@@ -176,6 +187,7 @@ class Rules(Configurable):
         guards: list[Guard] = (),
         exact: ExactStage | None = None,
         semantic: SemanticStage | None = None,
+        url: UrlStage | None = None,
     ):
         self.id_column = id_column
         self.source_column = source_column
@@ -192,6 +204,7 @@ class Rules(Configurable):
         self.guards = list(guards)
         self.exact = exact
         self.semantic = semantic
+        self.url = url
         self.one_to_one = one_to_one
         self.max_pairs = max_pairs
         self.max_block_size = max_block_size
@@ -312,6 +325,8 @@ class Rules(Configurable):
             needed.setdefault(c, "keep.column")
         for c in (self.golden.columns if self.golden else []):
             needed.setdefault(c, "golden")
+        if self.url is not None:
+            needed.setdefault(self.url.column, "url.column")
         if self.semantic is not None:
             needed.setdefault(self.semantic.column, "semantic.column")
             for c in self.semantic.where or {}:

@@ -45,3 +45,27 @@ def test_exact_groups_normalize_case_and_spaces():
     result = lk.dedupe(frame, rules, progress=False)
     c = result.clusters.set_index("id")["cluster_id"]
     assert c["a"] == c["b"] != c["c"]
+
+
+def test_url_stage_joins_pages_crawled_twice_and_leaves_missing_alone():
+    frame = pd.DataFrame({
+        "id": ["a", "b", "c", "d", "e"],
+        "url": ["https://news.example/story?id=7&utm_source=x", "http://www.news.example/story?id=7",
+                "https://news.example/story?id=8", None, None],
+        "text": ["first version", "second version of the same page", "another story",
+                 "no url here", "no url there"],
+    })
+    rules = lk.Rules.from_dict({
+        "id_column": "id",
+        "url": {"column": "url"},
+        "exact": {"columns": ["url"]},
+        "blocking": [{"keys": ["first(text, 2)"]}],
+        "comparisons": [{"type": "exact", "column": "text"}],
+        "scoring": {"threshold": 1.0},
+    })
+    result = lk.dedupe(frame, rules, progress=False)
+    c = result.clusters.set_index("id")["cluster_id"]
+    assert c["a"] == c["b"]
+    assert len({c["c"], c["d"], c["e"], c["a"]}) == 4  # empty urls are nobody's copy
+    stages = result.summary()["stages"]
+    assert stages["url"]["records_collapsed"] == 1 and stages["exact"]["records_collapsed"] == 0

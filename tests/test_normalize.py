@@ -426,7 +426,8 @@ def test_postcode_digits_only():
 
 
 def test_registry_and_version():
-    assert set(NORMALIZERS) == {"text", "name", "phone", "email", "date", "company", "postcode"}
+    assert set(NORMALIZERS) == {"text", "name", "phone", "email", "date", "company", "postcode",
+                                "url"}
     assert NORMALIZERS["date"] is normalize_date
     assert NORMALIZATION_VERSION == "1"
 
@@ -532,3 +533,19 @@ def test_every_normalizer_accepts_arbitrary_text(raw):
         options = {"on_error": "null"} if kind == "date" else {}
         out = func(values, **options)
         assert len(out) == len(values)
+
+
+def test_url_spellings_of_one_page_become_one_value():
+    from linkage.normalize import normalize_url
+
+    same = pd.Series([
+        "HTTP://WWW.Example.com:80/a/?utm_source=news&b=2&a=1#top",
+        "https://example.com/a?a=1&b=2",
+        "example.com/a?b=2&a=1&fbclid=zz",
+    ])
+    out = normalize_url(same)
+    assert out.nunique() == 1 and out.iloc[0] == "https://example.com/a?a=1&b=2"
+    other = normalize_url(pd.Series(["https://example.com/a?a=2", "https://example.com:8443/a",
+                                     None, "   "]))
+    assert other.iloc[0] != out.iloc[0] and other.iloc[1].endswith(":8443/a")
+    assert other.iloc[2] is None and other.iloc[3] is None

@@ -21,6 +21,7 @@ from ._name import normalize_name
 from ._phone import normalize_phone
 from ._postcode import normalize_postcode
 from ._text import normalize_text
+from ._url import normalize_url
 
 NORMALIZATION_VERSION = "1"
 
@@ -32,6 +33,7 @@ NORMALIZERS: dict[str, Callable[..., pd.Series]] = {
     "date": normalize_date,
     "company": normalize_company,
     "postcode": normalize_postcode,
+    "url": normalize_url,
 }
 
 __all__ = [
@@ -44,5 +46,6 @@ __all__ = [
     "normalize_phone",
     "normalize_postcode",
     "normalize_text",
+    "normalize_url",
     "parse_dates",
 ]
