@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from linkage.text.minhash import signatures
+from linkage.text.minhash import SCHEME, signatures
 from linkage.text.shingles import shingle
 
 HERE = Path(__file__).resolve().parent
@@ -121,6 +121,28 @@ def main(argv: list[str] | None = None) -> None:
         f"against `bulk` given its shingles for free "
         f"{'met' if ours >= 10 * theirs_bulk else 'NOT met'}. Timed on a shared 2-core VM "
         "with other jobs running; expect run-to-run spread of about 10%.",
+        "",
+        f"Hash scheme `{SCHEME}`, unchanged by the speed-ups below: shingle hashes and signatures "
+        "are bit-identical to the previous version, so saved signatures stay valid.",
+        "",
+        "## What made it faster (before: shingling 61,820, end to end 40,572 documents/s, "
+        "8.6-9.1× `bulk`)",
+        "",
+        "* Word boundaries: `np.flatnonzero` of a bool `!=` mask instead of an int8 `np.diff` "
+        "(numpy's nonzero is several times slower on int8): about 4.5 µs/document.",
+        "* Word k-grams (and character n-grams), k ≤ 8: the polynomial summed over k shifted "
+        "slices of the token hashes, instead of prefix sums plus three gathers per window; the "
+        "same values.",
+        "* Words: one gather from the character prefix sums for both ends of every word; the "
+        "finalizer in place with one scratch array.",
+        "* Batches capped at 2^18 characters (about 130 of these documents) as well as "
+        "`batch_size` texts: the uint64 work arrays stay in cache.",
+        "* ASCII batches skip NFKC (the identity on ASCII) and lowercase bytes; the document "
+        "starts come from the NUL positions found anyway (no separate `str.count`).",
+        "",
+        "Signatures from CSR were left as they were: multiply, add and `minimum.reduceat` over a "
+        "(num_perm, chunk) uint32 block are three passes at near memory speed; splitting the "
+        "permutations into L2-sized groups or a (chunk, num_perm) layout measured no faster.",
         "",
     ]
     text = "\n".join(lines)
