@@ -41,8 +41,12 @@ def _corpus(n_pairs: int, size: int = 200, seed: int = 0):
         offsets += [offsets[-1] + size, offsets[-1] + 2 * size]
         truth.append(m / (2 * size - m))
     n = 2 * n_pairs
-    sh = Shingles(np.concatenate(hashes), np.array(offsets, dtype=np.int64),
-                  np.zeros(n, bool), np.full(n, size, dtype=np.int64))
+    sh = Shingles(
+        np.concatenate(hashes),
+        np.array(offsets, dtype=np.int64),
+        np.zeros(n, bool),
+        np.full(n, size, dtype=np.int64),
+    )
     return sh, np.array(truth)
 
 
@@ -132,13 +136,16 @@ def test_auto_mode_uses_characters_for_short_and_korean_texts():
 
 
 def test_korean_near_duplicates_are_found():
-    texts = np.array([
-        "오늘 서울의 날씨는 맑고 따뜻하며 오후에는 구름이 조금 끼겠습니다",
-        "오늘 서울의 날씨는 맑고 따뜻하며 오후에는 구름이 조금 끼겠습니다!",
-        "오늘 서울의 날씨는 맑고 따뜻하며, 오후에는 구름이 조금 끼겠 습니다",
-        "내일 부산에는 강한 바람과 함께 많은 비가 내릴 것으로 예상됩니다",
-        "주식 시장은 외국인 투자자의 매수세에 힘입어 상승 마감했습니다",
-    ], dtype=object)
+    texts = np.array(
+        [
+            "오늘 서울의 날씨는 맑고 따뜻하며 오후에는 구름이 조금 끼겠습니다",
+            "오늘 서울의 날씨는 맑고 따뜻하며 오후에는 구름이 조금 끼겠습니다!",
+            "오늘 서울의 날씨는 맑고 따뜻하며, 오후에는 구름이 조금 끼겠 습니다",
+            "내일 부산에는 강한 바람과 함께 많은 비가 내릴 것으로 예상됩니다",
+            "주식 시장은 외국인 투자자의 매수세에 힘입어 상승 마감했습니다",
+        ],
+        dtype=object,
+    )
     blocker = MinHashBlocker("text", threshold=0.7)
     prop = blocker.propose(BlockingInput({"text": texts}), max_block_size=1000)
     pairs = set(zip(prop.left.tolist(), prop.right.tolist(), strict=True))
@@ -222,8 +229,16 @@ def test_blocker_link_mode_proposes_only_cross_pairs():
 
 
 def test_blocker_skips_short_texts_and_round_trips_settings():
-    texts = np.array(["hello there", "hello there", None, "one two three four five six seven"
-                      " eight", "one two three four five six seven eight"], dtype=object)
+    texts = np.array(
+        [
+            "hello there",
+            "hello there",
+            None,
+            "one two three four five six seven eight",
+            "one two three four five six seven eight",
+        ],
+        dtype=object,
+    )
     blocker = MinHashBlocker("text", min_tokens=5)
     prop = blocker.propose(BlockingInput({"text": texts}), 1000)
     assert list(zip(prop.left.tolist(), prop.right.tolist(), strict=True)) == [(3, 4)]
@@ -233,8 +248,7 @@ def test_blocker_skips_short_texts_and_round_trips_settings():
 
 
 def test_oversized_buckets_are_skipped_and_reported():
-    texts = np.array(["the same boilerplate text repeated many many times here"] * 30,
-                     dtype=object)
+    texts = np.array(["the same boilerplate text repeated many many times here"] * 30, dtype=object)
     blocker = MinHashBlocker("text")
     prop = blocker.propose(BlockingInput({"text": texts}), max_block_size=10)
     assert len(prop.left) == 0
@@ -253,8 +267,9 @@ def test_lsh_params_cli_prints_bands_rows_and_s_curve():
     assert done.returncode == 0, done.stderr
     assert "bands" in done.stdout.lower() and "rows" in done.stdout.lower()
     assert "0.95" in done.stdout and "0.50" in done.stdout
-    fixed = run_cli("lsh-params", "--threshold", "0.8", "--num-perm", "128", "--bands", "16",
-                    "--rows", "8")
+    fixed = run_cli(
+        "lsh-params", "--threshold", "0.8", "--num-perm", "128", "--bands", "16", "--rows", "8"
+    )
     assert fixed.returncode == 0 and "16" in fixed.stdout
     bad = run_cli("lsh-params", "--threshold", "1.5")
     assert bad.returncode == 2
@@ -271,12 +286,48 @@ def test_minhash_blocker_from_yaml_in_a_run():
         "a completely different sentence about trains leaving the station early",
     ]
     frame = pd.DataFrame({"id": ["a", "b", "c"], "text": texts})
-    rules = lk.Rules.from_dict({
-        "id_column": "id",
-        "blocking": [{"type": "minhash", "column": "text", "threshold": 0.6}],
-        "comparisons": [{"type": "levenshtein", "column": "text", "thresholds": [0.9]}],
-        "scoring": {"threshold": 1.0},
-    })
+    rules = lk.Rules.from_dict(
+        {
+            "id_column": "id",
+            "blocking": [{"type": "minhash", "column": "text", "threshold": 0.6}],
+            "comparisons": [{"type": "levenshtein", "column": "text", "thresholds": [0.9]}],
+            "scoring": {"threshold": 1.0},
+        }
+    )
     result = lk.dedupe(frame, rules, progress=False)
     c = result.clusters.set_index("id")["cluster_id"]
     assert c["a"] == c["b"] != c["c"]
+
+
+def test_signatures_persist_so_a_new_threshold_does_not_recompute(tmp_path):
+    import numpy as np
+
+    from linkage.blocking import BlockingInput
+    from linkage.text.lsh import MinHashBlocker
+
+    words = [
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "epsilon",
+        "zeta",
+        "eta",
+        "theta",
+        "iota",
+        "kappa",
+        "lambda",
+        "mu",
+    ]
+    texts = np.array([" ".join(words[i:] + words[:i]) for i in range(12)], dtype=object)
+    data = BlockingInput({"text": texts})
+    first = MinHashBlocker("text", threshold=0.8, signatures_dir=str(tmp_path))
+    a = first.propose(data, 1000)
+    assert first.signatures_loaded_ is False and len(list(tmp_path.glob("*.parquet"))) == 1
+    second = MinHashBlocker("text", threshold=0.5, signatures_dir=str(tmp_path))
+    b = second.propose(data, 1000)
+    assert second.signatures_loaded_ is True  # read back, not recomputed
+    assert len(b.left) >= len(a.left)
+    changed = MinHashBlocker("text", threshold=0.5, seed=1, signatures_dir=str(tmp_path))
+    changed.propose(data, 1000)
+    assert changed.signatures_loaded_ is False  # other settings, other signatures

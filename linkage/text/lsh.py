@@ -9,9 +9,11 @@ shingle sets, so only pairs at or above the threshold are proposed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
+import pandas as pd
 
 from linkage._schema import check
 from linkage.blocking._blockers import Blocker, BlockingInput, Proposal, SkippedBlock
@@ -306,6 +308,7 @@ class MinHashBlocker(Blocker):
         k: int | None = None,
         min_tokens: int = 5,
         seed: int = 0,
+        signatures_dir: str | None = None,
         name: str | None = None,
     ):
         check(isinstance(column, str) and column != "", self, "column",
@@ -331,6 +334,7 @@ class MinHashBlocker(Blocker):
         self.k = k
         self.min_tokens = min_tokens
         self.seed = seed
+        self.signatures_dir = signatures_dir
         self.name = name
         for field_name, value in (("bands", bands), ("rows", rows)):
             check(value is None or (isinstance(value, int) and value >= 1), self, field_name,
@@ -354,12 +358,37 @@ class MinHashBlocker(Blocker):
                 f"{self.num_perm} permutations, {b} bands × {r} rows, S-curve threshold "
                 f"{(1 / b) ** (1 / r):.2f}; texts under {self.min_tokens} words skipped)")
 
+    def _stored_signatures(self, texts: np.ndarray, sh: Shingles) -> np.ndarray:
+        """Signatures from `signatures_dir` when this column was signed with these settings
+        before (a new threshold or band layout reuses them), else computed and stored."""
+        if self.signatures_dir is None:
+            return signatures(sh, self.num_perm, self.seed)
+        import hashlib
+
+        from linkage.text.exact import row_hashes
+        from linkage.text.minhash import SCHEME, load_signatures, save_signatures
+
+        content = row_hashes(pd.DataFrame({"t": texts}), ["t"], normalize=False)
+        settings = f"{SCHEME}|{self.num_perm}|{self.seed}|{self.shingle}|{self.k}"
+        key = hashlib.blake2b(content.tobytes() + settings.encode(), digest_size=12).hexdigest()
+        path = Path(self.signatures_dir) / f"minhash-{key}.parquet"
+        if path.exists():
+            sig, _, _ = load_signatures(path)
+            self.signatures_loaded_ = True
+            return sig
+        sig = signatures(sh, self.num_perm, self.seed)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_signatures(path, sig, np.arange(len(texts)),
+                        {"seed": self.seed, "shingle": self.shingle, "k": self.k})
+        self.signatures_loaded_ = False
+        return sig
+
     def prepare(self, texts: np.ndarray) -> tuple[Shingles, np.ndarray, np.ndarray]:
         """Shingles, signatures and eligibility of a column, cached for estimate then propose."""
         if self._cache is not None and self._cache[0] is texts:
             return self._cache[1:]
         sh = shingle(texts, mode=self.shingle, k=self.k)
-        sig = signatures(sh, self.num_perm, self.seed)
+        sig = self._stored_signatures(texts, sh)
         eligible = (sh.tokens >= self.min_tokens) & (sh.counts > 0)
         self._cache = (texts, sh, sig, eligible)
         return sh, sig, eligible
