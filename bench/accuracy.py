@@ -65,12 +65,24 @@ def historical_50k():
                                                                     "e": entity})
 
 
-def dblp_acm():
-    folder = DATA / "magellan" / "dblp_acm"
-    a = pd.read_csv(folder / "dblp.csv", sep="%", dtype=str)
-    b = pd.read_csv(folder / "acm.csv", sep="%", dtype=str)
-    gt = pd.read_csv(folder / "gt.csv", sep="%", dtype=str)
+def _magellan(folder: str, left: str, right: str, sep: str):
+    path = DATA / "magellan" / folder
+    a = pd.read_csv(path / left, sep=sep, dtype=str)
+    b = pd.read_csv(path / right, sep=sep, dtype=str)
+    gt = pd.read_csv(path / "gt.csv", sep=sep, dtype=str)
     return "link", [a, b], set(zip(gt["D1"], gt["D2"], strict=True))
+
+
+def dblp_acm():
+    return _magellan("dblp_acm", "dblp.csv", "acm.csv", "%")
+
+
+def abt_buy():
+    return _magellan("abt_buy", "abt.csv", "buy.csv", "|")
+
+
+def amazon_google():
+    return _magellan("amazon_google", "amazon.csv", "gp.csv", "#")
 
 
 DATASETS = {
@@ -78,7 +90,9 @@ DATASETS = {
     "FEBRL4": (febrl4, "febrl.yaml"),
     "fake_1000": (fake_1000, None),
     "historical_50k": (historical_50k, None),
-    "DBLP-ACM": (dblp_acm, None),
+    "DBLP-ACM": (dblp_acm, "dblp_acm.yaml"),
+    "Abt-Buy": (abt_buy, "abt_buy.yaml"),
+    "Amazon-Google": (amazon_google, "amazon_google.yaml"),
 }
 
 
@@ -119,7 +133,13 @@ def main(argv: list[str] | None = None) -> None:
         for label, rules in variants:
             start = time.perf_counter()
             run = lk.dedupe if mode == "dedupe" else lk.link
-            result = run(*frames, rules, progress=False)
+            try:
+                result = run(*frames, rules, progress=False)
+            except lk.LinkageError as err:  # report it in the table rather than stop
+                print(f"{name} | {label} | error: {err}", flush=True)
+                rows.append((name, label, "error", 0, float("nan"), float("nan"), float("nan"),
+                             0.0))
+                continue
             seconds = time.perf_counter() - start
             p, r, f1 = _score(mode, result, truth)
             row = (name, label, rules.scoring.kind, len(result.pairs), p, r, f1, seconds)

@@ -83,7 +83,8 @@ def profile_column(column: str, values: pd.Series) -> ColumnProfile:
     ):
         return profile("date", "values parse as dates")
     numeric = pd.to_numeric(sample, errors="coerce")
-    if numeric.notna().mean() > 0.95:
+    # Numbers only when every value is one: the numeric comparison stops on "151.27 gbp".
+    if numeric.notna().mean() > 0.95 and pd.to_numeric(present, errors="coerce").notna().all():
         if _hint(column, "id", "ssn", "soc", "number", "no") and distinct > 0.3:
             return profile("category", "a numeric identifier: compared exactly and by edits")
         if distinct < 0.01 or present.nunique() <= 30:

@@ -79,3 +79,9 @@ def test_trained_model_reused_with_identical_scores(tmp_path, datasets):
                     "--model", tmp_path / "one" / "summary.json", "--out", tmp_path / "three")
     assert wrong.returncode == 2, wrong.stderr
     assert "summary.json" in wrong.stderr and not (tmp_path / "three").exists()
+
+
+def test_a_mostly_numeric_column_with_units_is_not_compared_as_numbers():
+    values = pd.Series([str(v) for v in range(100)] + ["151.27 gbp"])
+    assert profile_column("price", values).kind != "numeric"
+    assert profile_column("price", pd.Series([str(v) for v in range(100)])).kind == "numeric"
