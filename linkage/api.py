@@ -35,13 +35,15 @@ def dedupe(
     encoding: str = "utf-8",
     progress: bool | None = None,
     model: str | Path | None = None,
+    checkpoint: str | Path | None = None,
 ) -> Result:
     """Find duplicates inside one table (a path or a DataFrame) with the given rules.
 
     `model`: the `model.json` of an earlier run, to score with its trained weights.
+    `checkpoint`: a folder for stage checkpoints; a rerun resumes after the last finished one.
     """
     return run_local("dedupe", [_table(table, sep, encoding)], _rules(rules),
-                     id_column=id_column, progress=progress, model=model)
+                     id_column=id_column, progress=progress, model=model, checkpoint=checkpoint)
 
 
 def link(
@@ -54,8 +56,9 @@ def link(
     encoding: str = "utf-8",
     progress: bool | None = None,
     model: str | Path | None = None,
+    checkpoint: str | Path | None = None,
 ) -> Result:
     """Find the records of `left` and `right` that describe the same thing."""
     tables = [_table(left, sep, encoding), _table(right, sep, encoding)]
     return run_local("link", tables, _rules(rules), id_column=id_column, progress=progress,
-                     model=model)
+                     model=model, checkpoint=checkpoint)

@@ -75,14 +75,26 @@ def _common(func):
         click.option("--model", type=click.Path(dir_okay=False, path_type=Path), default=None,
                      help="model.json of an earlier run: score with its trained weights "
                           "instead of training again."),
+        click.option("--resume", is_flag=True,
+                     help="Keep stage checkpoints in OUT.checkpoint/ and start after the last "
+                          "finished stage of an interrupted run of the same rules and inputs; "
+                          "removed when the run succeeds."),
     ]
     for option in reversed(options):
         func = option(func)
     return func
 
 
-def _finish(result, out: Path) -> None:
+def _checkpoint(out: Path, resume: bool) -> Path | None:
+    return out.with_name(out.name + ".checkpoint") if resume else None
+
+
+def _finish(result, out: Path, checkpoint: Path | None = None) -> None:
     result.write(out)
+    if checkpoint is not None:
+        import shutil
+
+        shutil.rmtree(checkpoint, ignore_errors=True)
     click.echo(result.format_summary())
     click.echo(f"  wrote {out}/")
 
@@ -98,30 +110,30 @@ def _warnings_to_stderr() -> None:
 @main.command(epilog=EXAMPLES)
 @click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
 @_common
-def dedupe(input_path, rules_path, out, id_column, sep, encoding, progress, model):
+def dedupe(input_path, rules_path, out, id_column, sep, encoding, progress, model, resume):
     """Find duplicate records inside INPUT (CSV or Parquet)."""
     from linkage.api import dedupe as run
 
     _warnings_to_stderr()
     rules = rules_path or _suggested([input_path], sep, encoding)
     result = run(input_path, rules, id_column=id_column, sep=sep, encoding=encoding,
-                 progress=progress, model=model)
-    _finish(result, out)
+                 progress=progress, model=model, checkpoint=_checkpoint(out, resume))
+    _finish(result, out, _checkpoint(out, resume))
 
 
 @main.command(epilog=EXAMPLES)
 @click.argument("left", type=click.Path(path_type=Path))
 @click.argument("right", type=click.Path(path_type=Path))
 @_common
-def link(left, right, rules_path, out, id_column, sep, encoding, progress, model):
+def link(left, right, rules_path, out, id_column, sep, encoding, progress, model, resume):
     """Link the records of LEFT and RIGHT that describe the same thing."""
     from linkage.api import link as run
 
     _warnings_to_stderr()
     rules = rules_path or _suggested([left, right], sep, encoding)
     result = run(left, right, rules, id_column=id_column, sep=sep, encoding=encoding,
-                 progress=progress, model=model)
-    _finish(result, out)
+                 progress=progress, model=model, checkpoint=_checkpoint(out, resume))
+    _finish(result, out, _checkpoint(out, resume))
 
 
 @main.command()

@@ -21,7 +21,8 @@ import pandas as pd
 
 from linkage import __version__
 from linkage._schema import did_you_mean
-from linkage.blocking import BlockingInput, block, blocker_names
+from linkage.blocking import BlockingInput, CandidatePairs, block, blocker_names
+from linkage.blocking._blockers import SkippedBlock
 from linkage.clustering import connected_components, one_to_one
 from linkage.errors import InputError, LinkageWarning
 from linkage.golden import build_golden
@@ -321,59 +322,52 @@ def random_pairs(sizes: list[int], count: int, seed: int) -> tuple[np.ndarray, n
     return rng.integers(0, n_left, size=draw), n_left + rng.integers(0, n_right, size=draw)
 
 
-def run_local(
-    mode: Mode,
-    tables: list[Table],
-    rules: Rules,
-    *,
-    id_column: str | None = None,
-    progress: bool | None = None,
-    model: str | Path | None = None,
-) -> Result:
-    """Run the whole pipeline in memory and return the result (nothing is written).
+def run_fingerprint(mode: str, tables: list[Table], rules: Rules, id_name: str) -> str:
+    """What a checkpoint must match: the rules, the inputs and this version of linkage."""
+    import hashlib
 
-    `model`: a trained scorer's JSON (`model.json` of an earlier run) to score with, instead
-    of fitting the rules' scorer again.
-    """
-    clock = _Clock()
-    clock.timings["read"] = round(sum(t.read_seconds for t in tables), 4)
-    id_column = id_column or rules.id_column
-    validate_tables(tables, rules, id_column)
+    text = "|".join([__version__, mode, id_name, rules.config_hash(),
+                     *(t.checksum for t in tables)])
+    return hashlib.sha256(text.encode()).hexdigest()
 
-    with clock.stage("prepare"):
-        frames = []
-        for table in tables:
-            frame = table.frame.reset_index(drop=True)
-            if id_column is None:
-                frame = frame.copy()
-                frame.insert(0, ROW_ID, np.arange(len(frame), dtype=np.int64))
-            frames.append(frame)
-        id_name = id_column or ROW_ID
-        sizes = [len(f) for f in frames]
-        n = sum(sizes)
-        source = np.repeat(np.arange(len(frames), dtype=np.int8), sizes)
-        ids = pd.concat([f[id_name] for f in frames], ignore_index=True)
-        combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
-    with clock.stage("normalize"):
-        work: dict[str, np.ndarray] = {}
-        for column in rules.columns():
-            work[column] = as_text(combined[column])
-        normalize_stats = {}
-        for step in rules.normalize:
-            before = work[step.column]
-            series = pd.Series(before, index=ids.to_numpy(), name=step.column, dtype=object)
-            after = step.apply(series).to_numpy(dtype=object)
-            work[step.target] = after
-            changed = int(np.sum(pd.Series(before).fillna("\0").to_numpy()
-                                 != pd.Series(after).fillna("\0").to_numpy()))
-            normalize_stats[step.target] = {
-                "normalizer": step.type,
-                "from": step.column,
-                "changed": changed,
-                "missing": int(pd.isna(after).sum()),
-            }
+def save_checkpoint(folder, stage: str, fingerprint: str, arrays: dict, meta: dict) -> None:
+    """Write one stage's arrays (npz) and metadata (json), atomically, if checkpointing."""
+    if folder is None:
+        return
+    import json
+    import os
 
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / f".{stage}.partial.npz"
+    with open(partial, "wb") as handle:
+        np.savez(handle, **arrays)
+    meta_text = json.dumps({"fingerprint": fingerprint, "meta": meta}, default=str)
+    (folder / f".{stage}.partial.json").write_text(meta_text, encoding="utf-8")
+    os.replace(folder / f".{stage}.partial.json", folder / f"{stage}.json")
+    os.replace(partial, folder / f"{stage}.npz")  # last: its presence means complete
+
+
+def load_checkpoint(folder, stage: str, fingerprint: str):
+    """A finished stage's (arrays, meta) when it was written for the same run, else None."""
+    if folder is None:
+        return None
+    import json
+
+    folder = Path(folder)
+    if not (folder / f"{stage}.npz").exists() or not (folder / f"{stage}.json").exists():
+        return None
+    saved = json.loads((folder / f"{stage}.json").read_text(encoding="utf-8"))
+    if saved["fingerprint"] != fingerprint:
+        return None  # another run's checkpoint: recompute and overwrite it
+    with np.load(folder / f"{stage}.npz", allow_pickle=False) as data:
+        arrays = {k: data[k] for k in data.files}
+    return arrays, saved["meta"]
+
+
+def _exact_and_block(rules, combined, id_name, mode, work, source, n, progress, clock):
+    """The url, exact, blocking and semantic stages: candidate pairs and their stats."""
     with clock.stage("exact"):
         # Byte-identical (normalized) records: linked to their group's first member and left
         # out of blocking, so a text copied 1,000 times costs 999 pairs, not 499,500.
@@ -416,10 +410,100 @@ def run_local(
             pairs.proposed["semantic"] = len(sl)
             exact_stats["semantic"] = {"records_embedded": embedded, "duplicate_pairs": len(sl)}
 
+    return pairs, exact_stats, centroid_distance
+
+
+def run_local(
+    mode: Mode,
+    tables: list[Table],
+    rules: Rules,
+    *,
+    id_column: str | None = None,
+    progress: bool | None = None,
+    model: str | Path | None = None,
+    checkpoint: str | Path | None = None,
+) -> Result:
+    """Run the whole pipeline in memory and return the result (nothing is written).
+
+    `model`: a trained scorer's JSON (`model.json` of an earlier run) to score with, instead
+    of fitting the rules' scorer again. `checkpoint`: a folder where the candidate pairs and
+    the comparison matrix are kept as they finish; a run that finds them there for the same
+    rules and inputs starts after them and produces the same output.
+    """
+    clock = _Clock()
+    clock.timings["read"] = round(sum(t.read_seconds for t in tables), 4)
+    id_column = id_column or rules.id_column
+    validate_tables(tables, rules, id_column)
+
+    with clock.stage("prepare"):
+        frames = []
+        for table in tables:
+            frame = table.frame.reset_index(drop=True)
+            if id_column is None:
+                frame = frame.copy()
+                frame.insert(0, ROW_ID, np.arange(len(frame), dtype=np.int64))
+            frames.append(frame)
+        id_name = id_column or ROW_ID
+        sizes = [len(f) for f in frames]
+        n = sum(sizes)
+        source = np.repeat(np.arange(len(frames), dtype=np.int8), sizes)
+        ids = pd.concat([f[id_name] for f in frames], ignore_index=True)
+        combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+    with clock.stage("normalize"):
+        work: dict[str, np.ndarray] = {}
+        for column in rules.columns():
+            work[column] = as_text(combined[column])
+        normalize_stats = {}
+        for step in rules.normalize:
+            before = work[step.column]
+            series = pd.Series(before, index=ids.to_numpy(), name=step.column, dtype=object)
+            after = step.apply(series).to_numpy(dtype=object)
+            work[step.target] = after
+            changed = int(np.sum(pd.Series(before).fillna("\0").to_numpy()
+                                 != pd.Series(after).fillna("\0").to_numpy()))
+            normalize_stats[step.target] = {
+                "normalizer": step.type,
+                "from": step.column,
+                "changed": changed,
+                "missing": int(pd.isna(after).sum()),
+            }
+
+    fingerprint = run_fingerprint(mode, tables, rules, id_name)
+    saved = load_checkpoint(checkpoint, "block", fingerprint)
+    if saved is None:
+        pairs, exact_stats, centroid_distance = _exact_and_block(
+            rules, combined, id_name, mode, work, source, n, progress, clock)
+        save_checkpoint(checkpoint, "block", fingerprint, {
+            "left": pairs.left, "right": pairs.right, "mask": pairs.mask,
+            "centroid_distance": (np.full(n, np.nan) if centroid_distance is None
+                                  else centroid_distance),
+        }, {"estimated": pairs.estimated, "proposed": pairs.proposed,
+            "skipped": [vars(x) for x in pairs.skipped], "exact_stats": exact_stats,
+            "semantic": centroid_distance is not None})
+    else:
+        arrays, meta = saved
+        pairs = CandidatePairs(arrays["left"], arrays["right"], arrays["mask"],
+                               meta["estimated"], meta["proposed"],
+                               [SkippedBlock(**x) for x in meta["skipped"]])
+        exact_stats = meta["exact_stats"]
+        centroid_distance = arrays["centroid_distance"] if meta["semantic"] else None
+        clock.timings["block"] = 0.0  # resumed from the checkpoint
+
     with clock.stage("compare"), _progress(len(rules.comparisons), "comparing", progress) as bar:
         scorer = rules.scoring
-        matrix = compare_pairs(rules.comparisons, work, pairs.left, pairs.right, bar,
-                               tf_columns=scorer.tf_columns)
+        saved = load_checkpoint(checkpoint, "compare", fingerprint)
+        if saved is None:
+            matrix = compare_pairs(rules.comparisons, work, pairs.left, pairs.right, bar,
+                                   tf_columns=scorer.tf_columns)
+            save_checkpoint(checkpoint, "compare", fingerprint, {
+                "levels": matrix.levels, "similarities": matrix.similarities,
+                **{f"tf:{k}": v for k, v in matrix.term_frequencies.items()}}, {})
+        else:
+            arrays, _ = saved
+            matrix = ComparisonMatrix(
+                rules.comparisons, arrays["levels"], arrays["similarities"],
+                {k[3:]: v for k, v in arrays.items() if k.startswith("tf:")})
 
     with clock.stage("score"):
         if model is not None:
