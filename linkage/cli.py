@@ -215,6 +215,58 @@ def lsh_params(threshold, num_perm, bands, rows):
     click.echo(format_lsh_params(threshold, num_perm, bands, rows))
 
 
+@main.command()
+@click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
+@click.option("--rules", "rules_path", default=None,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Rules YAML file; suggested rules when left out.")
+@click.option("--max-duplicate-rate", required=True, type=float,
+              help="Fail when more than this share of the records are duplicates (0.01 = 1%).")
+@click.option("--id-column", default=None)
+@click.option("--sep", default=None)
+@click.option("--encoding", default="utf-8", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+def check(input_path, rules_path, max_duplicate_rate, id_column, sep, encoding, as_json):
+    """A data-quality gate for ETL: exit 0 when INPUT's duplicate rate is at most
+    --max-duplicate-rate, 1 when it is above, 2 on bad input or rules.
+
+    \b
+    linkage check customers.csv --rules rules/customers.yaml --max-duplicate-rate 0.01 --json
+    """
+    import json as json_module
+
+    from linkage.api import dedupe as run
+    from linkage.errors import RulesError
+
+    if not 0 <= max_duplicate_rate <= 1:
+        raise RulesError(f"--max-duplicate-rate must be a share in [0, 1]. Got "
+                         f"{max_duplicate_rate!r} instead (1% is 0.01).")
+    rules = rules_path or _suggested([input_path], sep, encoding)
+    result = run(input_path, rules, id_column=id_column, sep=sep, encoding=encoding,
+                 progress=False)
+    summary = result.summary()
+    rate = summary["removal_rate"]
+    passed = rate <= max_duplicate_rate
+    report = {
+        "input": str(input_path),
+        "passed": passed,
+        "duplicate_rate": rate,
+        "max_duplicate_rate": max_duplicate_rate,
+        "records": summary["stages"]["read"]["records"],
+        "duplicates": summary["actions"]["duplicate"],
+        "clusters_with_duplicates": summary["stages"]["cluster"]["clusters_with_several_records"],
+        "rules_hash": summary["rules"]["config_hash"],
+        "input_checksum": summary["inputs"][0]["checksum"],
+    }
+    if as_json:
+        click.echo(json_module.dumps(report, ensure_ascii=False))
+    else:
+        verdict = "PASS" if passed else "FAIL"
+        click.echo(f"{verdict}: {report['duplicates']:,} of {report['records']:,} records are "
+                   f"duplicates ({rate:.2%}; limit {max_duplicate_rate:.2%})")
+    sys.exit(0 if passed else 1)
+
+
 def _suggested(paths, sep, encoding):
     from linkage.io import read
     from linkage.settings import Rules
