@@ -267,6 +267,78 @@ def check(input_path, rules_path, max_duplicate_rate, id_column, sep, encoding, 
     sys.exit(0 if passed else 1)
 
 
+def _bands(text: str) -> list[float]:
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(f"--bands takes numbers separated by commas, e.g. "
+                                 f"0.6,0.7,0.8,0.9. Got {text!r}.") from None
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--bands", default="0.6,0.7,0.8,0.9", show_default=True,
+              help="Band edges: match probabilities (or match weights with --on weight).")
+@click.option("--per-band", default=100, show_default=True, type=int)
+@click.option("--on", type=click.Choice(["probability", "weight"]), default="probability",
+              show_default=True)
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="CSV to write: the pairs with both records side by side and a `label` column.")
+def sample(run_dir, bands, per_band, on, seed, out_path):
+    """Sample scored pairs per score band for a person to label (1 match, 0 non-match)."""
+    from linkage.calibrate import sample_pairs
+
+    table = sample_pairs(run_dir, _bands(bands), per_band, on=on, seed=seed)
+    table.to_csv(out_path, index=False)
+    counts = table["band"].value_counts(sort=False)
+    click.echo(f"wrote {len(table):,} pairs to label to {out_path} ("
+               + ", ".join(f"{band}: {n}" for band, n in counts.items()) + ")")
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("labels_path", metavar="LABELS", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--bands", default="0.6,0.7,0.8,0.9", show_default=True)
+@click.option("--on", type=click.Choice(["probability", "weight"]), default="probability",
+              show_default=True)
+@click.option("--target", default=0.95, show_default=True, type=float,
+              help="The precision the recommended threshold must reach in every band above it.")
+@click.option("--write-rules", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the run's rules with the recommended threshold to this file.")
+def calibrate(run_dir, labels_path, bands, on, target, write_rules):
+    """Precision per band (95% Wilson interval) from labelled pairs, and the threshold that
+    reaches --target precision."""
+    import math
+
+    import pandas as pd
+
+    from linkage.calibrate import calibrate as measure
+    from linkage.settings import Rules
+
+    labels = pd.read_csv(labels_path, dtype={"label": str}, keep_default_na=False)
+    table, recommended = measure(labels, _bands(bands), on=on, target=target)
+    for _, row in table.iterrows():
+        precision = "   n/a" if row["labelled"] == 0 else f"{row['precision']:.3f}"
+        click.echo(f"  [{row['band_from']:g}, {row['band_to']:g}): {int(row['labelled'])} "
+                   f"labelled, precision {precision} "
+                   f"(95% CI {row['ci_low']:.3f}-{row['ci_high']:.3f})")
+    if recommended is None:
+        click.echo(f"no band reaches precision {target:g}: keep the threshold, or label more")
+        return
+    threshold = recommended
+    if on == "probability":  # the scorers' thresholds are match weights (log2 odds)
+        p = min(max(recommended, 1e-9), 1 - 1e-9)
+        threshold = math.log2(p / (1 - p))
+    click.echo(f"recommended threshold: {recommended:g} ({on}) = match weight {threshold:.3f}")
+    if write_rules is not None:
+        rules = Rules.from_yaml(Path(run_dir) / "rules.yaml")
+        data = rules.to_dict()
+        data.setdefault("scoring", {})["threshold"] = round(threshold, 4)
+        Rules.from_dict(data).to_yaml(write_rules)
+        click.echo(f"  wrote {write_rules}")
+
+
 def _suggested(paths, sep, encoding):
     from linkage.io import read
     from linkage.settings import Rules
