@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup chromium demo test lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,12 +14,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[all]"
 	touch $(STAMP)
 
+# The report and review-page tests drive the machine's Chromium (Debian's package; no download).
+chromium:
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
 setup: $(STAMP)
 
 demo: setup
 	$(BIN)/linkage dedupe sample_data/customers.csv --rules rules/customers.yaml --out out/customers
 
-test: setup
+test: setup chromium
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 

@@ -36,14 +36,18 @@ def dedupe(
     progress: bool | None = None,
     model: str | Path | None = None,
     checkpoint: str | Path | None = None,
+    engine: str = "local",
+    spark_master: str = "local[2]",
 ) -> Result:
     """Find duplicates inside one table (a path or a DataFrame) with the given rules.
 
     `model`: the `model.json` of an earlier run, to score with its trained weights.
     `checkpoint`: a folder for stage checkpoints; a rerun resumes after the last finished one.
+    `engine`: "local" (this machine) or "spark" (the same rules on Spark at `spark_master`).
     """
-    return run_local("dedupe", [_table(table, sep, encoding)], _rules(rules),
-                     id_column=id_column, progress=progress, model=model, checkpoint=checkpoint)
+    return _run("dedupe", [_table(table, sep, encoding)], _rules(rules), id_column=id_column,
+                progress=progress, model=model, checkpoint=checkpoint, engine=engine,
+                spark_master=spark_master)
 
 
 def link(
@@ -57,8 +61,24 @@ def link(
     progress: bool | None = None,
     model: str | Path | None = None,
     checkpoint: str | Path | None = None,
+    engine: str = "local",
+    spark_master: str = "local[2]",
 ) -> Result:
     """Find the records of `left` and `right` that describe the same thing."""
     tables = [_table(left, sep, encoding), _table(right, sep, encoding)]
-    return run_local("link", tables, _rules(rules), id_column=id_column, progress=progress,
-                     model=model, checkpoint=checkpoint)
+    return _run("link", tables, _rules(rules), id_column=id_column, progress=progress,
+                model=model, checkpoint=checkpoint, engine=engine, spark_master=spark_master)
+
+
+def _run(mode, tables, rules, *, id_column, progress, model, checkpoint, engine, spark_master):
+    if engine == "spark":
+        from linkage.engines.spark import run_spark
+
+        return run_spark(mode, tables, rules, id_column=id_column, master=spark_master,
+                         progress=progress, model=model)
+    if engine != "local":
+        from linkage.errors import InputError
+
+        raise InputError(f"engine {engine!r} is not one of local, spark.")
+    return run_local(mode, tables, rules, id_column=id_column, progress=progress, model=model,
+                     checkpoint=checkpoint)

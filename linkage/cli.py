@@ -75,6 +75,12 @@ def _common(func):
         click.option("--model", type=click.Path(dir_okay=False, path_type=Path), default=None,
                      help="model.json of an earlier run: score with its trained weights "
                           "instead of training again."),
+        click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
+                     show_default=True,
+                     help="local: this machine (numpy, pandas, RapidFuzz). spark: the same rules "
+                          "on Spark (pyspark; see --spark-master)."),
+        click.option("--spark-master", default="local[2]", show_default=True,
+                     help="Spark master URL for --engine spark, e.g. spark://host:7077."),
         click.option("--resume", is_flag=True,
                      help="Keep stage checkpoints in OUT.checkpoint/ and start after the last "
                           "finished stage of an interrupted run of the same rules and inputs; "
@@ -110,14 +116,16 @@ def _warnings_to_stderr() -> None:
 @main.command(epilog=EXAMPLES)
 @click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
 @_common
-def dedupe(input_path, rules_path, out, id_column, sep, encoding, progress, model, resume):
+def dedupe(input_path, rules_path, out, id_column, sep, encoding, progress, model, engine,
+           spark_master, resume):
     """Find duplicate records inside INPUT (CSV or Parquet)."""
     from linkage.api import dedupe as run
 
     _warnings_to_stderr()
     rules = rules_path or _suggested([input_path], sep, encoding)
     result = run(input_path, rules, id_column=id_column, sep=sep, encoding=encoding,
-                 progress=progress, model=model, checkpoint=_checkpoint(out, resume))
+                 progress=progress, model=model, checkpoint=_checkpoint(out, resume),
+                 engine=engine, spark_master=spark_master)
     _finish(result, out, _checkpoint(out, resume))
 
 
@@ -125,14 +133,16 @@ def dedupe(input_path, rules_path, out, id_column, sep, encoding, progress, mode
 @click.argument("left", type=click.Path(path_type=Path))
 @click.argument("right", type=click.Path(path_type=Path))
 @_common
-def link(left, right, rules_path, out, id_column, sep, encoding, progress, model, resume):
+def link(left, right, rules_path, out, id_column, sep, encoding, progress, model, engine,
+         spark_master, resume):
     """Link the records of LEFT and RIGHT that describe the same thing."""
     from linkage.api import link as run
 
     _warnings_to_stderr()
     rules = rules_path or _suggested([left, right], sep, encoding)
     result = run(left, right, rules, id_column=id_column, sep=sep, encoding=encoding,
-                 progress=progress, model=model, checkpoint=_checkpoint(out, resume))
+                 progress=progress, model=model, checkpoint=_checkpoint(out, resume),
+                 engine=engine, spark_master=spark_master)
     _finish(result, out, _checkpoint(out, resume))
 
 
@@ -404,6 +414,16 @@ def validate(rules_path):
         click.echo(f"  compare {c.output_name}: {c.kind} on {c.column} "
                    f"(levels: {', '.join(c.level_labels)})")
     click.echo(f"  score: {rules.scoring.kind}, threshold {rules.scoring.threshold:g}")
+
+
+def _register() -> None:
+    from linkage.commands import evaluate, recall, report, review, update
+
+    for module in (evaluate, recall, report, review, update):
+        main.add_command(module.command)
+
+
+_register()
 
 
 if __name__ == "__main__":  # pragma: no cover

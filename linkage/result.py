@@ -63,6 +63,51 @@ class Result:
         table = contributions_table(pair, self.rules, self.scorer)[0]
         return waterfall_svg(table, title=f"{id_l} ~ {id_r}", threshold=self.scorer.threshold)
 
+    @classmethod
+    def load(cls, run_dir: str | Path) -> Result:
+        """A run written by `write` (the --out folder of `linkage dedupe` or `link`), read back:
+        the tables, the rules, the summary and, when the run saved one, the trained scorer."""
+        import json
+
+        from linkage.errors import InputError
+        from linkage.settings import Rules
+
+        run_dir = Path(run_dir)
+        if not (run_dir / "clusters.parquet").is_file():
+            raise InputError(f"{run_dir}: not a run folder (no clusters.parquet). Pass the --out "
+                             "folder of `linkage dedupe` or `linkage link`.")
+
+        def table(name: str) -> pd.DataFrame | None:
+            path = run_dir / name
+            return pd.read_parquet(path) if path.is_file() else None
+
+        rules = Rules.from_yaml(run_dir / "rules.yaml")
+        scorer = rules.scoring
+        if (run_dir / "model.json").is_file() and hasattr(type(scorer), "load"):
+            scorer = type(scorer).load(run_dir / "model.json")
+        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+        timings: dict[str, float] = {}
+        if (run_dir / "timings.json").is_file():
+            timings = json.loads((run_dir / "timings.json").read_text(encoding="utf-8"))["seconds"]
+        return cls(mode=summary["mode"], rules=rules, clusters=table("clusters.parquet"),
+                   pairs=table("pairs.parquet"), deduplicated=table("deduplicated.parquet"),
+                   links=table("links.parquet"), golden=table("golden.parquet"),
+                   review=table("review.parquet"), guard_decisions=table("guards.parquet"),
+                   summary_data=summary, timings=timings, scorer=scorer)
+
+    def report(self):
+        """The run's report (the page written as report.html), shown inline in a notebook."""
+        from linkage.report import inline
+
+        return inline(self)
+
+    def match(self, records: Any, *, top: int = 3) -> pd.DataFrame:
+        """The best candidate clusters for each of `records` (a DataFrame with the input
+        columns), with scores, without changing the run: "is this customer already known?"."""
+        from linkage.incremental import match
+
+        return match(self, records, top=top)
+
     def summary(self) -> dict[str, Any]:
         """Counts per stage and action, the removal rate, versions and checksums."""
         return self.summary_data

@@ -1,0 +1,1 @@
+"""Data-quality gates: Great Expectations expectations in `linkage.checks.gx`."""

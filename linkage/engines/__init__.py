@@ -1,0 +1,1 @@
+"""Engines that run the same rules: the local one lives in `linkage.pipeline`; `spark` here."""
