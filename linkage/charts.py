@@ -14,6 +14,12 @@ byte.
 - `weight_histogram_svg(weights, threshold=...)`: how the match weights of the candidate pairs
   spread, with the threshold.
 
+For the run report (`linkage.report`): `mu_bars_svg` (m and u side by side per level),
+`level_weights_svg` (a rule sum's weight per level), `bar_chart_svg` (labelled counts or
+importances), `shares_svg` (each source's share before and after removal), `precision_svg`
+(precision per score band with its interval) and `s_curve_svg` (MinHash-LSH's
+P(candidate) against Jaccard).
+
 The drawn elements carry `class` and `data-*` attributes (the values they stand for), so a
 test or a script can read a chart back without measuring pixels::
 
@@ -36,7 +42,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["SVG", "mu_chart_svg", "waterfall_svg", "weight_histogram_svg"]
+__all__ = [
+    "SVG",
+    "bar_chart_svg",
+    "level_weights_svg",
+    "mu_bars_svg",
+    "mu_chart_svg",
+    "precision_svg",
+    "s_curve_svg",
+    "shares_svg",
+    "waterfall_svg",
+    "weight_histogram_svg",
+]
 
 POSITIVE = "#2e7d32"  # green: evidence for a match
 NEGATIVE = "#c62828"  # red: evidence against
@@ -432,4 +449,336 @@ def weight_histogram_svg(weights: np.ndarray, *, threshold: float | None,
     title = f"match weights of {len(values):,} candidate pair(s)"
     return _document(width, height, title, body, "weight-histogram",
                      data_n=len(values),
+                     data_threshold=None if threshold is None else _num(threshold))
+
+
+# ---------------------------------------------------------------------- report charts
+
+M_COLOUR = "#1f4e79"  # blue: m, the share among matches
+U_COLOUR = "#ef6c00"  # orange: u, the share among non-matches
+BEFORE = "#9e9e9e"  # grey: share before removal
+AFTER = "#1f4e79"  # blue: share after removal
+
+
+def _y_axis(top: float, bottom: float, left: float, right: float, label: str) -> list[str]:
+    """Grid lines and ticks of a vertical 0..1 axis (probabilities, shares)."""
+    out = []
+    for k in range(6):
+        value = k / 5
+        y = bottom - value * (bottom - top)
+        out.append(f'<line {_attrs(x1=_n(left), x2=_n(right), y1=_n(y), y2=_n(y))} '
+                   f'stroke="#eeeeee"/>')
+        out.append(_text(left - 6, y + 4, f"{value:g}", text_anchor="end", fill="#555555",
+                         class_="tick"))
+    middle = (top + bottom) / 2
+    out.append(_text(14, middle, label, fill="#555555", text_anchor="middle",
+                     transform=f"rotate(-90 14 {_n(middle)})"))
+    return out
+
+
+def _grouped_rows(table: pd.DataFrame) -> list[tuple[str, list[int]]]:
+    """Row positions grouped by comparison, comparisons in first-seen order."""
+    names = table["comparison"].astype(str).to_numpy()
+    return [(name, np.flatnonzero(names == name).tolist()) for name in dict.fromkeys(names)]
+
+
+def mu_bars_svg(parameter_table: pd.DataFrame) -> SVG:
+    """Per comparison and level, m (blue) and u (orange) side by side on a 0..1 scale.
+
+    m is how often matches land on the level, u how often non-matches do; their ratio is the
+    level's match weight (`mu_chart_svg` draws that). Bars are `<rect class="m">` and
+    `<rect class="u">` with `data-comparison`, `data-level` and `data-value`.
+    """
+    _need(parameter_table, ["comparison", "level", "m", "u"], "mu_bars_svg")
+    table = parameter_table.reset_index(drop=True)
+    m = table["m"].to_numpy(dtype=float)
+    u = table["u"].to_numpy(dtype=float)
+    levels = table["level"].astype(str).tolist()
+    groups = _grouped_rows(table)
+    label_width = min(max([len(s) for s in levels] + [len(g) for g, _ in groups] + [8])
+                      * _CHAR + 24, 300.0)
+    width = label_width + 520
+    top = 52
+    plot_bottom = top + (len(table) + len(groups)) * _ROW + 6
+    height = plot_bottom + 44
+    scale = _Scale(0.0, 1.0, label_width + 10, width - 170)
+    body = [
+        f'<rect x="{_n(label_width + 10)}" y="30" width="10" height="10" fill="{M_COLOUR}"/>',
+        _text(label_width + 24, 39, "m: share of matches", fill="#333333"),
+        f'<rect x="{_n(label_width + 180)}" y="30" width="10" height="10" fill="{U_COLOUR}"/>',
+        _text(label_width + 194, 39, "u: share of non-matches", fill="#333333"),
+    ]
+    row = 0
+    for comparison, rows in groups:
+        body.append(_text(12, top + row * _ROW + _ROW / 2 + 4, comparison, font_weight="bold",
+                          class_="comparison"))
+        row += 1
+        for i in rows:
+            y = top + row * _ROW
+            for k, (kind, value, fill) in enumerate((("m", m[i], M_COLOUR),
+                                                     ("u", u[i], U_COLOUR))):
+                shown = value if math.isfinite(value) else 0.0
+                body.append(
+                    f'<rect {_attrs(x=_n(scale(0.0)), y=_n(y + 3 + k * 8))} '
+                    f'{_attrs(width=_n(scale(shown) - scale(0.0)))} height="7" fill="{fill}" '
+                    f'{_attrs(class_=kind, data_comparison=comparison, data_level=levels[i])} '
+                    f'{_attrs(data_value=_num(value))}>'
+                    f"<title>{_esc(f'{comparison}: {levels[i]}: {kind}={value:.4g}')}</title>"
+                    "</rect>"
+                )
+            body.append(_text(label_width, y + _ROW / 2 + 4, levels[i], text_anchor="end",
+                              class_="label"))
+            body.append(_text(width - 162, y + _ROW / 2 + 4, f"m={m[i]:.3g}  u={u[i]:.3g}",
+                              fill="#333333", class_="value"))
+            row += 1
+    body += _axis(scale, plot_bottom, "probability of the level")
+    return _document(width, height, "m and u probabilities per comparison level", body,
+                     "mu-bars")
+
+
+def level_weights_svg(table: pd.DataFrame, *, title: str = "weight per comparison level",
+                      axis_label: str = "weight") -> SVG:
+    """Per comparison and level, a bar of its weight from zero (a rule sum's weight table).
+
+    `table` has the columns comparison, level and weight. Bars are `<rect class="level ...">`
+    with `data-comparison`, `data-level` and `data-weight`.
+    """
+    _need(table, ["comparison", "level", "weight"], "level_weights_svg")
+    table = table.reset_index(drop=True)
+    weights = table["weight"].to_numpy(dtype=float)
+    levels = table["level"].astype(str).tolist()
+    groups = _grouped_rows(table)
+    label_width = min(max([len(s) for s in levels] + [len(g) for g, _ in groups] + [8])
+                      * _CHAR + 24, 300.0)
+    width = label_width + 480
+    top = 36
+    plot_bottom = top + (len(table) + len(groups)) * _ROW + 6
+    height = plot_bottom + 44
+    scale = _Scale(*_domain([0.0, *weights.tolist()], pad=0.05), label_width + 10, width - 90)
+    zero = scale(0.0)
+    body = [f'<line {_attrs(x1=_n(zero), x2=_n(zero), y1=_n(top), y2=_n(plot_bottom))} '
+            f'stroke="#bbbbbb" class="zero"/>']
+    row = 0
+    for comparison, rows in groups:
+        body.append(_text(12, top + row * _ROW + _ROW / 2 + 4, comparison, font_weight="bold",
+                          class_="comparison"))
+        row += 1
+        for i in rows:
+            y = top + row * _ROW
+            weight = float(weights[i])
+            fill, sign = _colour(weight)
+            left = scale(min(0.0, weight)) if math.isfinite(weight) else zero
+            right = scale(max(0.0, weight)) if math.isfinite(weight) else zero
+            body.append(
+                f'<rect {_attrs(x=_n(left), y=_n(y + (_ROW - _BAR) / 2), width=_n(right - left))}'
+                f' height="{_BAR}" fill="{fill}" {_attrs(class_=f"level {sign}")} '
+                f'{_attrs(data_comparison=comparison, data_level=levels[i])} '
+                f'{_attrs(data_weight=_num(weight))}>'
+                f"<title>{_esc(f'{comparison}: {levels[i]}: {_signed(weight)}')}</title></rect>"
+            )
+            body.append(_text(label_width, y + _ROW / 2 + 4, levels[i], text_anchor="end",
+                              class_="label"))
+            body.append(_text(width - 82, y + _ROW / 2 + 4, _signed(weight), fill=fill,
+                              class_="value"))
+            row += 1
+    body += _axis(scale, plot_bottom, axis_label)
+    return _document(width, height, title, body, "level-weights")
+
+
+def bar_chart_svg(labels: Iterable[object], values: Iterable[float], *, title: str,
+                  axis_label: str, kind: str = "bar-chart", digits: int | None = None) -> SVG:
+    """Horizontal bars from zero, one per label, in the order given (counts, importances).
+
+    Bars are `<rect class="bar">` with `data-label` and `data-value`; `digits` rounds the
+    value written beside each bar (None: a count with thousands separators).
+    """
+    labels = [str(v) for v in labels]
+    numbers = np.asarray(list(values), dtype=float)
+    if len(labels) != len(numbers):
+        raise ValueError(f"bar_chart_svg needs one value per label; got {len(labels)} labels "
+                         f"and {len(numbers)} values")
+    label_width = min(max([len(s) for s in labels] + [8]) * _CHAR + 16, 320.0)
+    width = label_width + 480
+    top = 36
+    plot_bottom = top + max(len(labels), 1) * _ROW + 6
+    height = plot_bottom + 44
+    scale = _Scale(*_domain([0.0, *numbers.tolist()], pad=0.05), label_width + 10, width - 100)
+    zero = scale(0.0)
+    body = [f'<line {_attrs(x1=_n(zero), x2=_n(zero), y1=_n(top), y2=_n(plot_bottom))} '
+            f'stroke="#bbbbbb" class="zero"/>']
+    for i, (label, value) in enumerate(zip(labels, numbers, strict=True)):
+        y = top + i * _ROW
+        shown = value if math.isfinite(value) else 0.0
+        left, right = scale(min(0.0, shown)), scale(max(0.0, shown))
+        text = f"{value:,.0f}" if digits is None else f"{value:.{digits}f}"
+        body.append(
+            f'<rect {_attrs(x=_n(left), y=_n(y + (_ROW - _BAR) / 2), width=_n(right - left))} '
+            f'height="{_BAR}" fill="{TOTAL if value >= 0 else NEGATIVE}" '
+            f'{_attrs(class_="bar", data_label=label, data_value=_num(value))}>'
+            f"<title>{_esc(f'{label}: {text}')}</title></rect>"
+        )
+        body.append(_text(label_width, y + _ROW / 2 + 4, label, text_anchor="end",
+                          class_="label"))
+        body.append(_text(right + 4, y + _ROW / 2 + 4, text, fill="#333333", class_="value"))
+    body += _axis(scale, plot_bottom, axis_label)
+    return _document(width, height, title, body, kind)
+
+
+def shares_svg(table: pd.DataFrame, *, title: str) -> SVG:
+    """Per value of a column, its share of the records before (grey) and after (blue) the
+    duplicates were removed: a source that loses more than the others shrinks.
+
+    `table` has the columns value, share_before and share_after (as in summary.json's
+    `removals_by`). Bars are `<rect class="before">` and `<rect class="after">` with
+    `data-label` and `data-value`.
+    """
+    _need(table, ["value", "share_before", "share_after"], "shares_svg")
+    table = table.reset_index(drop=True)
+    labels = table["value"].astype(str).tolist()
+    before = table["share_before"].to_numpy(dtype=float)
+    after = table["share_after"].to_numpy(dtype=float)
+    label_width = min(max([len(s) for s in labels] + [8]) * _CHAR + 16, 320.0)
+    width = label_width + 500
+    top = 52
+    row_height = 30
+    plot_bottom = top + max(len(labels), 1) * row_height + 6
+    height = plot_bottom + 44
+    finite = [v for v in [*before, *after] if math.isfinite(v)]
+    peak = max([*finite, 0.0])
+    scale = _Scale(0.0, min(1.0, max(peak * 1.1, 0.05)), label_width + 10, width - 150)
+    body = [
+        f'<rect x="{_n(label_width + 10)}" y="30" width="10" height="10" fill="{BEFORE}"/>',
+        _text(label_width + 24, 39, "share before", fill="#333333"),
+        f'<rect x="{_n(label_width + 130)}" y="30" width="10" height="10" fill="{AFTER}"/>',
+        _text(label_width + 144, 39, "share after removal", fill="#333333"),
+    ]
+    for i, label in enumerate(labels):
+        y = top + i * row_height
+        for k, (kind, value, fill) in enumerate((("before", before[i], BEFORE),
+                                                 ("after", after[i], AFTER))):
+            shown = value if math.isfinite(value) else 0.0
+            body.append(
+                f'<rect {_attrs(x=_n(scale(0.0)), y=_n(y + 4 + k * 11))} '
+                f'{_attrs(width=_n(scale(shown) - scale(0.0)))} height="10" fill="{fill}" '
+                f'{_attrs(class_=kind, data_label=label, data_value=_num(value))}>'
+                f"<title>{_esc(f'{label}: {kind} {value:.2%}')}</title></rect>"
+            )
+        body.append(_text(label_width, y + row_height / 2 + 4, label, text_anchor="end",
+                          class_="label"))
+        body.append(_text(width - 142, y + row_height / 2 + 4,
+                          f"{before[i]:.1%} → {after[i]:.1%}", fill="#333333", class_="value"))
+    body += _axis(scale, plot_bottom, "share of the records")
+    return _document(width, height, title, body, "shares")
+
+
+def precision_svg(table: pd.DataFrame, *, target: float | None = None) -> SVG:
+    """Precision per score band (a bar) with its 95% interval (a whisker), from labelled pairs.
+
+    `table` is what `linkage.calibrate.calibrate` returns (band_from, band_to, labelled,
+    matches, precision, ci_low, ci_high). Bars are `<rect class="band">` with `data-band`,
+    `data-labelled`, `data-precision`, `data-low` and `data-high`; a band without labels has
+    no bar, only the words "no labels". `target` is a dashed vertical line.
+    """
+    _need(table, ["band_from", "band_to", "labelled", "precision", "ci_low", "ci_high"],
+          "precision_svg")
+    table = table.reset_index(drop=True)
+    labels = [f"[{lo:g}, {hi:g})  n={int(n)}" for lo, hi, n in
+              zip(table["band_from"], table["band_to"], table["labelled"], strict=True)]
+    label_width = min(max([len(s) for s in labels] + [8]) * _CHAR + 16, 320.0)
+    width = label_width + 440
+    top = 36 + (14 if target is not None else 0)
+    plot_bottom = top + max(len(table), 1) * _ROW + 6
+    height = plot_bottom + 44
+    scale = _Scale(0.0, 1.0, label_width + 10, width - 90)
+    body = []
+    for i, row in table.iterrows():
+        y = top + i * _ROW
+        band = f"[{row['band_from']:g}, {row['band_to']:g})"
+        body.append(_text(label_width, y + _ROW / 2 + 4, labels[i], text_anchor="end",
+                          class_="label"))
+        if int(row["labelled"]) == 0:
+            body.append(_text(scale(0.0) + 4, y + _ROW / 2 + 4, "no labels", fill=NEUTRAL,
+                              class_="empty", data_band=band))
+            continue
+        precision, low, high = (float(row["precision"]), float(row["ci_low"]),
+                                float(row["ci_high"]))
+        body.append(
+            f'<rect {_attrs(x=_n(scale(0.0)), y=_n(y + (_ROW - _BAR) / 2))} '
+            f'{_attrs(width=_n(scale(precision) - scale(0.0)))} height="{_BAR}" fill="{TOTAL}" '
+            f'{_attrs(class_="band", data_band=band, data_labelled=int(row["labelled"]))} '
+            f'{_attrs(data_precision=_num(precision), data_low=_num(low), data_high=_num(high))}>'
+            f"<title>{_esc(f'{band}: precision {precision:.3f} (95% CI {low:.3f}-{high:.3f})')}"
+            "</title></rect>"
+        )
+        middle = y + _ROW / 2
+        body.append(f'<line {_attrs(x1=_n(scale(low)), x2=_n(scale(high)), y1=_n(middle))} '
+                    f'{_attrs(y2=_n(middle))} stroke="#333333" stroke-width="1.5" '
+                    f'class="interval"/>')
+        for end in (low, high):
+            body.append(f'<line {_attrs(x1=_n(scale(end)), x2=_n(scale(end)))} '
+                        f'{_attrs(y1=_n(middle - 5), y2=_n(middle + 5))} stroke="#333333"/>')
+        body.append(_text(width - 82, y + _ROW / 2 + 4, f"{precision:.3f}", fill="#333333",
+                          class_="value"))
+    if target is not None:
+        target = _check_threshold(target)
+        x = scale(target)
+        body.append(f'<line {_attrs(x1=_n(x), x2=_n(x), y1=_n(top - 14), y2=_n(plot_bottom))} '
+                    f'stroke="{THRESHOLD}" stroke-dasharray="6 4" class="target" '
+                    f'data-target="{_num(target)}"/>')
+        body.append(_text(x - 4, top - 4, f"target {target:g}", text_anchor="end",
+                          fill=THRESHOLD))
+    body += _axis(scale, plot_bottom, "precision (share of labelled pairs that match)")
+    return _document(width, height, "precision per score band", body, "precision")
+
+
+def s_curve_svg(bands: int, rows: int, *, threshold: float | None = None,
+                title: str = "") -> SVG:
+    """MinHash-LSH's S-curve: the probability 1 - (1 - J^r)^b that a pair with Jaccard J
+    shares a band and becomes a candidate, for `bands` b and `rows` r.
+
+    The curve is `<polyline class="s-curve">` with `data-bands` and `data-rows`; the points
+    at J = 0.5, 0.6, ... 0.95 are `<circle class="point">` with `data-j` and `data-p`; the
+    curve's steepest point (1/b)^(1/r) is `<circle class="midpoint">`; `threshold` (the
+    Jaccard that candidates are verified against) is a dashed vertical line.
+    """
+    if not (isinstance(bands, int | np.integer) and isinstance(rows, int | np.integer)
+            and bands >= 1 and rows >= 1):
+        raise ValueError(f"bands and rows must be positive integers, not {bands!r} and "
+                         f"{rows!r}")
+    threshold = _check_threshold(threshold)
+
+    def probability(j: np.ndarray | float) -> np.ndarray:
+        return 1.0 - (1.0 - np.asarray(j, dtype=float) ** rows) ** bands
+
+    width, height = 560.0, 340.0
+    top, bottom, left, right = 36.0, height - 50, 60.0, width - 20
+    x_of = _Scale(0.0, 1.0, left, right)
+
+    def y_of(p: float) -> float:
+        return bottom - p * (bottom - top)
+
+    grid = np.linspace(0.0, 1.0, 201)
+    points = " ".join(f"{_n(x_of(j))},{_n(y_of(p))}"
+                      for j, p in zip(grid, probability(grid), strict=True))
+    body = _y_axis(top, bottom, left, right, "P(candidate)")
+    body.append(f'<polyline points="{points}" fill="none" stroke="{TOTAL}" stroke-width="2" '
+                f'{_attrs(class_="s-curve", data_bands=int(bands), data_rows=int(rows))}/>')
+    for j in (0.5, 0.6, 0.7, 0.8, 0.9, 0.95):
+        p = float(probability(j))
+        body.append(f'<circle {_attrs(cx=_n(x_of(j)), cy=_n(y_of(p)))} r="3" fill="{TOTAL}" '
+                    f'{_attrs(class_="point", data_j=_num(j), data_p=_num(p))}>'
+                    f"<title>{_esc(f'J = {j:g}: P(candidate) = {p:.3f}')}</title></circle>")
+    middle = (1.0 / bands) ** (1.0 / rows)
+    p_mid = float(probability(middle))
+    body.append(f'<circle {_attrs(cx=_n(x_of(middle)), cy=_n(y_of(p_mid)))} r="5" '
+                f'fill="none" stroke="{NEGATIVE}" stroke-width="2" '
+                f'{_attrs(class_="midpoint", data_j=_num(middle), data_p=_num(p_mid))}>'
+                f"<title>{_esc(f'steepest point (1/b)^(1/r) = {middle:.3f}')}</title></circle>")
+    body.append(_text(x_of(middle) - 8, y_of(p_mid) + 4, f"(1/b)^(1/r) = {middle:.2f}",
+                      fill=NEGATIVE, text_anchor="end"))
+    if threshold is not None:
+        body += _threshold_line(x_of, threshold, top, bottom)
+    body += _axis(x_of, bottom, "Jaccard similarity J of a pair")
+    return _document(width, height, title or f"S-curve: {bands} bands × {rows} rows", body,
+                     "s-curve", data_bands=int(bands), data_rows=int(rows),
                      data_threshold=None if threshold is None else _num(threshold))

@@ -83,23 +83,33 @@ class Result:
 
         rules = Rules.from_yaml(run_dir / "rules.yaml")
         scorer = rules.scoring
+        pairs = table("pairs.parquet")
         if (run_dir / "model.json").is_file() and hasattr(type(scorer), "load"):
             scorer = type(scorer).load(run_dir / "model.json")
+        elif pairs is not None:
+            # A rule sum learns nothing; fitting on no pairs makes it ready to score and explain.
+            from linkage.explain import _matrix
+
+            scorer = scorer.fit(_matrix(pairs.iloc[:0], rules))
         summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
         timings: dict[str, float] = {}
         if (run_dir / "timings.json").is_file():
             timings = json.loads((run_dir / "timings.json").read_text(encoding="utf-8"))["seconds"]
         return cls(mode=summary["mode"], rules=rules, clusters=table("clusters.parquet"),
-                   pairs=table("pairs.parquet"), deduplicated=table("deduplicated.parquet"),
+                   pairs=pairs, deduplicated=table("deduplicated.parquet"),
                    links=table("links.parquet"), golden=table("golden.parquet"),
                    review=table("review.parquet"), guard_decisions=table("guards.parquet"),
                    summary_data=summary, timings=timings, scorer=scorer)
 
-    def report(self):
-        """The run's report (the page written as report.html), shown inline in a notebook."""
+    def report(self, path: str | Path | None = None):
+        """The run's report (the page written as report.html), shown inline in a notebook;
+        with `path`, also saved there."""
         from linkage.report import inline
 
-        return inline(self)
+        page = inline(self)
+        if path is not None:
+            page.save(path)
+        return page
 
     def match(self, records: Any, *, top: int = 3) -> pd.DataFrame:
         """The best candidate clusters for each of `records` (a DataFrame with the input
@@ -113,7 +123,8 @@ class Result:
         return self.summary_data
 
     def write(self, out: str | Path) -> Path:
-        """Write the output contract into `out`, atomically (all files or none)."""
+        """Write the output contract into `out`, atomically (all files or none), with the
+        run's report.html."""
 
         def fill(folder: Path) -> None:
             start = time.perf_counter()
@@ -133,6 +144,11 @@ class Result:
             if self.scorer is not None and hasattr(self.scorer, "save"):
                 self.scorer.save(folder / "model.json")
             write_json(self.summary_data, folder / "summary.json")
+            # The page is built only from what this folder keeps, so it repeats byte for byte
+            # and `linkage report` rebuilds it from the folder.
+            from linkage.report import write_report
+
+            write_report(self, folder / "report.html")
             # Timings vary run to run; they live apart so the other files repeat byte for byte.
             seconds = {**self.timings, "write": round(time.perf_counter() - start, 4)}
             write_json({"seconds": seconds}, folder / "timings.json")

@@ -1,11 +1,86 @@
-"""`linkage report` (being written)."""
+"""`linkage report`: rebuild a run's report.html from its folder, optionally with labelled
+pairs for the precision per score band."""
 
 from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
 
 import click
 
 
+def _bands(text: str | None) -> list[float] | None:
+    if text is None:
+        return None
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(f"--bands takes numbers separated by commas, e.g. "
+                                 f"0.6,0.7,0.8,0.9. Got {text!r}.") from None
+    if not values:
+        raise click.BadParameter("--bands needs at least one number, e.g. 0.6,0.7,0.8,0.9.")
+    return values
+
+
+def _write(path: Path, page: str) -> None:
+    """Write through a temporary file in the same folder, so a reader never sees half a page."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, staging = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(page.encode("utf-8"))
+        os.replace(staging, path)
+    except BaseException:
+        Path(staging).unlink(missing_ok=True)
+        raise
+
+
+def _check_run_dir(run_dir: Path) -> None:
+    from linkage.errors import InputError
+
+    if not run_dir.is_dir():
+        raise InputError(f"{run_dir}: no such folder. Pass the --out folder of `linkage dedupe` "
+                         "or `linkage link`.")
+    for name in ("clusters.parquet", "pairs.parquet", "summary.json", "rules.yaml"):
+        if not (run_dir / name).is_file():
+            raise InputError(f"{run_dir}: not a run folder (no {name}). Pass the --out folder "
+                             "of `linkage dedupe` or `linkage link`, as that run wrote it.")
+
+
 @click.command("report")
-def command() -> None:
-    """(Not yet available.)"""
-    raise click.UsageError("linkage report is not available yet.")
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--labels", "labels_path", default=None,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Labelled pairs (the CSV of `linkage sample`, `label` filled in): adds the "
+                   "precision per score band, as `linkage calibrate` measures it.")
+@click.option("--bands", default=None,
+              help="Band edges for the precision (default: the bands the labels were sampled "
+                   "in, from their `band` column).")
+@click.option("--on", type=click.Choice(["probability", "weight"]), default=None,
+              help="Band on the match probability or the match weight (default: as sampled).")
+@click.option("--target", default=0.95, show_default=True, type=float,
+              help="The precision a recommended threshold must reach.")
+@click.option("--out", "out_path", default=None,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the page (default: RUN_DIR/report.html).")
+def command(run_dir, labels_path, bands, on, target, out_path):
+    """Write the self-contained report.html of the run in RUN_DIR (the --out folder of
+    `linkage dedupe` or `link`): stage counts, scores and threshold, the scorer's weights,
+    removals by source, the largest clusters, guards, and the LSH S-curve.
+
+    \b
+    linkage report out/customers
+    linkage report out/customers --labels labels.csv --out out/customers/report-labelled.html
+    """
+    from linkage.report import render_html
+    from linkage.result import Result
+
+    _check_run_dir(Path(run_dir))
+    if not 0.0 < target <= 1.0:
+        raise click.BadParameter(f"--target must be a precision in (0, 1]. Got {target!r}.")
+    result = Result.load(run_dir)
+    page = render_html(result, labels=labels_path, bands=_bands(bands), on=on, target=target)
+    out = out_path or Path(run_dir) / "report.html"
+    _write(out, page)
+    click.echo(f"wrote {out}")
