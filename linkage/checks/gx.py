@@ -1,0 +1,406 @@
+"""Great Expectations (1.x) expectations built on linkage's own checks, for pandas batches.
+
+    import great_expectations as gx
+    from linkage.checks.gx import (ExpectDuplicateRateToBeBelow, ephemeral_context,
+                                   ExpectNoExactDuplicatesAfterNormalization,
+                                   ExpectNoTrainEvalLeakage)
+
+    context = ephemeral_context()                     # in memory, offline, quiet
+    batch = (context.data_sources.add_pandas("etl").add_dataframe_asset("customers")
+             .add_batch_definition_whole_dataframe("all"))
+    suite = context.suites.add(gx.ExpectationSuite(name="customers"))
+    suite.add_expectation(ExpectDuplicateRateToBeBelow(rules="rules/customers.yaml",
+                                                       max_rate=0.01))
+    validation = context.validation_definitions.add(
+        gx.ValidationDefinition(name="gate", data=batch, suite=suite))
+    validation.run(batch_parameters={"dataframe": frame}).success
+
+The three expectations:
+
+- `ExpectDuplicateRateToBeBelow`: linkage's dedupe with the given rules; succeeds when the
+  share of records marked duplicate is at most `max_rate` (the test `linkage check` makes).
+- `ExpectNoExactDuplicatesAfterNormalization`: fails when two rows are identical once the
+  chosen columns are normalized (case, width, spaces, punctuation; or a named normalizer).
+- `ExpectNoTrainEvalLeakage`: the batch is a training set; fails when an item of `eval_data`
+  shares an n-gram passage, or its whole normalized text, with a training record.
+
+Each is a `BatchExpectation` whose measurement is a table metric registered for the pandas
+execution engine (`linkage.duplicate_rate`, `linkage.normalized_duplicates`,
+`linkage.train_eval_leakage`), so it mixes with stock expectations in any suite, validation
+definition or checkpoint. Results carry the measured numbers and a few example ids.
+
+Parameters are checked when an expectation is made: a bad value raises `linkage.errors`'
+`RulesError` or `InputError` (not a pydantic error), naming the parameter, file or key and the
+fix. Problems only the data can show (a column missing from the batch) fail the expectation,
+with the message in the result's `exception_info`.
+
+Importing this module imports Great Expectations, with `GX_ANALYTICS_ENABLED=False` set
+beforehand unless the environment already says otherwise; `import linkage` never imports it.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pandas as pd
+
+from linkage.checks import measures
+from linkage.errors import InputError, RulesError
+
+os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")  # set before GX loads: no network
+with warnings.catch_warnings():
+    # GX imports pyspark when it is installed, and pyspark warns about pandas 3 at import.
+    warnings.filterwarnings("ignore", message="PySpark does not yet", category=FutureWarning)
+    try:
+        import great_expectations as gx
+        from great_expectations.compatibility import pydantic
+        from great_expectations.core.metric_domain_types import MetricDomainTypes
+        from great_expectations.execution_engine import PandasExecutionEngine
+        from great_expectations.expectations.expectation import BatchExpectation
+        from great_expectations.expectations.metrics.metric_provider import metric_value
+        from great_expectations.expectations.metrics.table_metric_provider import (
+            TableMetricProvider,
+        )
+    except ImportError as err:
+        raise ImportError(
+            "linkage.checks.gx needs Great Expectations 1.x: pip install \"linkage[gx]\""
+        ) from err
+
+__all__ = [
+    "ExpectDuplicateRateToBeBelow",
+    "ExpectNoExactDuplicatesAfterNormalization",
+    "ExpectNoTrainEvalLeakage",
+    "ephemeral_context",
+    "results_table",
+]
+
+
+def _batch(execution_engine, metric_domain_kwargs) -> pd.DataFrame:
+    frame, _, _ = execution_engine.get_compute_domain(
+        metric_domain_kwargs, domain_type=MetricDomainTypes.TABLE
+    )
+    return frame
+
+
+# --- metrics: the measurements of linkage.checks.measures, for the pandas engine -------------
+
+
+class DuplicateRate(TableMetricProvider):
+    """Linkage's dedupe on the batch: records, duplicates, their rate, example clusters."""
+
+    metric_name = "linkage.duplicate_rate"
+    value_keys = ("rules", "id_column", "max_examples")
+
+    @metric_value(engine=PandasExecutionEngine)
+    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                runtime_configuration):
+        kwargs = metric_value_kwargs
+        return measures.duplicate_rate(
+            _batch(execution_engine, metric_domain_kwargs), kwargs["rules"],
+            id_column=kwargs.get("id_column"), max_examples=kwargs["max_examples"],
+        )
+
+
+class NormalizedDuplicates(TableMetricProvider):
+    """Groups of batch rows identical after normalizing the chosen columns."""
+
+    metric_name = "linkage.normalized_duplicates"
+    value_keys = ("columns", "normalize", "id_column", "max_examples")
+
+    @metric_value(engine=PandasExecutionEngine)
+    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                runtime_configuration):
+        kwargs = metric_value_kwargs
+        return measures.normalized_duplicates(
+            _batch(execution_engine, metric_domain_kwargs), kwargs["columns"],
+            kwargs.get("normalize"), id_column=kwargs.get("id_column"),
+            max_examples=kwargs["max_examples"],
+        )
+
+
+class TrainEvalLeakage(TableMetricProvider):
+    """Eval items sharing a passage with the batch (the training set)."""
+
+    metric_name = "linkage.train_eval_leakage"
+    value_keys = ("eval_data", "text_column", "ngram", "char_ngram", "train_id", "eval_id",
+                  "max_examples")
+
+    @metric_value(engine=PandasExecutionEngine)
+    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                runtime_configuration):
+        kwargs = dict(metric_value_kwargs)
+        eval_data = kwargs.pop("eval_data")
+        return measures.train_eval_leakage(_batch(execution_engine, metric_domain_kwargs),
+                                           eval_data, **kwargs)
+
+
+# --- parameter checks, shared ---------------------------------------------------------------
+
+
+def _check_max_examples(owner: str, value: Any) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise RulesError(f"{owner}: `max_examples` must be a whole number ≥ 0. Got {value!r} "
+                         "instead.")
+
+
+def _check_name(owner: str, parameter: str, value: Any) -> None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise RulesError(f"{owner}: `{parameter}` must be a column name. Got {value!r} instead.")
+
+
+# --- the expectations ------------------------------------------------------------------------
+
+
+class ExpectDuplicateRateToBeBelow(BatchExpectation):
+    """Expect linkage's dedupe, with `rules`, to mark at most `max_rate` of the records as
+    duplicates: the same test as `linkage check --max-duplicate-rate`, inside a GX suite.
+
+    Args:
+        rules: the path of a rules YAML file, a mapping of rules keys, or a `linkage.Rules`
+            (kept as its mapping, so the suite can be saved).
+        max_rate: the largest acceptable share of duplicate records, in [0, 1] (0.01 is 1%).
+        id_column: the record id column, overriding the rules' `id_column`.
+        max_examples: how many clusters with duplicates to list in the result.
+
+    Result: `observed_value` (the rate), `duplicate_rate`, `max_rate`, `records`,
+    `duplicates`, `clusters_with_duplicates`, `examples` (cluster id, kept id, member ids),
+    `rules_hash`, `warnings` (what the run warned about).
+    """
+
+    rules: str | dict
+    max_rate: float = 0.01
+    id_column: str | None = None
+    max_examples: int = measures.MAX_EXAMPLES
+
+    metric_dependencies: ClassVar[tuple[str, ...]] = ("linkage.duplicate_rate",)
+    success_keys: ClassVar[tuple[str, ...]] = ("rules", "max_rate", "id_column", "max_examples")
+
+    class Config:
+        title = "Expect duplicate rate to be below"
+
+    @pydantic.root_validator(pre=True)
+    def _check_parameters(cls, values: dict) -> dict:
+        owner = "ExpectDuplicateRateToBeBelow"
+        if values.get("rules") is None:
+            raise RulesError(f"{owner}: `rules` is required: the path of a rules YAML file "
+                             "(e.g. rules='rules/customers.yaml') or a mapping of rules keys.")
+        rules = values["rules"]
+        loaded = measures.load_rules(rules, owner=owner)  # fails early, naming file and key
+        if isinstance(rules, Path):
+            values["rules"] = str(rules)
+        elif not isinstance(rules, str | Mapping):  # a Rules object: keep its plain mapping
+            values["rules"] = loaded.to_dict()
+        elif isinstance(rules, Mapping):
+            values["rules"] = dict(rules)
+        rate = values.get("max_rate", 0.01)
+        if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate <= 1:
+            raise RulesError(f"{owner}: `max_rate` must be a share in [0, 1]. Got {rate!r} "
+                             "instead (1% is 0.01).")
+        _check_name(owner, "id_column", values.get("id_column"))
+        _check_max_examples(owner, values.get("max_examples", measures.MAX_EXAMPLES))
+        return values
+
+    def _validate(self, metrics: dict, runtime_configuration: dict | None = None,
+                  execution_engine=None) -> dict:
+        measured = metrics["linkage.duplicate_rate"]
+        rate = measured["duplicate_rate"]
+        return {
+            "success": rate <= self.max_rate,
+            "result": {"observed_value": rate, "max_rate": self.max_rate, **measured},
+        }
+
+
+class ExpectNoExactDuplicatesAfterNormalization(BatchExpectation):
+    """Expect no two rows to be identical in `columns` once those are normalized.
+
+    Without a `normalize` step a column goes through the `text` normalizer (NFKC, case-fold,
+    punctuation to spaces, white space collapsed), so "Kim  Min-su" and "kim min su" are equal.
+    `normalize` takes steps as in the rules' normalize section, `{column, type, options}`,
+    e.g. `{"column": "phone", "type": "phone", "country": "KR"}` makes "+82 10-1234-5678"
+    and "010 1234 5678" equal; a step replaces the text normalizer for its column.
+    Rows with nothing in any of the columns are never counted as copies.
+
+    Args:
+        columns: the columns to compare (at least one).
+        normalize: optional normalize steps for some of `columns`.
+        id_column: a column whose values name the rows in the result (positions otherwise).
+        max_examples: how many groups of identical rows to list in the result.
+
+    Result: `observed_value` (rows that copy an earlier row), `records`, `duplicate_rows`,
+    `groups`, `rows_in_groups`, `examples` (row positions, ids, the shared normalized values).
+    """
+
+    columns: list[str]
+    normalize: list[dict] | None = None
+    id_column: str | None = None
+    max_examples: int = measures.MAX_EXAMPLES
+
+    metric_dependencies: ClassVar[tuple[str, ...]] = ("linkage.normalized_duplicates",)
+    success_keys: ClassVar[tuple[str, ...]] = ("columns", "normalize", "id_column",
+                                               "max_examples")
+
+    class Config:
+        title = "Expect no exact duplicates after normalization"
+
+    @pydantic.root_validator(pre=True)
+    def _check_parameters(cls, values: dict) -> dict:
+        owner = "ExpectNoExactDuplicatesAfterNormalization"
+        columns = values.get("columns")
+        if isinstance(columns, str):
+            columns = values["columns"] = [columns]
+        if (not isinstance(columns, list | tuple) or not columns
+                or not all(isinstance(c, str) and c for c in columns)):
+            raise RulesError(f"{owner}: `columns` must list at least one column name, e.g. "
+                             f"columns=['name', 'phone']. Got {columns!r} instead.")
+        values["columns"] = list(columns)
+        normalize = values.get("normalize")
+        measures.normalize_steps(normalize, columns, owner=owner)
+        if normalize is not None:
+            values["normalize"] = [dict(step) for step in normalize]
+        _check_name(owner, "id_column", values.get("id_column"))
+        _check_max_examples(owner, values.get("max_examples", measures.MAX_EXAMPLES))
+        return values
+
+    def _validate(self, metrics: dict, runtime_configuration: dict | None = None,
+                  execution_engine=None) -> dict:
+        measured = metrics["linkage.normalized_duplicates"]
+        return {
+            "success": measured["groups"] == 0,
+            "result": {"observed_value": measured["duplicate_rows"], **measured},
+        }
+
+
+class ExpectNoTrainEvalLeakage(BatchExpectation):
+    """Expect no item of `eval_data` to appear in the batch, the training set: no shared
+    `ngram`-word passage (`char_ngram` characters for Hangul/CJK text), and no identical
+    normalized text. The finding is `linkage decontaminate`'s.
+
+    Args:
+        eval_data: the evaluation set: the path of a CSV or Parquet file (read when the suite
+            runs), or a DataFrame (its `text_column` and `eval_id` columns are kept in the
+            expectation, so the suite can be saved; use a path for a large eval set).
+        text_column: the text column, in both tables.
+        ngram: words in a shared passage that counts as a leak (13, as in the GPT-3 study).
+        char_ngram: characters per n-gram for Hangul/CJK text (default 3 × ngram).
+        train_id, eval_id: id columns of the batch and of `eval_data` (row numbers otherwise).
+        max_examples: how many leaked eval items to list in the result.
+
+    Result: `observed_value` (leaked eval items), `eval_records`, `leaked_eval_items`,
+    `leak_rate`, `exact_matches`, `train_records`, `contaminated_train_records`, `ngram`,
+    `char_ngram`, `examples` (eval id, train id, exact or not, a shared passage).
+    """
+
+    eval_data: str | dict
+    text_column: str = "text"
+    ngram: int = 13
+    char_ngram: int | None = None
+    train_id: str | None = None
+    eval_id: str | None = None
+    max_examples: int = measures.MAX_EXAMPLES
+
+    metric_dependencies: ClassVar[tuple[str, ...]] = ("linkage.train_eval_leakage",)
+    success_keys: ClassVar[tuple[str, ...]] = ("eval_data", "text_column", "ngram",
+                                               "char_ngram", "train_id", "eval_id",
+                                               "max_examples")
+
+    class Config:
+        title = "Expect no train/eval leakage"
+
+    @pydantic.root_validator(pre=True)
+    def _check_parameters(cls, values: dict) -> dict:
+        owner = "ExpectNoTrainEvalLeakage"
+        text_column = values.setdefault("text_column", "text")
+        _check_name(owner, "text_column", text_column)
+        _check_name(owner, "train_id", values.get("train_id"))
+        _check_name(owner, "eval_id", values.get("eval_id"))
+        for name, default in (("ngram", 13), ("char_ngram", None)):
+            value = values.get(name, default)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < 1):
+                raise RulesError(f"{owner}: `{name}` must be a whole number ≥ 1. Got "
+                                 f"{value!r} instead.")
+        _check_max_examples(owner, values.get("max_examples", measures.MAX_EXAMPLES))
+        values["eval_data"] = _eval_parameter(owner, values.get("eval_data"), text_column,
+                                              values.get("eval_id"))
+        return values
+
+    def _validate(self, metrics: dict, runtime_configuration: dict | None = None,
+                  execution_engine=None) -> dict:
+        measured = metrics["linkage.train_eval_leakage"]
+        return {
+            "success": measured["leaked_eval_items"] == 0,
+            "result": {"observed_value": measured["leaked_eval_items"], **measured},
+        }
+
+
+def _eval_parameter(owner: str, eval_data: Any, text_column: str, eval_id: str | None):
+    """`eval_data` as the expectation keeps it: a path as text, a DataFrame as a mapping of
+    the columns it needs (column -> list of JSON-ready values)."""
+    if eval_data is None:
+        raise InputError(f"{owner}: `eval_data` is required: the evaluation set, as a DataFrame "
+                         "or the path of a CSV or Parquet file.")
+    if isinstance(eval_data, str | Path):
+        path = Path(eval_data)
+        if not path.exists():
+            raise InputError(f"{owner}: eval_data {str(path)!r}: no such file. Check the path "
+                             "(relative paths start from the working directory).")
+        return str(path)
+    if isinstance(eval_data, Mapping):  # already kept, e.g. when GX rebuilds the expectation
+        eval_data = pd.DataFrame(dict(eval_data))
+    if not isinstance(eval_data, pd.DataFrame):
+        raise InputError(f"{owner}: `eval_data` must be a DataFrame or the path of a CSV or "
+                         f"Parquet file. Got {type(eval_data).__name__} instead.")
+    needed = [text_column] + ([eval_id] if eval_id is not None else [])
+    measures.require_columns(eval_data, needed, owner=owner, table="eval_data",
+                             parameter="eval_id" if text_column in eval_data else "text_column")
+    return {column: measures.plain_list(eval_data[column]) for column in needed}
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def ephemeral_context():
+    """A Great Expectations context that lives in memory: nothing written to disk, analytics
+    off, no progress bars (they would clutter notebooks and logs)."""
+    from great_expectations.data_context.types.base import (
+        DataContextConfig,
+        InMemoryStoreBackendDefaults,
+        ProgressBarsConfig,
+    )
+
+    config = DataContextConfig(
+        store_backend_defaults=InMemoryStoreBackendDefaults(init_temp_docs_sites=False),
+        analytics_enabled=False,
+        progress_bars=ProgressBarsConfig(globally=False, metric_calculations=False),
+    )
+    return gx.get_context(mode="ephemeral", project_config=config)
+
+
+def results_table(validation_result) -> pd.DataFrame:
+    """One row per expectation of a validation (or checkpoint) result: its type, the column
+    it looked at, success, the observed value, and the error message when it could not run."""
+    results = getattr(validation_result, "run_results", None)
+    if results is not None:  # a CheckpointResult: every validation's results, in order
+        items = [r for run in results.values() for r in run.results]
+    else:
+        items = list(validation_result.results)
+    columns: dict[str, list] = {name: [] for name in
+                                ("expectation", "column", "success", "observed_value", "error")}
+    for item in items:
+        config = item.expectation_config
+        info = item.exception_info or {}
+        if "exception_message" not in info:  # keyed by metric when a metric failed
+            info = next(iter(info.values()), {}) if info else {}
+        columns["expectation"].append(config.type)
+        columns["column"].append(config.kwargs.get("column"))
+        columns["success"].append(bool(item.success))
+        columns["observed_value"].append((item.result or {}).get("observed_value"))
+        columns["error"].append(
+            info.get("exception_message") if info.get("raised_exception") else None
+        )
+    return pd.DataFrame({name: pd.Series(values, dtype=bool if name == "success" else object)
+                         for name, values in columns.items()})
