@@ -2,15 +2,21 @@
 without them. The original run is never touched.
 
 The run folder keeps the cluster list, so "every copy" is the record's whole cluster. With
-`only_record=True` just that record goes; when it was the cluster's representative, the keeper
-policy picks the new one from the records that remain (which needs the input table: it is
-re-read from the path recorded in summary.json and checked against its checksum).
+`only_record=True` just that record goes; the rest of its cluster is joined again by its
+matched pairs (pairs.parquet, `is_match`), so a cluster held together by the forgotten record
+splits: the larger part keeps the cluster id (ties: the part with the oldest record), every
+other part gets a fresh id, and the keeper policy picks each part's representative (which needs
+the input table: the run's records.parquet, or the input file named in summary.json, checked
+against its checksum). Guards are not run again: a pair a guard un-matched stays un-matched.
+
+Cluster ids stay stable (see `linkage.incremental`): the new run's lineage.parquet gets a
+`forget` row per touched cluster and a `split` row per part that left one.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +35,16 @@ class ForgetPlan:
     forgotten_ids: list[Any]  # every record that will be removed
     clusters: list[int]
     new_representatives: dict[int, Any]  # cluster -> new representative (only_record mode)
+    splits: dict[int, list[int]] = field(default_factory=dict)  # old cluster -> fresh ids
 
     def describe(self) -> str:
         lines = [f"forget: {len(self.matched_ids)} record(s) asked for, "
                  f"{len(self.forgotten_ids)} record(s) removed in {len(self.clusters)} "
                  "cluster(s)"]
         lines += [f"  removed {rid}" for rid in self.forgotten_ids]
+        for cluster, parts in self.splits.items():
+            lines.append(f"  cluster {cluster} split: the larger part keeps its id, the rest "
+                         f"became cluster(s) {', '.join(map(str, parts))}")
         for cluster, rep in self.new_representatives.items():
             lines.append(f"  cluster {cluster}: new representative {rep}")
         return "\n".join(lines)
@@ -44,22 +54,58 @@ def _id_column(clusters: pd.DataFrame) -> str:
     return clusters.columns[1] if clusters.columns[0] == "source" else clusters.columns[0]
 
 
-def _input_table(run_dir: Path, summary: dict) -> pd.DataFrame:
+def named_input(path: Path, summary: dict, run_dir: Path | None = None) -> pd.DataFrame:
+    """The input file named in summary.json, read again and checked against its checksum."""
     inputs = summary["inputs"]
+    where = run_dir or path
     if len(inputs) != 1:
-        raise InputError(f"{run_dir}: forget works on dedupe runs (one input table).")
-    path = Path(inputs[0]["name"])
+        raise InputError(f"{where}: forget and update work on dedupe runs (one input table).")
     if not path.exists():
         raise InputError(
-            f"{run_dir}: the run's input {path} is not there any more, and it is needed to "
-            "find records by value or to choose a new representative. Restore it, or forget "
-            "by id without --only-record."
+            f"{where}: the run's input {path} is not there any more, and it is needed to "
+            "find records by value, to choose a new representative or to add records. "
+            "Restore it, or forget by id without --only-record."
         )
     frame = read(path)
     if checksum(path, frame) != inputs[0]["checksum"]:
         raise InputError(f"{path}: changed since the run (its checksum differs). Forget from "
                          "a run of the current file.")
+    if summary.get("id_column") == "row_id" and "row_id" not in frame.columns:
+        frame.insert(0, "row_id", np.arange(len(frame), dtype=np.int64))  # as the run numbered
     return frame
+
+
+def input_table(run_dir: Path, summary: dict) -> pd.DataFrame:
+    """The records a run was made from: its own records.parquet when it has one (runs written
+    by `update`), else the input file named in summary.json."""
+    inputs = summary["inputs"]
+    local = run_dir / "records.parquet"
+    if local.is_file():
+        frame = read(local)
+        if len(inputs) == 1 and checksum(local, frame) != inputs[0]["checksum"]:
+            raise InputError(f"{local}: changed since the run (its checksum differs from "
+                             "summary.json). Restore it from the run that wrote it.")
+        return frame
+    return named_input(Path(inputs[0]["name"]) if inputs else run_dir, summary, run_dir)
+
+
+def _parts_after(clusters: pd.DataFrame, pairs: pd.DataFrame, id_col: str,
+                 touched: np.ndarray, gone: np.ndarray) -> np.ndarray:
+    """For each record of a touched cluster that stays, its part: the connected components
+    of the matched pairs left among them (-1 for every other record)."""
+    from linkage.clustering import connected_components
+
+    stay = np.flatnonzero(touched & ~gone)
+    position = pd.Series(np.arange(len(stay)), index=clusters[id_col].astype(str).to_numpy()[stay])
+    matched = pairs[pairs["is_match"].astype(bool)]
+    left = matched["id_l"].astype(str).map(position)
+    right = matched["id_r"].astype(str).map(position)
+    both = left.notna() & right.notna()
+    labels = connected_components(len(stay), left[both].to_numpy(np.int64),
+                                  right[both].to_numpy(np.int64))
+    parts = np.full(len(clusters), -1, dtype=np.int64)
+    parts[stay] = labels
+    return parts
 
 
 def plan_forget(
@@ -71,6 +117,7 @@ def plan_forget(
     only_record: bool = False,
 ) -> tuple[ForgetPlan, dict[str, Any]]:
     """Work out what forgetting removes; returns the plan and the loaded run."""
+    from linkage.incremental import assign_ids, id_state
     from linkage.keep import choose_representatives, id_rank
     from linkage.settings import Rules
 
@@ -85,7 +132,7 @@ def plan_forget(
     text_ids = clusters[id_col].astype(str)
     records = None
     if column is not None:
-        records = _input_table(run_dir, summary)
+        records = input_table(run_dir, summary)
         if column not in records.columns:
             raise InputError(f"column `{column}` is not in the run's input; its columns are "
                              f"{', '.join(map(str, records.columns))}.")
@@ -99,30 +146,73 @@ def plan_forget(
     touched = sorted(clusters.loc[selected, "cluster_id"].unique().tolist())
     in_touched = clusters["cluster_id"].isin(touched)
     forget_mask = selected if only_record else in_touched
+    step, next_id = id_state(summary, clusters)
+    new_ids = clusters["cluster_id"].to_numpy(np.int64).copy()
     new_reps: dict[int, Any] = {}
+    splits: dict[int, list[int]] = {}
     if only_record:
-        records = records if records is not None else _input_table(run_dir, summary)
+        records = records if records is not None else input_table(run_dir, summary)
         rules = Rules.from_yaml(run_dir / "rules.yaml")
-        remaining = clusters[in_touched & ~forget_mask]
-        rows = records.set_index(records[id_col].astype(str)).loc[
-            remaining[id_col].astype(str)].reset_index(drop=True)
-        labels = remaining["cluster_id"].to_numpy()
-        if len(labels):
-            codes, uniques = pd.factorize(labels)
-            keeper = choose_representatives(codes, id_rank(remaining[id_col]), rules.keep,
-                                            rows)
+        pairs = pd.read_parquet(run_dir / "pairs.parquet", columns=["id_l", "id_r", "is_match"])
+        parts = _parts_after(clusters, pairs, id_col, in_touched.to_numpy(),
+                             forget_mask.to_numpy())
+        stay = np.flatnonzero(parts >= 0)
+        if len(stay):
+            # A part is keyed by (old cluster, component): a component never spans two clusters.
+            prior = new_ids[stay]
+            _, dense = np.unique(np.column_stack([parts[stay], prior]), axis=0,
+                                 return_inverse=True)
+            dense = _first_row_order(dense.reshape(-1))
+            part_id, next_id = assign_ids(prior, dense, next_id)
+            new_ids[stay] = part_id[dense]
+            remaining = clusters.iloc[stay]
+            rows = records.set_index(records[id_col].astype(str)).loc[
+                remaining[id_col].astype(str)].reset_index(drop=True)
+            keeper = choose_representatives(dense, id_rank(remaining[id_col]), rules.keep, rows)
             ids = remaining[id_col].to_numpy()
-            for code, cluster in enumerate(uniques):
-                members = np.flatnonzero(codes == code)
-                new_reps[int(cluster)] = ids[keeper[members[0]]]
+            for part in range(len(part_id)):
+                members = np.flatnonzero(dense == part)
+                new_reps[int(part_id[part])] = ids[keeper[members[0]]]
+                if part_id[part] != prior[members[0]]:
+                    splits.setdefault(int(prior[members[0]]), []).append(int(part_id[part]))
     plan = ForgetPlan(
         matched_ids=clusters.loc[selected, id_col].tolist(),
         forgotten_ids=clusters.loc[forget_mask, id_col].tolist(),
         clusters=[int(c) for c in touched],
-        new_representatives=new_reps,
+        new_representatives=dict(sorted(new_reps.items())),
+        splits=splits,
     )
     return plan, {"clusters": clusters, "summary": summary, "forget": forget_mask.to_numpy(),
-                  "id_column": id_col, "records": records}
+                  "id_column": id_col, "records": records, "new_ids": new_ids,
+                  "step": step + 1, "next_id": next_id}
+
+
+def _first_row_order(labels: np.ndarray) -> np.ndarray:
+    """Labels renumbered 0..k-1 in order of each label's first row."""
+    _, first = np.unique(labels, return_index=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[labels]
+
+
+def _lineage(plan: ForgetPlan, run: dict) -> pd.DataFrame:
+    """This step's lineage: a `forget` row per touched cluster, a `split` row per new part."""
+    from linkage.incremental import lineage_frame
+
+    clusters, id_col, step = run["clusters"], run["id_column"], run["step"]
+    old_ids = clusters["cluster_id"].to_numpy(np.int64)
+    text_ids = clusters[id_col].astype(str).to_numpy()
+    gone, new_ids = run["forget"], run["new_ids"]
+    rows = []
+    for cluster in plan.clusters:
+        members = old_ids == cluster
+        left = members & ~gone
+        rows.append((step, "forget", cluster, cluster if left.any() else None,
+                     text_ids[members & gone].tolist()))
+        for part in plan.splits.get(cluster, []):
+            rows.append((step, "split", cluster, part,
+                         text_ids[left & (new_ids == part)].tolist()))
+    return lineage_frame(rows)
 
 
 def forget(
@@ -135,42 +225,52 @@ def forget(
     only_record: bool = False,
 ) -> ForgetPlan:
     """Write a new run at `out` without the forgotten records; `run_dir` is left as it was."""
+    from linkage.incremental import (
+        concat_lineage,
+        id_summary,
+        parquet_bytes,
+        read_lineage,
+        sha256,
+        write_lineage,
+    )
+
     run_dir, out = Path(run_dir), Path(out)
     if out.resolve() == run_dir.resolve():
         raise InputError("--out must be a new folder: forget never changes the original run.")
     plan, run = plan_forget(run_dir, record_id, column=column, value=value,
                             only_record=only_record)
     clusters, forgotten, id_col = run["clusters"], run["forget"], run["id_column"]
+    clusters = clusters.assign(cluster_id=run["new_ids"])
     kept = clusters[~forgotten].reset_index(drop=True)
     gone = set(map(str, plan.forgotten_ids))
-    for cluster, rep in plan.new_representatives.items():
-        members = kept["cluster_id"] == cluster
-        is_rep = members & (kept[id_col].astype(str) == str(rep))
-        kept.loc[members, "representative_id"] = rep
-        kept.loc[members, "cluster_size"] = int(members.sum())
-        kept.loc[is_rep, "action"] = "keep"
-        kept.loc[is_rep, "reason"] = (f"kept for cluster of {int(members.sum())}: representative "
-                                      "chosen again after a record was forgotten")
-        kept.loc[members & ~is_rep, "action"] = "duplicate"
-        kept.loc[members & ~is_rep, "reason"] = f"duplicate of {rep}"
+    if plan.new_representatives:
+        kept = _represent(kept, plan.new_representatives, id_col, run_dir)
     pairs = pd.read_parquet(run_dir / "pairs.parquet")
     pairs = pairs[~pairs["id_l"].astype(str).isin(gone) & ~pairs["id_r"].astype(str).isin(gone)]
     dedup = pd.read_parquet(run_dir / "deduplicated.parquet")
     dedup = dedup[~dedup[id_col].astype(str).isin(gone)]
     if plan.new_representatives:
-        records = run["records"]
-        new_ids = {str(r) for r in plan.new_representatives.values()}
-        added = records[records[id_col].astype(str).isin(new_ids)]
-        dedup = pd.concat([dedup, added], ignore_index=True)
+        dedup = _deduplicated_again(dedup, kept, run["records"], id_col, plan)
     summary = dict(run["summary"])
     summary["forget"] = {
         "from_run": str(run_dir),
         "records_forgotten": len(plan.forgotten_ids),
         "clusters": plan.clusters,
         "new_representatives": {str(k): str(v) for k, v in plan.new_representatives.items()},
+        "splits": {str(k): v for k, v in plan.splits.items()},
     }
     summary["actions"] = {a: int((kept["action"] == a).sum())
                           for a in ("keep", "duplicate", "preserved", "review")}
+    summary["cluster_ids"] = id_summary(run["step"], run["next_id"])
+    lineage = concat_lineage(read_lineage(run_dir), _lineage(plan, run))
+    records_bytes = None
+    if (run_dir / "records.parquet").is_file():
+        # A run that carries its records passes them on, without the forgotten ones.
+        records = read(run_dir / "records.parquet")
+        records = records[~records[id_col].astype(str).isin(gone)].reset_index(drop=True)
+        records_bytes = parquet_bytes(records)
+        summary["inputs"] = [{"name": str(out / "records.parquet"), "records": len(records),
+                              "checksum": sha256(records_bytes)}]
 
     def fill(folder: Path) -> None:
         write_parquet(kept, folder / "clusters.parquet")
@@ -180,6 +280,45 @@ def forget(
             if (run_dir / name).exists():
                 (folder / name).write_bytes((run_dir / name).read_bytes())
         write_json(summary, folder / "summary.json")
+        write_lineage(lineage, folder / "lineage.parquet")
+        if records_bytes is not None:
+            (folder / "records.parquet").write_bytes(records_bytes)
 
     write_atomically(out, fill)
     return plan
+
+
+def _represent(kept: pd.DataFrame, reps: dict[int, Any], id_col: str,
+               run_dir: Path) -> pd.DataFrame:
+    """Size, action and reason of the records of the clusters that lost a record."""
+    from linkage.settings import Rules
+
+    k = Rules.from_yaml(run_dir / "rules.yaml").keep.k
+    kept = kept.copy()
+    guarded = kept["action"].isin(["preserved", "review"])
+    for cluster, rep in reps.items():
+        members = kept["cluster_id"] == cluster
+        size = int(members.sum())
+        is_rep = members & (kept[id_col].astype(str) == str(rep))
+        kept.loc[members, "representative_id"] = rep
+        kept.loc[members, "cluster_size"] = size
+        kept.loc[is_rep & ~guarded, "action"] = "keep"
+        kept.loc[is_rep, "reason"] = (f"kept for cluster of {size}: representative chosen "
+                                      "again after a record was forgotten")
+        others = members & ~is_rep & ~guarded
+        if k == 1:
+            kept.loc[others, "action"] = "duplicate"
+            kept.loc[others, "reason"] = f"duplicate of {rep}"
+    return kept
+
+
+def _deduplicated_again(dedup, kept, records, id_col, plan) -> pd.DataFrame:
+    """deduplicated.parquet with the touched clusters' kept records, in clusters order."""
+    touched = kept["cluster_id"].isin(list(plan.new_representatives))
+    now_kept = kept.loc[touched & (kept["action"] != "duplicate"), id_col].astype(str)
+    dedup = dedup[~dedup[id_col].astype(str).isin(
+        set(kept.loc[touched, id_col].astype(str)))]
+    added = records[records[id_col].astype(str).isin(set(now_kept))]
+    dedup = pd.concat([dedup, added[list(dedup.columns)]], ignore_index=True)
+    order = pd.Index(kept[id_col].astype(str)).get_indexer(dedup[id_col].astype(str))
+    return dedup.iloc[np.argsort(order, kind="stable")]

@@ -86,8 +86,9 @@ class Result:
         pairs = table("pairs.parquet")
         if (run_dir / "model.json").is_file() and hasattr(type(scorer), "load"):
             scorer = type(scorer).load(run_dir / "model.json")
-        elif pairs is not None:
+        elif pairs is not None and not hasattr(type(scorer), "load"):
             # A rule sum learns nothing; fitting on no pairs makes it ready to score and explain.
+            # (A trained scorer without its model.json stays unfitted: there is nothing to load.)
             from linkage.explain import _matrix
 
             scorer = scorer.fit(_matrix(pairs.iloc[:0], rules))
