@@ -283,6 +283,11 @@ def forget(
         write_lineage(lineage, folder / "lineage.parquet")
         if records_bytes is not None:
             (folder / "records.parquet").write_bytes(records_bytes)
+        # The old report names records in its tables; the new one is built without them.
+        from linkage.report import write_report
+        from linkage.result import Result
+
+        write_report(Result.load(folder), folder / "report.html")
 
     write_atomically(out, fill)
     return plan

@@ -50,6 +50,19 @@ def test_forget_removes_every_copy(run_dir, tmp_path):
     assert _snapshot(run_dir) == before  # the original run is untouched
 
 
+def test_the_new_report_names_none_of_the_forgotten(run_dir, tmp_path):
+    clusters = pd.read_parquet(run_dir / "clusters.parquet")
+    largest = clusters.sort_values(["cluster_size", "cluster_id"], ascending=[False, True])
+    members = set(clusters.loc[clusters["cluster_id"] == largest["cluster_id"].iloc[0],
+                               "customer_id"])
+    old_report = (run_dir / "report.html").read_text(encoding="utf-8")
+    assert all(m in old_report for m in members)  # the largest cluster is listed by id
+    done = run_cli("forget", run_dir, sorted(members)[0], "--out", tmp_path / "new")
+    assert done.returncode == 0, done.stderr
+    new_report = (tmp_path / "new" / "report.html").read_text(encoding="utf-8")
+    assert not [m for m in members if m in new_report]
+
+
 def test_forget_one_record_picks_the_keepers_next_choice(run_dir, tmp_path):
     _clusters, keeper = _a_kept_record_with_copies(run_dir)
     done = run_cli("forget", run_dir, keeper["customer_id"], "--only-record", "--out",
