@@ -31,7 +31,7 @@ lint: setup
 	$(BIN)/ruff check .
 
 bench: setup
-	$(BIN)/python bench/run_bench.py --rows 100000 1000000
+	$(BIN)/python bench/compare.py --rows 100000 1000000
 
 clean:
 	rm -rf out .pytest_cache .ruff_cache

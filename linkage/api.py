@@ -38,16 +38,19 @@ def dedupe(
     checkpoint: str | Path | None = None,
     engine: str = "local",
     spark_master: str = "local[2]",
+    chunk_rows: int | None = None,
 ) -> Result:
     """Find duplicates inside one table (a path or a DataFrame) with the given rules.
 
     `model`: the `model.json` of an earlier run, to score with its trained weights.
     `checkpoint`: a folder for stage checkpoints; a rerun resumes after the last finished one.
     `engine`: "local" (this machine) or "spark" (the same rules on Spark at `spark_master`).
+    `chunk_rows`: process records and pairs this many at a time (out of core); by default
+    chunks start by themselves above 2M records or 10M candidate pairs.
     """
     return _run("dedupe", [_table(table, sep, encoding)], _rules(rules), id_column=id_column,
                 progress=progress, model=model, checkpoint=checkpoint, engine=engine,
-                spark_master=spark_master)
+                spark_master=spark_master, chunk_rows=chunk_rows)
 
 
 def link(
@@ -63,16 +66,25 @@ def link(
     checkpoint: str | Path | None = None,
     engine: str = "local",
     spark_master: str = "local[2]",
+    chunk_rows: int | None = None,
 ) -> Result:
     """Find the records of `left` and `right` that describe the same thing."""
     tables = [_table(left, sep, encoding), _table(right, sep, encoding)]
     return _run("link", tables, _rules(rules), id_column=id_column, progress=progress,
-                model=model, checkpoint=checkpoint, engine=engine, spark_master=spark_master)
+                model=model, checkpoint=checkpoint, engine=engine, spark_master=spark_master,
+                chunk_rows=chunk_rows)
 
 
-def _run(mode, tables, rules, *, id_column, progress, model, checkpoint, engine, spark_master):
+def _run(mode, tables, rules, *, id_column, progress, model, checkpoint, engine, spark_master,
+         chunk_rows):
     if engine == "spark":
         from linkage.engines.spark import run_spark
+
+        if checkpoint is not None:
+            from linkage.errors import InputError
+
+            raise InputError("--resume keeps stage checkpoints of the local engine only; leave "
+                             "it out with --engine spark (Spark recomputes a lost stage itself).")
 
         return run_spark(mode, tables, rules, id_column=id_column, master=spark_master,
                          progress=progress, model=model)
@@ -81,4 +93,4 @@ def _run(mode, tables, rules, *, id_column, progress, model, checkpoint, engine,
 
         raise InputError(f"engine {engine!r} is not one of local, spark.")
     return run_local(mode, tables, rules, id_column=id_column, progress=progress, model=model,
-                     checkpoint=checkpoint)
+                     checkpoint=checkpoint, chunk_rows=chunk_rows)

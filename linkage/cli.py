@@ -81,6 +81,10 @@ def _common(func):
                           "on Spark (pyspark; see --spark-master)."),
         click.option("--spark-master", default="local[2]", show_default=True,
                      help="Spark master URL for --engine spark, e.g. spark://host:7077."),
+        click.option("--chunk-rows", type=click.IntRange(min=1), default=None,
+                     help="Process records and pairs this many at a time, streaming pairs to "
+                          "Parquet (out of core). Default: by itself above 2M records or 10M "
+                          "candidate pairs."),
         click.option("--resume", is_flag=True,
                      help="Keep stage checkpoints in OUT.checkpoint/ and start after the last "
                           "finished stage of an interrupted run of the same rules and inputs; "
@@ -117,7 +121,7 @@ def _warnings_to_stderr() -> None:
 @click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
 @_common
 def dedupe(input_path, rules_path, out, id_column, sep, encoding, progress, model, engine,
-           spark_master, resume):
+           spark_master, chunk_rows, resume):
     """Find duplicate records inside INPUT (CSV or Parquet)."""
     from linkage.api import dedupe as run
 
@@ -125,7 +129,7 @@ def dedupe(input_path, rules_path, out, id_column, sep, encoding, progress, mode
     rules = rules_path or _suggested([input_path], sep, encoding)
     result = run(input_path, rules, id_column=id_column, sep=sep, encoding=encoding,
                  progress=progress, model=model, checkpoint=_checkpoint(out, resume),
-                 engine=engine, spark_master=spark_master)
+                 engine=engine, spark_master=spark_master, chunk_rows=chunk_rows)
     _finish(result, out, _checkpoint(out, resume))
 
 
@@ -134,7 +138,7 @@ def dedupe(input_path, rules_path, out, id_column, sep, encoding, progress, mode
 @click.argument("right", type=click.Path(path_type=Path))
 @_common
 def link(left, right, rules_path, out, id_column, sep, encoding, progress, model, engine,
-         spark_master, resume):
+         spark_master, chunk_rows, resume):
     """Link the records of LEFT and RIGHT that describe the same thing."""
     from linkage.api import link as run
 
@@ -142,7 +146,7 @@ def link(left, right, rules_path, out, id_column, sep, encoding, progress, model
     rules = rules_path or _suggested([left, right], sep, encoding)
     result = run(left, right, rules, id_column=id_column, sep=sep, encoding=encoding,
                  progress=progress, model=model, checkpoint=_checkpoint(out, resume),
-                 engine=engine, spark_master=spark_master)
+                 engine=engine, spark_master=spark_master, chunk_rows=chunk_rows)
     _finish(result, out, _checkpoint(out, resume))
 
 

@@ -176,13 +176,33 @@ class KeepPolicy(Configurable):
 def id_rank(ids: pd.Series) -> np.ndarray:
     """The position of each id in sorted order (numbers numerically, otherwise as text)."""
     values = ids.reset_index(drop=True)
-    try:
-        order = np.argsort(values.to_numpy(), kind="stable")
-    except TypeError:  # mixed types: compare as text
-        order = np.argsort(values.astype(str).to_numpy(), kind="stable")
+    order = _arrow_order(values)
+    if order is None:
+        try:
+            order = np.argsort(values.to_numpy(), kind="stable")
+        except TypeError:  # mixed types: compare as text
+            order = np.argsort(values.astype(str).to_numpy(), kind="stable")
     rank = np.empty(len(values), dtype=np.int64)
     rank[order] = np.arange(len(values))
     return rank
+
+
+def _arrow_order(values: pd.Series) -> np.ndarray | None:
+    """A stable sort of Arrow-backed strings without one Python object per id (UTF-8 byte
+    order is code point order, as Python compares str); None for other columns."""
+    if values.dtype == object or not pd.api.types.is_string_dtype(values.dtype):
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        array = pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        return None
+    if array.null_count or not (pa.types.is_string(array.type)
+                                or pa.types.is_large_string(array.type)):
+        return None
+    return pc.sort_indices(array).to_numpy()
 
 
 def _blank(values: pd.Series) -> np.ndarray:

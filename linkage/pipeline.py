@@ -1,15 +1,20 @@
 """The local engine: read → normalize → block → compare → score → cluster → keep → outputs.
 
 Everything runs on whole columns (numpy, pandas, RapidFuzz); records are referred to by their
-row number in the combined table (left rows first, then right rows, when linking).
+row number in the combined table (left rows first, then right rows, when linking). The columns
+the rules read are kept dictionary-encoded (`linkage.normalize._encoded`), and a big run works
+a chunk of records or pairs at a time, streaming its outputs to Parquet (`run_local`'s
+`chunk_rows`; docs/SCALING.md).
 """
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 import time
 import warnings
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,8 +32,14 @@ from linkage.clustering import connected_components, one_to_one
 from linkage.errors import InputError, LinkageWarning
 from linkage.golden import build_golden
 from linkage.guards import GuardContext, apply_guards
-from linkage.io import as_text
+from linkage.io import ParquetFrame, ParquetSink, remove_temporary
 from linkage.keep import CENTROID_DISTANCE, id_rank, keeper_rank
+from linkage.normalize._encoded import (
+    EncodedColumn,
+    encode_chunks,
+    encode_series,
+    normalize_encoded,
+)
 from linkage.result import Result
 from linkage.scoring import ComparisonMatrix, Supervised
 from linkage.settings import Rules
@@ -83,9 +94,7 @@ def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) ->
                     "or the input."
                 )
                 raise InputError(msg)
-            if frame[column].isna().all() or (
-                frame[column].astype(str).str.strip().eq("") | frame[column].isna()
-            ).all():
+            if _all_blank(frame[column]):
                 msg = (
                     f"{table.name}: column `{column}` (named in {rules.source}: {where}) is "
                     "empty in every record, so it cannot block or compare anything. Fill it, "
@@ -101,7 +110,7 @@ def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) ->
                 )
                 raise InputError(msg)
             ids = frame[id_column]
-            if ids.isna().any():
+            if ids.hasnans:
                 rows = np.flatnonzero(ids.isna().to_numpy())[:3].tolist()
                 msg = (
                     f"{table.name}: id column `{id_column}` is missing in "
@@ -109,7 +118,7 @@ def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) ->
                     "id: fill them, or leave `id_column` out to use row numbers."
                 )
                 raise InputError(msg)
-            dup = ids[ids.duplicated(keep=False)]
+            dup = ids.iloc[:0] if ids.is_unique else ids[ids.duplicated(keep=False)]
             if len(dup):
                 examples = ", ".join(repr(v) for v in pd.unique(dup.to_numpy())[:3])
                 msg = (
@@ -118,6 +127,17 @@ def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) ->
                     "`id_column` out to use row numbers."
                 )
                 raise InputError(msg)
+
+
+def _all_blank(values: pd.Series) -> bool:
+    """Whether every value is missing or only white space (one look when the first present
+    value has text, as nearly every column does)."""
+    present = values.notna().to_numpy()
+    if not present.any():
+        return True
+    if str(values.iloc[int(present.argmax())]).strip() != "":
+        return False
+    return bool((values.astype(str).str.strip().eq("") | values.isna()).all())
 
 
 STAGE_BITS = ("exact", "semantic", "url")  # after the blockers' bits, in this order
@@ -217,21 +237,39 @@ def compare_pairs(
     *,
     tf_columns: list[str] = (),
 ) -> ComparisonMatrix:
-    """The comparison matrix of the pairs (left[i], right[i]) of row numbers."""
+    """The comparison matrix of the pairs (left[i], right[i]) of row numbers.
+
+    `work` holds each column as an object array of values, or as an `EncodedColumn` (what the
+    local engine keeps), which is compared once per distinct pair of values.
+    """
     k = len(comparisons)
     levels = np.empty((len(left), k), dtype=np.int8)
     sims = np.empty((len(left), k), dtype=np.float32)
     tf: dict[str, np.ndarray] = {}
     for c, comparison in enumerate(comparisons):
         values = work[comparison.column]
-        levels[:, c], sims[:, c] = comparison.compare(values[left], values[right])
+        if isinstance(values, EncodedColumn):
+            levels[:, c], sims[:, c] = comparison.compare_codes(values, left, right)
+        else:
+            levels[:, c], sims[:, c] = comparison.compare(values[left], values[right])
         if comparison.output_name in tf_columns:
-            tf[comparison.output_name] = _term_frequencies(
-                values, left, levels[:, c] == len(comparison.level_labels) - 1
-            )
+            exact = levels[:, c] == len(comparison.level_labels) - 1
+            if isinstance(values, EncodedColumn):
+                tf[comparison.output_name] = _encoded_frequencies(values, left, exact)
+            else:
+                tf[comparison.output_name] = _term_frequencies(values, left, exact)
         if bar is not None:
             bar.update(1)
     return ComparisonMatrix(list(comparisons), levels, sims, tf)
+
+
+def _encoded_frequencies(column: EncodedColumn, left: np.ndarray,
+                         exact: np.ndarray) -> np.ndarray:
+    """`_term_frequencies` of an encoded column: one share per code, looked up per pair."""
+    out = np.full(len(left), np.nan)
+    if exact.any():
+        out[exact] = column.shares()[column.codes[left[exact]]]
+    return out
 
 
 def _term_frequencies(values: np.ndarray, left: np.ndarray, exact: np.ndarray) -> np.ndarray:
@@ -243,6 +281,29 @@ def _term_frequencies(values: np.ndarray, left: np.ndarray, exact: np.ndarray) -
         agreed = pd.Series(values[left[exact]], dtype=object)
         out[exact] = agreed.map(shares).to_numpy(dtype=float)
     return out
+
+
+SCORE_ROWS = 1 << 16  # pairs weighed per call: fixed, so chunking never changes a weight
+
+
+def weights_of(scorer, matrix: ComparisonMatrix) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's match weight and probability (computed together where the scorer can)."""
+    if hasattr(scorer, "weight_and_probability"):
+        return scorer.weight_and_probability(matrix)
+    return scorer.match_weight(matrix), scorer.match_probability(matrix)
+
+
+def weights_in_blocks(scorer, pairs: int, rows) -> tuple[np.ndarray, np.ndarray]:
+    """`weights_of` over `SCORE_ROWS` pairs at a time, `rows(start, stop)` giving each block's
+    comparison matrix. A scorer whose arithmetic depends on how many rows it sees at once (a
+    BLAS dot product in a logistic regression) then gives the same weights whether the run
+    holds its pairs in memory or streams them."""
+    weight = np.empty(pairs, dtype=np.float64)
+    probability = np.empty(pairs, dtype=np.float64)
+    for start in range(0, pairs, SCORE_ROWS):
+        stop = min(start + SCORE_ROWS, pairs)
+        weight[start:stop], probability[start:stop] = weights_of(scorer, rows(start, stop))
+    return weight, probability
 
 
 def load_model(path: str | Path, scorer):
@@ -384,9 +445,9 @@ def _exact_and_block(rules, combined, id_name, mode, work, source, n, progress, 
 
     with clock.stage("block"):
         if representatives is None:
-            data = BlockingInput(work, source if mode == "link" else None)
+            data = BlockingInput.encoded(work, source if mode == "link" else None)
         else:
-            data = BlockingInput({c: v[representatives] for c, v in work.items()}, None)
+            data = BlockingInput.encoded({c: v.take(representatives) for c, v in work.items()})
         with _progress(len(rules.blocking), "blocking", progress) as bar:
             pairs = block(
                 rules.blocking,
@@ -413,6 +474,234 @@ def _exact_and_block(rules, combined, id_name, mode, work, source, n, progress, 
     return pairs, exact_stats, centroid_distance
 
 
+def normalize_columns(rules: Rules, records: pd.DataFrame, ids: pd.Series, *,
+                      chunk_rows: int | None = None):
+    """Every column the rules read, encoded (`EncodedColumn`) and normalized, with per-step
+    stats: records changed and records missing after the step. With `chunk_rows`, records
+    are encoded and distinct values normalized that many at a time."""
+    work: dict[str, EncodedColumn] = {}
+    for column in rules.columns():
+        if chunk_rows is None or len(records) <= chunk_rows:
+            work[column] = encode_series(records[column])
+        else:
+            work[column] = encode_chunks(
+                records[column].iloc[start:start + chunk_rows]
+                for start in range(0, len(records), chunk_rows))
+    stats = {}
+    for step in rules.normalize:
+        work[step.target], changed, missing = normalize_encoded(step, work[step.column], ids,
+                                                                chunk_rows=chunk_rows)
+        stats[step.target] = {"normalizer": step.type, "from": step.column,
+                              "changed": changed, "missing": missing}
+    return work, stats
+
+
+# Above this many records or candidate pairs a run works in chunks by itself: the per-record
+# and per-pair outputs then go to Parquet batch by batch instead of being held in memory.
+AUTO_CHUNK_RECORDS = 2_000_000
+AUTO_CHUNK_PAIRS = 10_000_000
+DEFAULT_CHUNK_ROWS = 1_000_000
+
+
+def resolve_chunk_rows(chunk_rows: int | None) -> int | None:
+    """The chunk size asked for: the argument, else `LINKAGE_CHUNK_ROWS`, else None."""
+    if chunk_rows is None:
+        text = os.environ.get("LINKAGE_CHUNK_ROWS", "").strip()
+        if not text:
+            return None
+        try:
+            chunk_rows = int(text)
+        except ValueError:
+            chunk_rows = 0
+        where = f"LINKAGE_CHUNK_ROWS={text!r}"
+    else:
+        where = f"chunk_rows={chunk_rows!r}"
+    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
+        raise InputError(f"{where}: must be a whole number of at least 1 (records or pairs "
+                         "per chunk). Leave it unset to work in memory.")
+    return chunk_rows
+
+
+def auto_chunk_rows(records: int, candidate_pairs: int = 0) -> int | None:
+    """Chunks of `DEFAULT_CHUNK_ROWS` for runs too big to hold their outputs in memory."""
+    big = records > AUTO_CHUNK_RECORDS or candidate_pairs > AUTO_CHUNK_PAIRS
+    return DEFAULT_CHUNK_ROWS if big else None
+
+
+@dataclass
+class _Unguarded:
+    """What the outputs read from a `GuardContext`, for rules without guards (no copy of
+    every id as a Python object)."""
+
+    matched: np.ndarray
+    action: np.ndarray
+    reason: np.ndarray
+    review_group: np.ndarray
+    keep_limit: np.ndarray
+    decisions: list
+
+    @classmethod
+    def of(cls, n: int, matched: np.ndarray) -> _Unguarded:
+        nothing = np.full(n, None, dtype=object)
+        return cls(np.asarray(matched, dtype=bool), nothing, nothing, nothing,
+                   np.ones(n, dtype=np.int64), [])
+
+
+class _InMemory:
+    """Compare and score with the whole comparison matrix in memory (and checkpointed)."""
+
+    def __init__(self, rules: Rules, work: dict, pairs: CandidatePairs, checkpoint,
+                 fingerprint: str):
+        self.rules, self.work, self.pairs = rules, work, pairs
+        self.checkpoint, self.fingerprint = checkpoint, fingerprint
+        self.steps = len(rules.comparisons)
+        self.chunk = self.folder = None  # the outputs stay in memory
+
+    def compare(self, tf_columns: list[str], bar) -> None:
+        saved = load_checkpoint(self.checkpoint, "compare", self.fingerprint)
+        if saved is None:
+            self.matrix = compare_pairs(self.rules.comparisons, self.work, self.pairs.left,
+                                        self.pairs.right, bar, tf_columns=tf_columns)
+            save_checkpoint(self.checkpoint, "compare", self.fingerprint, {
+                "levels": self.matrix.levels, "similarities": self.matrix.similarities,
+                **{f"tf:{k}": v for k, v in self.matrix.term_frequencies.items()}}, {})
+        else:
+            arrays, _ = saved
+            self.matrix = ComparisonMatrix(
+                self.rules.comparisons, arrays["levels"], arrays["similarities"],
+                {k[3:]: v for k, v in arrays.items() if k.startswith("tf:")})
+        self.tally = LevelTally.of(self.matrix)
+
+    def fit(self, scorer, random_matrix):
+        return scorer.fit(self.matrix, random=random_matrix)
+
+    def weights(self, scorer) -> tuple[np.ndarray, np.ndarray]:
+        m = self.matrix
+
+        def rows(start: int, stop: int) -> ComparisonMatrix:
+            return ComparisonMatrix(m.comparisons, m.levels[start:stop],
+                                    m.similarities[start:stop],
+                                    {k: v[start:stop] for k, v in m.term_frequencies.items()})
+
+        return weights_in_blocks(scorer, len(self.pairs), rows)
+
+    def pair_table(self, ids, weight, probability, matched) -> pd.DataFrame:
+        return _pair_frame(ids, self.pairs.left, self.pairs.right, self.pairs.mask,
+                           self.matrix, weight, probability, matched)
+
+
+class _Streamed:
+    """Compare and score the candidate pairs `chunk` at a time.
+
+    Pass 1 compares each batch, adds up what fitting needs (level patterns and their counts,
+    the term frequencies of exact agreements) and spills levels and similarities to a
+    temporary file; pass 2 reads them back to weigh each pair; pass 3 writes pairs.parquet
+    batch by batch. Only per-pair weights (16 bytes a pair) stay in memory.
+    """
+
+    def __init__(self, rules: Rules, work: dict, pairs: CandidatePairs, chunk: int,
+                 checkpoint=None):
+        import tempfile
+
+        self.rules, self.work, self.pairs, self.chunk = rules, work, pairs, chunk
+        self.comparisons = list(rules.comparisons)
+        self.sizes = [len(c.level_labels) for c in self.comparisons]
+        self.starts = list(range(0, len(pairs), chunk))
+        self.steps = max(len(self.starts), 1) * len(self.comparisons)
+        parent = Path(checkpoint) if checkpoint is not None else None
+        if parent is not None:
+            parent.mkdir(parents=True, exist_ok=True)
+        self.folder = Path(tempfile.mkdtemp(prefix="linkage-pairs-", dir=parent))
+        self.spills = (self.folder / "levels.bin", self.folder / "similarities.bin")
+        # Gone with this object, also when the run fails; the output tables live on.
+        weakref.finalize(self, remove_temporary, *self.spills)
+
+    def _batch(self, start: int) -> slice:
+        return slice(start, min(start + self.chunk, len(self.pairs)))
+
+    def compare(self, tf_columns: list[str], bar) -> None:
+        from linkage.scoring._fellegi_sunter import pattern_codes
+
+        self.tf_columns = list(tf_columns)
+        self.tally = LevelTally.empty(self.comparisons)
+        codes, counts = [], []
+        self.exact_frequencies: dict[str, list[np.ndarray]] = {n: [] for n in tf_columns}
+        with open(self.spills[0], "wb") as levels, open(self.spills[1], "wb") as sims:
+            for start in self.starts:
+                part = self._batch(start)
+                matrix = compare_pairs(self.comparisons, self.work, self.pairs.left[part],
+                                       self.pairs.right[part], bar, tf_columns=tf_columns)
+                self.tally.add(matrix.levels)
+                batch_codes, batch_counts = np.unique(pattern_codes(matrix.levels, self.sizes),
+                                                      return_counts=True)
+                codes.append(batch_codes)
+                counts.append(batch_counts)
+                for name, freqs in matrix.term_frequencies.items():
+                    k = matrix.names.index(name)
+                    exact = (matrix.levels[:, k] == self.sizes[k] - 1) & np.isfinite(freqs)
+                    self.exact_frequencies[name].append(freqs[exact])
+                levels.write(np.ascontiguousarray(matrix.levels).tobytes())
+                sims.write(np.ascontiguousarray(matrix.similarities).tobytes())
+        codes = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
+        counts = np.concatenate(counts) if counts else np.zeros(0, dtype=np.int64)
+        self.pattern_codes, inverse = np.unique(codes, return_inverse=True)
+        self.pattern_counts = np.bincount(inverse.reshape(-1), weights=counts,
+                                          minlength=len(self.pattern_codes)).astype(np.int64)
+
+    def _rows(self, start: int, stop: int) -> ComparisonMatrix:
+        """Pairs start..stop-1 read back from the spill files, term frequencies recomputed."""
+        k = len(self.comparisons)
+        levels = np.fromfile(self.spills[0], dtype=np.int8, count=(stop - start) * k,
+                             offset=start * k).reshape(-1, k)
+        sims = np.fromfile(self.spills[1], dtype=np.float32, count=(stop - start) * k,
+                           offset=start * k * 4).reshape(-1, k)
+        tf = {}
+        left = self.pairs.left[start:stop]
+        for c, comparison in enumerate(self.comparisons):
+            if comparison.output_name in self.tf_columns:
+                exact = levels[:, c] == self.sizes[c] - 1
+                column = self.work[comparison.column]
+                tf[comparison.output_name] = (_encoded_frequencies(column, left, exact)
+                                              if isinstance(column, EncodedColumn) else
+                                              _term_frequencies(column, left, exact))
+        return ComparisonMatrix(self.comparisons, levels, sims, tf)
+
+    def fit(self, scorer, random_matrix):
+        from linkage.scoring._fellegi_sunter import decode_patterns
+
+        if hasattr(scorer, "fit_patterns"):
+            frequencies = {n: np.concatenate(v) if v else np.zeros(0)
+                           for n, v in self.exact_frequencies.items()}
+            return scorer.fit_patterns(
+                self.comparisons, decode_patterns(self.pattern_codes, self.sizes),
+                self.pattern_counts, random=random_matrix, exact_frequencies=frequencies)
+        # Scorers that learn nothing from the candidates (rule sum) see no pairs.
+        empty = ComparisonMatrix(self.comparisons,
+                                 np.zeros((0, len(self.comparisons)), dtype=np.int8),
+                                 np.zeros((0, len(self.comparisons)), dtype=np.float32))
+        return scorer.fit(empty, random=random_matrix)
+
+    def weights(self, scorer) -> tuple[np.ndarray, np.ndarray]:
+        return weights_in_blocks(scorer, len(self.pairs), self._rows)
+
+    def pair_table(self, ids, weight, probability, matched) -> ParquetFrame:
+        pairs = self.pairs
+        empty = compare_pairs(self.comparisons, self.work, pairs.left[:0], pairs.right[:0],
+                              tf_columns=self.tf_columns)
+        sink = ParquetSink(self.folder / "pairs.parquet",
+                           _pair_frame(ids, pairs.left[:0], pairs.right[:0], pairs.mask[:0],
+                                       empty, weight[:0], probability[:0], matched[:0]))
+        for start in self.starts:
+            part = self._batch(start)
+            sink.write(_pair_frame(ids, pairs.left[part], pairs.right[part], pairs.mask[part],
+                                   self._rows(part.start, part.stop), weight[part],
+                                   probability[part], matched[part]))
+        sink.close()
+        for spill in self.spills:
+            spill.unlink(missing_ok=True)
+        return ParquetFrame(sink.path, temporary=True)
+
+
 def run_local(
     mode: Mode,
     tables: list[Table],
@@ -422,14 +711,24 @@ def run_local(
     progress: bool | None = None,
     model: str | Path | None = None,
     checkpoint: str | Path | None = None,
+    chunk_rows: int | None = None,
 ) -> Result:
-    """Run the whole pipeline in memory and return the result (nothing is written).
+    """Run the whole pipeline and return the result (nothing is written).
 
     `model`: a trained scorer's JSON (`model.json` of an earlier run) to score with, instead
     of fitting the rules' scorer again. `checkpoint`: a folder where the candidate pairs and
     the comparison matrix are kept as they finish; a run that finds them there for the same
     rules and inputs starts after them and produces the same output.
+
+    `chunk_rows` (else the `LINKAGE_CHUNK_ROWS` environment variable): work on at most this
+    many records at a time when encoding and normalizing, and this many candidate pairs at a
+    time when comparing and scoring; pairs, clusters and deduplicated records then go to
+    Parquet files batch by batch (`Result.pairs` etc. are `linkage.io.ParquetFrame`s, which
+    read like DataFrames) instead of being held in memory. Runs with more than
+    `AUTO_CHUNK_RECORDS` records or `AUTO_CHUNK_PAIRS` candidate pairs do so by themselves.
+    The output files are the same bytes either way.
     """
+    chunk = resolve_chunk_rows(chunk_rows)
     clock = _Clock()
     clock.timings["read"] = round(sum(t.read_seconds for t in tables), 4)
     id_column = id_column or rules.id_column
@@ -451,23 +750,8 @@ def run_local(
         combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
     with clock.stage("normalize"):
-        work: dict[str, np.ndarray] = {}
-        for column in rules.columns():
-            work[column] = as_text(combined[column])
-        normalize_stats = {}
-        for step in rules.normalize:
-            before = work[step.column]
-            series = pd.Series(before, index=ids.to_numpy(), name=step.column, dtype=object)
-            after = step.apply(series).to_numpy(dtype=object)
-            work[step.target] = after
-            changed = int(np.sum(pd.Series(before).fillna("\0").to_numpy()
-                                 != pd.Series(after).fillna("\0").to_numpy()))
-            normalize_stats[step.target] = {
-                "normalizer": step.type,
-                "from": step.column,
-                "changed": changed,
-                "missing": int(pd.isna(after).sum()),
-            }
+        work, normalize_stats = normalize_columns(rules, combined, ids,
+                                                  chunk_rows=chunk or auto_chunk_rows(n))
 
     fingerprint = run_fingerprint(mode, tables, rules, id_name)
     saved = load_checkpoint(checkpoint, "block", fingerprint)
@@ -490,20 +774,16 @@ def run_local(
         centroid_distance = arrays["centroid_distance"] if meta["semantic"] else None
         clock.timings["block"] = 0.0  # resumed from the checkpoint
 
-    with clock.stage("compare"), _progress(len(rules.comparisons), "comparing", progress) as bar:
-        scorer = rules.scoring
-        saved = load_checkpoint(checkpoint, "compare", fingerprint)
-        if saved is None:
-            matrix = compare_pairs(rules.comparisons, work, pairs.left, pairs.right, bar,
-                                   tf_columns=scorer.tf_columns)
-            save_checkpoint(checkpoint, "compare", fingerprint, {
-                "levels": matrix.levels, "similarities": matrix.similarities,
-                **{f"tf:{k}": v for k, v in matrix.term_frequencies.items()}}, {})
-        else:
-            arrays, _ = saved
-            matrix = ComparisonMatrix(
-                rules.comparisons, arrays["levels"], arrays["similarities"],
-                {k[3:]: v for k, v in arrays.items() if k.startswith("tf:")})
+    if n < np.iinfo(np.int32).max:  # row numbers fit in 4 bytes: half the memory per pair
+        pairs.left, pairs.right = pairs.left.astype(np.int32), pairs.right.astype(np.int32)
+    chunk = chunk or auto_chunk_rows(n, len(pairs))
+    scorer = rules.scoring
+    if chunk is None:
+        scored = _InMemory(rules, work, pairs, checkpoint, fingerprint)
+    else:
+        scored = _Streamed(rules, work, pairs, chunk, checkpoint)
+    with clock.stage("compare"), _progress(scored.steps, "comparing", progress) as bar:
+        scored.compare(scorer.tf_columns, bar)
 
     with clock.stage("score"):
         if model is not None:
@@ -517,9 +797,8 @@ def run_local(
                 ri, rj = random_pairs(sizes if mode == "link" else [n], scorer.u_sample_size,
                                       scorer.seed)
                 random_matrix = compare_pairs(rules.comparisons, work, ri, rj)
-            scorer = scorer.fit(matrix, random=random_matrix)
-        weight = scorer.match_weight(matrix)
-        probability = scorer.match_probability(matrix)
+            scorer = scored.fit(scorer, random_matrix)
+        weight, probability = scored.weights(scorer)
         matched = weight >= scorer.threshold
         # Exact copies and SemDeDup pairs are duplicates by their stage; guards may differ.
         stage_bits = sum(stage_bit(rules, name) for name in STAGE_BITS
@@ -528,10 +807,12 @@ def run_local(
             matched |= (pairs.mask & stage_bits) > 0
 
     with clock.stage("guard"):
-        guard = GuardContext(combined, ids.to_numpy(), source, pairs.left, pairs.right, weight,
-                             matched, scorer.threshold)
         if rules.guards:
+            guard = GuardContext(combined, ids.to_numpy(), source, pairs.left, pairs.right,
+                                 weight, matched, scorer.threshold)
             apply_guards(rules.guards, guard)
+        else:
+            guard = _Unguarded.of(n, matched)
         matched = guard.matched
 
     with clock.stage("cluster"):
@@ -552,16 +833,15 @@ def run_local(
         representative_row = np.empty(len(limit), dtype=np.int64)
         representative_row[clusters[ranks == 0]] = np.flatnonzero(ranks == 0)
         keeper = representative_row[clusters]
-        outputs = _outputs(
-            mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, matrix, weight,
-            probability, matched, (ml, mr, mw), combined, frames, tables, scorer.threshold,
-            guard,
-        )
+        outputs = _record_outputs(
+            mode, ids, id_name, source, clusters, keeper, is_keeper, (ml, mr, mw), frames,
+            scorer.threshold, guard, chunk=scored.chunk, folder=scored.folder)
+        outputs["pairs"] = scored.pair_table(ids, weight, probability, matched)
         if rules.golden is not None and mode == "dedupe":
             outputs["golden"] = build_golden(rules.golden, combined, ids, clusters, id_name)
 
     summary = _summary(
-        mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matched, clusters,
+        mode, tables, rules, n, sizes, normalize_stats, pairs, scored.tally, matched, clusters,
         outputs["clusters"], id_column, combined,
     )
     summary["stages"]["score"].update(scorer_report(scorer))
@@ -596,8 +876,20 @@ def run_local(
 
 def _outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, matrix, weight,
              probability, matched, accepted, combined, frames, tables, threshold, guard):
+    """Every output table of a run whose pairs and comparison matrix are in memory."""
+    out = _record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, accepted,
+                          frames, threshold, guard)
+    out["pairs"] = _pair_frame(ids, pairs.left, pairs.right, pairs.mask, matrix, weight,
+                               probability, matched)
+    return out
+
+
+def _record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, accepted, frames,
+                    threshold, guard, *, chunk: int | None = None, folder: Path | None = None):
+    """clusters, deduplicated / links, review and guards: the outputs with a row per record
+    or per accepted link. With `chunk` (and a `folder` for the files), clusters and
+    deduplicated are built that many records at a time into Parquet files (`ParquetFrame`)."""
     n = len(ids)
-    id_values = ids.to_numpy()
     ml, mr, mw = accepted
     # Each record's strongest accepted link, for its reason.
     best_w = np.full(n, -np.inf)
@@ -614,57 +906,152 @@ def _outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, mat
         best_w[both[first]] = w[first]
         best_other[both[first]] = other[first]
         degree = np.bincount(both, minlength=n)
-    sizes = np.bincount(clusters)
-    cluster_size = sizes[clusters]
-    representative = id_values[keeper]
-
-    reasons = np.empty(n, dtype=object)
-    actions = np.empty(n, dtype=object)
+    cluster_size = np.bincount(clusters)[clusters] if n else np.zeros(0, dtype=np.int64)
     single = cluster_size == 1
+    # Every record's action and single-record reason point at a few shared str objects.
     if mode == "dedupe":
-        actions[:] = np.where(is_keeper, "keep", "duplicate")
-        reasons[single] = f"no candidate pair at or above the threshold {threshold:g}"
+        actions = np.array(["keep", "duplicate"], dtype=object)[(~is_keeper).astype(np.int8)]
+        lone = f"no candidate pair at or above the threshold {threshold:g}"
     else:
-        actions[:] = "keep"
-        reasons[single] = f"no link at or above the threshold {threshold:g}"
-    idx = np.flatnonzero(~single)
-    if len(idx):
-        # Built column-wise with pandas string operations: no Python loop per record.
-        via = pd.Series(id_values[best_other[idx]]).astype(str)
-        weight_text = pd.Series(np.round(best_w[idx], 2)).map("{:.2f}".format)
-        size_text = pd.Series(cluster_size[idx]).astype(str)
-        tail = (" (match weight " + weight_text + f" >= {threshold:g})").to_numpy()
-        if mode == "dedupe":
-            head = np.where(
-                is_keeper[idx],
-                ("kept for cluster of " + size_text).to_numpy(),
-                ("duplicate of " + pd.Series(representative[idx]).astype(str)).to_numpy(),
-            )
-            text = (pd.Series(head) + ": linked by " + pd.Series(degree[idx]).astype(str)
-                    + " pair(s), strongest with " + via + pd.Series(tail))
-        else:
-            text = ("linked with " + via + pd.Series(tail) + " in cluster of " + size_text)
-        reasons[idx] = text.to_numpy(dtype=object)
-
-    cluster_frame = pd.DataFrame({id_name: ids.reset_index(drop=True)})
-    if mode == "link":
-        cluster_frame.insert(0, "source", np.where(source == 0, "left", "right"))
-    cluster_frame["cluster_id"] = clusters.astype(np.int64)
-    cluster_frame["cluster_size"] = cluster_size.astype(np.int64)
+        actions = np.empty(n, dtype=object)
+        actions[:] = "keep"  # (np.full would make a copy of the str for every record)
+        lone = f"no link at or above the threshold {threshold:g}"
     # Guards speak last: a preserved or review record is never dropped, and says why.
-    guarded = np.array([a is not None for a in guard.action], dtype=bool)
+    guarded = ~pd.isna(np.asarray(guard.action, dtype=object))
     actions[guarded] = guard.action[guarded]
-    if guarded.any():
-        reasons[guarded] = guard.reason[guarded]
-    cluster_frame["action"] = pd.Series(actions, dtype=object)
-    cluster_frame["reason"] = pd.Series(reasons, dtype=object)
-    cluster_frame["representative_id"] = pd.Series(representative, dtype=ids.dtype)
-    cluster_frame["review_group"] = pd.Series(guard.review_group, dtype=object)
 
+    def cluster_rows(start: int, stop: int) -> pd.DataFrame:
+        rows = slice(start, stop)
+        reasons = np.empty(stop - start, dtype=object)
+        reasons[:] = lone
+        linked = np.flatnonzero(~single[rows]) + start
+        if len(linked):
+            reasons[linked - start] = _link_reasons(mode, ids, linked, best_other, best_w,
+                                                    cluster_size, degree, is_keeper, keeper,
+                                                    threshold)
+        if guarded[rows].any():
+            reasons[guarded[rows]] = guard.reason[rows][guarded[rows]]
+        frame = pd.DataFrame({id_name: ids.iloc[rows].reset_index(drop=True)})
+        if mode == "link":
+            frame.insert(0, "source", np.where(source[rows] == 0, "left", "right"))
+        frame["cluster_id"] = clusters[rows].astype(np.int64)
+        frame["cluster_size"] = cluster_size[rows].astype(np.int64)
+        frame["action"] = pd.Series(actions[rows], dtype=object)
+        frame["reason"] = pd.Series(reasons, dtype=object)
+        frame["representative_id"] = _take(ids, keeper[rows])
+        frame["review_group"] = pd.Series(guard.review_group[rows], dtype=object)
+        return frame
+
+    kept = is_keeper | guarded
+    if chunk is None:
+        out = {"clusters": cluster_rows(0, n)}
+        if mode == "dedupe":
+            out["deduplicated"] = frames[0].loc[kept].reset_index(drop=True)
+    else:
+        # The first record that has a review group stands in for the column's type.
+        grouped = np.flatnonzero(~pd.isna(np.asarray(guard.review_group, dtype=object)))
+        like = cluster_rows(0, min(n, 1))
+        if len(grouped):
+            like = cluster_rows(int(grouped[0]), int(grouped[0]) + 1)
+        out = {"clusters": _streamed(folder / "clusters.parquet", cluster_rows(0, 0), like,
+                                     (cluster_rows(a, min(a + chunk, n))
+                                      for a in range(0, n, chunk)))}
+        if mode == "dedupe":
+            records = frames[0]
+            out["deduplicated"] = _streamed(
+                folder / "deduplicated.parquet", records.iloc[:0], _like_rows(records, kept),
+                (records.iloc[a:a + chunk].loc[kept[a:a + chunk]].reset_index(drop=True)
+                 for a in range(0, n, chunk)))
+
+    if mode == "dedupe":
+        review = actions == "review"
+        if review.any():
+            out["review"] = pd.concat(
+                [pd.DataFrame({"review_group": pd.Series(guard.review_group[review],
+                                                         dtype=object),
+                               "cluster_id": clusters[review].astype(np.int64),
+                               "reason": pd.Series(guard.reason[review], dtype=object)}),
+                 frames[0].loc[review].reset_index(drop=True)], axis=1
+            ).sort_values(["review_group", id_name], kind="stable").reset_index(drop=True)
+    else:
+        links = pd.DataFrame({
+            "id_l": _take(ids, ml),
+            "id_r": _take(ids, mr),
+            "match_weight": mw.astype(np.float64),
+            "cluster_id": clusters[ml].astype(np.int64),
+        })
+        out["links"] = links.sort_values(["cluster_id", "id_l", "id_r"], kind="stable")\
+            .reset_index(drop=True)
+    if guard.decisions:
+        out["guards"] = pd.DataFrame(guard.decisions).astype({"record_id": str})
+    return out
+
+
+def _streamed(path: Path, empty: pd.DataFrame, like: pd.DataFrame, parts) -> ParquetFrame:
+    """A table written part by part into `path` (see `ParquetSink`), as a temporary
+    `ParquetFrame`."""
+    sink = ParquetSink(path, empty, like=like)
+    for part in parts:
+        sink.write(part)
+    sink.close()
+    return ParquetFrame(path, temporary=True)
+
+
+def _like_rows(records: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+    """The first of `rows` of `records`, with, in each text (object) column where it is
+    missing, the first value another of `rows` has: the table it gives has the types that the
+    whole selection would have (without selecting it)."""
+    chosen = np.flatnonzero(rows)
+    like = records.iloc[chosen[:1]].reset_index(drop=True)
+    for column in records.columns:
+        values = records[column]
+        if values.dtype == object and len(like) and pd.isna(like.at[0, column]):
+            present = np.flatnonzero(values.notna().to_numpy() & rows)
+            if len(present):
+                like[column] = pd.Series([values.iloc[present[0]]], dtype=object)
+    return like
+
+
+def _link_reasons(mode, ids, idx, best_other, best_w, cluster_size, degree, is_keeper,
+                  keeper, threshold) -> np.ndarray:
+    """The reasons of the records `idx` (in clusters of several): built as Arrow string
+    columns, one piece of text per column, with one Python str per record only at the end."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def text(values) -> pa.Array:
+        if not isinstance(values, pd.Series):
+            values = pd.Series(values)
+        array = pa.array(values.astype(str).reset_index(drop=True))
+        return array if array.type == pa.large_string() else array.cast(pa.large_string())
+
+    def join(*parts) -> pa.Array:
+        parts = [pa.scalar(p, type=pa.large_string()) if isinstance(p, str) else p
+                 for p in parts]
+        return pc.binary_join_element_wise(*parts, pa.scalar("", type=pa.large_string()))
+
+    via = text(_take(ids, best_other[idx]))
+    weights = text(pd.Series(np.round(best_w[idx], 2)).map("{:.2f}".format))
+    sizes = text(cluster_size[idx])
+    tail = join(" (match weight ", weights, f" >= {threshold:g})")
+    if mode == "dedupe":
+        head = pc.if_else(pa.array(is_keeper[idx]), join("kept for cluster of ", sizes),
+                          join("duplicate of ", text(_take(ids, keeper[idx]))))
+        out = join(head, ": linked by ", text(degree[idx]), " pair(s), strongest with ", via,
+                   tail)
+    else:
+        out = join("linked with ", via, tail, " in cluster of ", sizes)
+    return out.to_numpy(zero_copy_only=False)
+
+
+def _pair_frame(ids: pd.Series, left: np.ndarray, right: np.ndarray, mask: np.ndarray,
+                matrix: ComparisonMatrix, weight: np.ndarray, probability: np.ndarray,
+                matched: np.ndarray) -> pd.DataFrame:
+    """The rows of pairs.parquet for these pairs (all of them, or one batch)."""
     pair_frame = pd.DataFrame({
-        "id_l": pd.Series(id_values[pairs.left], dtype=ids.dtype),
-        "id_r": pd.Series(id_values[pairs.right], dtype=ids.dtype),
-        "blockers": pairs.mask.astype(np.int64),
+        "id_l": _take(ids, left),
+        "id_r": _take(ids, right),
+        "blockers": np.asarray(mask).astype(np.int64),
     })
     for c, name in enumerate(matrix.names):
         pair_frame[f"{name}_level"] = matrix.levels[:, c]
@@ -674,29 +1061,12 @@ def _outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, mat
     pair_frame["match_weight"] = weight.astype(np.float64)
     pair_frame["match_probability"] = probability.astype(np.float64)
     pair_frame["is_match"] = matched
-    out = {"clusters": cluster_frame, "pairs": pair_frame}
+    return pair_frame
 
-    if mode == "dedupe":
-        dedup = frames[0].loc[is_keeper | guarded].reset_index(drop=True)
-        out["deduplicated"] = dedup
-        review = actions == "review"
-        if review.any():
-            out["review"] = pd.concat(
-                [cluster_frame.loc[review, ["review_group", "cluster_id", "reason"]]
-                 .reset_index(drop=True), frames[0].loc[review].reset_index(drop=True)], axis=1
-            ).sort_values(["review_group", id_name], kind="stable").reset_index(drop=True)
-    else:
-        links = pd.DataFrame({
-            "id_l": pd.Series(id_values[ml], dtype=ids.dtype),
-            "id_r": pd.Series(id_values[mr], dtype=ids.dtype),
-            "match_weight": mw.astype(np.float64),
-            "cluster_id": clusters[ml].astype(np.int64),
-        })
-        out["links"] = links.sort_values(["cluster_id", "id_l", "id_r"], kind="stable")\
-            .reset_index(drop=True)
-    if guard.decisions:
-        out["guards"] = pd.DataFrame(guard.decisions).astype({"record_id": str})
-    return out
+
+def _take(ids: pd.Series, rows: np.ndarray) -> pd.Series:
+    """The ids of `rows`, as a column of the ids' dtype with a fresh index and no name."""
+    return ids.take(np.asarray(rows, dtype=np.int64)).reset_index(drop=True).rename(None)
 
 
 def scorer_report(scorer) -> dict:
@@ -749,19 +1119,48 @@ def _versions() -> dict[str, str]:
     }
 
 
+@dataclass
+class LevelTally:
+    """Pairs per level of each comparison (index 0 = null), for summary.json; added up batch
+    by batch when the comparison matrix is never held whole."""
+
+    comparisons: list
+    counts: list[np.ndarray]
+    pairs: int = 0
+
+    @classmethod
+    def empty(cls, comparisons: list) -> LevelTally:
+        return cls(list(comparisons),
+                   [np.zeros(len(c.level_labels) + 1, dtype=np.int64) for c in comparisons])
+
+    @classmethod
+    def of(cls, matrix: ComparisonMatrix) -> LevelTally:
+        tally = cls.empty(matrix.comparisons)
+        tally.add(matrix.levels)
+        return tally
+
+    def add(self, levels: np.ndarray) -> None:
+        for c, comparison in enumerate(self.comparisons):
+            self.counts[c] += np.bincount(levels[:, c].astype(np.int64) + 1,
+                                          minlength=len(comparison.level_labels) + 1)
+        self.pairs += len(levels)
+
+    def as_dict(self) -> dict[str, dict[str, int]]:
+        out = {}
+        for comparison, counts in zip(self.comparisons, self.counts, strict=True):
+            labels = ["null", *comparison.level_labels]
+            out[comparison.output_name] = {
+                label: int(count) for label, count in zip(labels, counts, strict=True)}
+        return out
+
+
 def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matched, clusters,
              cluster_frame, id_column, records):
     from linkage.normalize import NORMALIZATION_VERSION
 
     all_pairs = n * (n - 1) // 2 if mode == "dedupe" else sizes[0] * sizes[1]
-    level_counts = {}
-    for c, comparison in enumerate(matrix.comparisons):
-        counts = np.bincount(matrix.levels[:, c].astype(np.int64) + 1,
-                             minlength=len(comparison.level_labels) + 1)
-        labels = ["null", *comparison.level_labels]
-        level_counts[comparison.output_name] = {
-            label: int(count) for label, count in zip(labels, counts, strict=True)
-        }
+    tally = matrix if isinstance(matrix, LevelTally) else LevelTally.of(matrix)
+    level_counts = tally.as_dict()
     cluster_sizes = np.bincount(clusters)
     histogram = {str(int(s)): int(c) for s, c in
                  zip(*np.unique(cluster_sizes, return_counts=True), strict=True)}
@@ -797,7 +1196,7 @@ def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matc
                 "reduction_ratio": round(1 - len(pairs) / all_pairs, 6) if all_pairs else 0.0,
                 "skipped_blocks": [vars(s) for s in pairs.skipped],
             },
-            "compare": {"pairs": len(matrix), "levels": level_counts},
+            "compare": {"pairs": tally.pairs, "levels": level_counts},
             "score": {
                 "scorer": rules.scoring.kind,
                 "threshold": rules.scoring.threshold,
@@ -828,8 +1227,10 @@ def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matc
                 "raise `max_removal_rate` in the rules if this is expected."
             )
     else:
-        linked = cluster_frame[cluster_frame["cluster_size"] > 1]
+        # Column by column: `cluster_frame` may be a ParquetFrame.
+        linked = (cluster_frame["cluster_size"] > 1).to_numpy()
+        sides = cluster_frame["source"].to_numpy()
         summary["linked_records"] = {
-            side: int((linked["source"] == side).sum()) for side in ("left", "right")
+            side: int((linked & (sides == side)).sum()) for side in ("left", "right")
         }
     return summary

@@ -7,6 +7,7 @@ over sorted key codes, then all pairs inside a group by index arithmetic.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -15,18 +16,60 @@ import pandas as pd
 
 from linkage._schema import Configurable, SchemaViolation, check
 from linkage.blocking._keys import KeyPart, key_codes, key_values
+from linkage.normalize._encoded import EncodedColumn
+
+
+class DecodedColumns(Mapping):
+    """Encoded columns seen as plain object arrays, each decoded the first time it is read
+    (for blockers that read values: sorted neighbourhood, MinHash, embeddings)."""
+
+    def __init__(self, encoded: Mapping[str, EncodedColumn]):
+        self.encoded = encoded
+        self._decoded: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._decoded:
+            self._decoded[name] = self.encoded[name].values()
+        return self._decoded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.encoded)
+
+    def __len__(self) -> int:
+        return len(self.encoded)
 
 
 @dataclass
 class BlockingInput:
-    """What blockers read: normalized columns by name, and the source of each row (link mode)."""
+    """What blockers read: normalized columns by name, and the source of each row (link mode).
 
-    columns: dict[str, np.ndarray]
+    `columns` may be a `DecodedColumns`, whose `encoded` columns key blockers read directly.
+    """
+
+    columns: Mapping[str, np.ndarray]
     source: np.ndarray | None = None  # int8 0 (left) / 1 (right); None when deduplicating
+    _keys: dict = field(default_factory=dict, repr=False)  # key codes, computed once
+
+    @classmethod
+    def encoded(cls, columns: Mapping[str, EncodedColumn], source: np.ndarray | None = None):
+        return cls(DecodedColumns(columns), source)
+
+    @property
+    def key_columns(self) -> Mapping:
+        """Encoded columns where there are some, else the value arrays."""
+        return getattr(self.columns, "encoded", self.columns)
 
     @property
     def n(self) -> int:
-        return len(next(iter(self.columns.values()))) if self.columns else 0
+        columns = self.key_columns
+        return len(next(iter(columns.values()))) if columns else 0
+
+    def key_codes(self, parts: list[KeyPart]) -> np.ndarray:
+        """`key_codes` of a key, computed once per blocking run (estimate, then propose)."""
+        name = tuple(map(str, parts))
+        if name not in self._keys:
+            self._keys[name] = key_codes(parts, self.key_columns)
+        return self._keys[name]
 
 
 @dataclass
@@ -62,16 +105,23 @@ def _groups(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _pairs_within(rows: np.ndarray, starts: np.ndarray, sizes: np.ndarray):
-    """All pairs of positions inside each group, as row numbers."""
-    group_end = np.repeat(starts + sizes, sizes)
-    positions = np.arange(len(rows), dtype=np.int64)
-    counts = group_end - positions - 1
+    """All pairs of positions inside each group, as row numbers (left < right: `_groups` keeps
+    each group's rows in ascending order). Built with few temporaries, as pair counts can be
+    large: the member at position p of a group ending at e pairs with positions p+1..e-1."""
+    members = len(rows)
+    index = np.int32 if members < np.iinfo(np.int32).max else np.int64
+    positions = np.arange(members, dtype=np.int64)
+    counts = np.repeat(starts + sizes, sizes) - positions - 1
     total = int(counts.sum())
-    left_pos = np.repeat(positions, counts)
-    offsets = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-    right_pos = left_pos + 1 + offsets
-    a, b = rows[left_pos], rows[right_pos]
-    return np.minimum(a, b), np.maximum(a, b)
+    # right position k of the flat list: k + (p + 1 - first k of p's run), for its left p.
+    shift = positions + 1 - (np.cumsum(counts) - counts)
+    right_pos = np.arange(total, dtype=np.int64)
+    right_pos += np.repeat(shift, counts)
+    del shift
+    rows = rows.astype(index, copy=False)
+    left = rows[np.repeat(positions.astype(index), counts)]
+    right = rows[right_pos]
+    return left, right
 
 
 class Blocker(Configurable):
@@ -136,7 +186,7 @@ class KeyBlocker(Blocker):
     def estimate_per_key(self, data: BlockingInput, max_block_size: int) -> list[int]:
         out = []
         for parts in self._parts:
-            codes = key_codes(parts, data.columns)
+            codes = data.key_codes(parts)
             valid = codes >= 0
             if data.source is None:
                 sizes = np.bincount(codes[valid]).astype(np.int64)
@@ -153,11 +203,11 @@ class KeyBlocker(Blocker):
     def propose(self, data: BlockingInput, max_block_size: int) -> Proposal:
         lefts, rights, skipped = [], [], []
         for parts in self._parts:
-            codes = key_codes(parts, data.columns)
+            codes = data.key_codes(parts)
             rows, starts, sizes = _groups(codes)
             big = sizes > max_block_size
             for s, size in zip(starts[big], sizes[big], strict=True):
-                value = key_values(parts, data.columns, rows[s : s + 1])
+                value = key_values(parts, data.key_columns, rows[s : s + 1])
                 key = "[" + ", ".join(map(str, parts)) + "]"
                 skipped.append(SkippedBlock(self.name or "", key, value, int(size)))
             keep = (sizes >= 2) & ~big

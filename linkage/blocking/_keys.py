@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from linkage.comparators._exact import phonetic_code
+from linkage.normalize._encoded import EncodedColumn, renumbered
 from linkage.normalize.hangul import chosung
 
 
@@ -126,27 +127,44 @@ class KeyPart:
         out[~missing] = mapped[codes] if len(codes) else mapped[:0]
         return out
 
+    def codes(self, column: EncodedColumn | np.ndarray) -> np.ndarray:
+        """An int64 code per record for this part's value (-1 where missing or empty); equal
+        values, equal codes. An encoded column is keyed once per distinct value."""
+        if not isinstance(column, EncodedColumn):
+            codes, _ = pd.factorize(pd.Series(self.compute(column), dtype=object))
+            return codes.astype(np.int64)
+        if self.function is None:
+            return np.where(column.present(column.codes), column.codes, -1).astype(np.int64)
+        keyed, _ = pd.factorize(pd.Series(self.compute(column.all_uniques()), dtype=object))
+        keyed = np.append(keyed.astype(np.int64), -1)  # code -1 (missing) picks up the last
+        return keyed[column.codes]
 
-def key_codes(parts: list[KeyPart], columns: dict[str, np.ndarray]) -> np.ndarray:
-    """One int64 code per record for a compound key; -1 where any part is missing."""
+
+def key_codes(parts: list[KeyPart], columns) -> np.ndarray:
+    """One int64 code per record for a compound key; -1 where any part is missing.
+
+    Codes are numbered by first appearance, whatever the columns' own numbering.
+    """
     combined: np.ndarray | None = None
     for part in parts:
-        codes, uniques = pd.factorize(pd.Series(part.compute(columns[part.column]), dtype=object))
-        codes = codes.astype(np.int64)
+        codes = part.codes(columns[part.column])
         if combined is None:
             combined = codes
         else:
             missing = (combined < 0) | (codes < 0)
-            merged = combined * (len(uniques) + 1) + codes
-            merged[missing] = -1
-            combined, _ = pd.factorize(merged)
-            combined = combined.astype(np.int64)
+            combined = renumbered(combined) * (int(codes.max(initial=0)) + 1) + codes
             combined[missing] = -1
     assert combined is not None
-    return combined
+    return renumbered(combined)
 
 
-def key_values(parts: list[KeyPart], columns: dict[str, np.ndarray], rows: np.ndarray) -> str:
+def key_values(parts: list[KeyPart], columns, rows: np.ndarray) -> str:
     """The readable key value of one record, for warnings: `smith|1990`."""
     row = int(rows[0])
-    return "|".join(str(p.compute(columns[p.column][row : row + 1])[0]) for p in parts)
+    values = []
+    for p in parts:
+        column = columns[p.column]
+        cell = (column.values(np.array([row])) if isinstance(column, EncodedColumn)
+                else column[row : row + 1])
+        values.append(str(p.compute(cell)[0]))
+    return "|".join(values)

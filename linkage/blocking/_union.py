@@ -67,7 +67,12 @@ def block(
         )
         raise BudgetError(msg)
     n = max(data.n, 1)
-    codes_parts, mask_parts, skipped, proposed = [], [], [], {}
+    # Each proposal becomes one int64: the pair's code (left * n + right), shifted left by a
+    # few bits that hold the proposing blocker's number, when that fits; else code and mask
+    # arrays side by side. One in-place sort then groups each pair's proposals.
+    bits = max(len(blockers) - 1, 1).bit_length()
+    packed = n * n < (1 << (62 - bits))
+    parts, mask_parts, skipped, proposed = [], [], [], {}
     for bit, (name, blocker) in enumerate(zip(names, blockers, strict=True)):
         prop = blocker.propose(data, max_block_size)
         for s in prop.skipped:
@@ -80,23 +85,42 @@ def block(
                 stacklevel=2,
             )
         skipped.extend(prop.skipped)
-        code = prop.left.astype(np.int64) * n + prop.right.astype(np.int64)
-        code = code[prop.left != prop.right]
-        proposed[name] = len(np.unique(code))
-        codes_parts.append(code)
-        mask_parts.append(np.full(len(code), 1 << bit, dtype=np.int64))
+        code = prop.left.astype(np.int64)
+        code *= n
+        code += prop.right
+        distinct = prop.left != prop.right
+        if not distinct.all():
+            code = code[distinct]
+        del prop, distinct
+        if packed:
+            code <<= bits
+            code |= bit
+        else:
+            mask_parts.append(np.full(len(code), 1 << bit, dtype=np.int64))
+        parts.append(code)
         if progress is not None:
             progress.update(1)
-    codes = np.concatenate(codes_parts) if codes_parts else np.zeros(0, dtype=np.int64)
-    masks = np.concatenate(mask_parts) if mask_parts else np.zeros(0, dtype=np.int64)
-    order = np.argsort(codes, kind="stable")
-    codes, masks = codes[order], masks[order]
+    codes = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    del parts
+    if packed:
+        codes.sort()
+        pair = codes >> bits
+        masks = np.left_shift(np.int64(1), codes & ((1 << bits) - 1))
+        codes = pair
+    else:
+        masks = np.concatenate(mask_parts) if mask_parts else np.zeros(0, dtype=np.int64)
+        order = np.argsort(codes, kind="stable")
+        codes, masks = codes[order], masks[order]
     if len(codes):
-        starts = np.concatenate([[0], np.flatnonzero(np.diff(codes)) + 1])
+        starts = np.flatnonzero(np.concatenate([[True], codes[1:] != codes[:-1]]))
         unique = codes[starts]
         mask = np.bitwise_or.reduceat(masks, starts)
     else:
         unique, mask = codes, masks
+    del codes, masks
+    for bit, name in enumerate(names):
+        # The distinct pairs a blocker proposed: those whose mask holds its bit.
+        proposed[name] = int(np.count_nonzero(mask & (1 << bit)))
     return CandidatePairs(
         left=unique // n,
         right=unique % n,

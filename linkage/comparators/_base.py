@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from linkage._schema import Configurable, check
+from linkage.normalize._encoded import EncodedColumn
 
 NULL_LEVEL = -1
 
@@ -32,6 +33,12 @@ class Comparison(Configurable):
     """Base of every comparison; subclasses implement `_score` over distinct value pairs."""
 
     family: ClassVar[str] = "comparison"
+    # Whether two equal values always reach the top level with similarity 1 (then
+    # `compare_codes` skips them); comparisons whose levels say otherwise leave it False.
+    equal_is_exact: ClassVar[bool] = False
+    # Whether `compare_codes` scores each distinct pair of values once (worth it where a pair
+    # costs a string distance); False where scoring reads per-value arrays anyway.
+    distinct_pairs: ClassVar[bool] = True
 
     def __init__(self, column: str, *, name: str | None = None):
         check(isinstance(column, str) and column != "", self, "column", "must be a column name",
@@ -73,6 +80,56 @@ class Comparison(Configurable):
         sims[present] = sim_u[inverse]
         return levels, sims
 
+    def compare_codes(
+        self, column: EncodedColumn, left: np.ndarray, right: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """`compare` of the records `left[i]` and `right[i]` of an encoded column: the same
+        levels and similarities, computed once per distinct pair of values."""
+        cl, cr = column.codes[left], column.codes[right]
+        n = len(cl)
+        levels = np.full(n, NULL_LEVEL, dtype=np.int8)
+        sims = np.full(n, np.nan, dtype=np.float32)
+        present = column.present(cl) & column.present(cr)
+        if self.equal_is_exact:
+            # The same value on both sides: the top level and similarity 1, nothing to compute.
+            same = present & (cl == cr)
+            if same.any():
+                self._check_values(column.pick(np.unique(cl[same])))
+            levels[same] = len(self.level_labels) - 1
+            sims[same] = 1.0
+            present &= ~same
+        if not present.any():
+            return levels, sims
+        k = max(column.distinct, 1)
+        if self.distinct_pairs:
+            pair_codes = cl[present].astype(np.int64) * k + cr[present]
+            inverse, distinct = pd.factorize(pair_codes)
+            a, b = distinct // k, distinct % k
+        else:  # scored pair by pair from values read once each
+            a, b = cl[present], cr[present]
+        # Only the values these pairs hold are looked at (as Python str), numbered 0.. in
+        # code order: a lookup table, not a sort.
+        held = np.zeros(k, dtype=bool)
+        held[a] = True
+        held[b] = True
+        position = np.cumsum(held) - 1
+        lev_u, sim_u = self._score_codes(column.pick(np.flatnonzero(held)), position[a],
+                                         position[b])
+        levels[present] = lev_u[inverse] if self.distinct_pairs else lev_u
+        sims[present] = sim_u[inverse] if self.distinct_pairs else sim_u
+        return levels, sims
+
+    def _check_values(self, values: np.ndarray) -> None:
+        """Raise for values this comparison cannot read (`equal_is_exact` skips scoring
+        them); nothing by default."""
+
+    def _score_codes(
+        self, uniques: np.ndarray, a: np.ndarray, b: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """`_score` of the distinct value pairs (uniques[a[i]], uniques[b[i]]); subclasses
+        that can work per distinct value (parse each date once) override it."""
+        return self._score(uniques[a], uniques[b])
+
     def _score(self, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
 
@@ -102,6 +159,8 @@ class SimilarityComparison(Comparison):
     """A similarity in [0, 1] cut into levels: else, one per threshold (lowest first), exact
     (equal values). Subclasses give `_similarity` over arrays of distinct value pairs."""
 
+    equal_is_exact = True
+
     def __init__(
         self, column: str, *, thresholds: list[float] = (0.92, 0.8), name: str | None = None
     ):
@@ -115,9 +174,22 @@ class SimilarityComparison(Comparison):
     def _similarity(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
+    def _similarity_codes(self, uniques: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """`_similarity` of the distinct value pairs (uniques[a[i]], uniques[b[i]])."""
+        return self._similarity(uniques[a], uniques[b])
+
     def _score(self, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         exact = np.asarray(left == right, dtype=bool)
         sims = np.clip(np.asarray(self._similarity(left, right), dtype=np.float32), 0.0, 1.0)
+        sims[exact] = 1.0
+        return levels_from_thresholds(sims, exact, self.thresholds), sims
+
+    def _score_codes(
+        self, uniques: np.ndarray, a: np.ndarray, b: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        exact = a == b  # distinct values have distinct codes
+        sims = np.asarray(self._similarity_codes(uniques, a, b), dtype=np.float32)
+        sims = np.clip(sims, 0.0, 1.0)
         sims[exact] = 1.0
         return levels_from_thresholds(sims, exact, self.thresholds), sims
 

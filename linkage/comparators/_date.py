@@ -36,6 +36,8 @@ class Date(Comparison):
     """
 
     kind = "date"
+    equal_is_exact = True  # the same ISO text is the same day
+    distinct_pairs = False  # each date is parsed once; pairs only read its parts
 
     def __init__(
         self,
@@ -72,29 +74,106 @@ class Date(Comparison):
     def _score(self, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         dl = parse_iso(left, self.column)
         dr = parse_iso(right, self.column)
-        days = np.abs((dl - dr).days.to_numpy()).astype(np.float64)
+        return self._levels(_Parts(dl, left), _Parts(dr, right))
+
+    def _check_values(self, values: np.ndarray) -> None:
+        parse_iso(values, self.column)  # a value that is not a date is an error, paired or not
+
+    def _score_codes(
+        self, uniques: np.ndarray, a: np.ndarray, b: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        # Each distinct date is parsed once (`compare_codes` passes only the values its pairs
+        # hold), then read per pair.
+        try:
+            parsed = _Parts(parse_iso(uniques, self.column), uniques)
+        except InputError:
+            return self._score(uniques[a], uniques[b])  # its error counts the pairs' values
+        return self._levels(parsed.take(a), parsed.take(b))
+
+    def _levels(self, dl: _Parts, dr: _Parts) -> tuple[np.ndarray, np.ndarray]:
+        days = np.abs(dl.day_number - dr.day_number).astype(np.float64)
         sims = np.clip(1.0 - days / _TEN_YEARS, 0.0, 1.0).astype(np.float32)
         labels = self.level_labels
-        levels = np.zeros(len(left), dtype=np.int8)
+        levels = np.zeros(len(days), dtype=np.int8)
         # Assign from weakest to strongest so that the strongest level that applies wins.
         if self.same_year:
-            levels[dl.year.to_numpy() == dr.year.to_numpy()] = labels.index("same_year")
+            levels[dl.year == dr.year] = labels.index("same_year")
         for d in sorted(self.within_days, reverse=True):
             levels[days <= d] = labels.index(f"within_{d}_days")
         if self.typo:
-            sl = [str(v)[:10] for v in left]
-            sr = [str(v)[:10] for v in right]
-            edits = process.cpdist(sl, sr, scorer=_DL.distance, workers=-1)
-            levels[(edits == 1)] = labels.index("one_typo")
+            levels[_one_edit(dl, dr)] = labels.index("one_typo")
         if self.swapped:
             swap = (
-                (dl.year.to_numpy() == dr.year.to_numpy())
-                & (dl.month.to_numpy() == dr.day.to_numpy())
-                & (dl.day.to_numpy() == dr.month.to_numpy())
-                & (dl.day.to_numpy() != dl.month.to_numpy())
+                (dl.year == dr.year)
+                & (dl.month == dr.day)
+                & (dl.day == dr.month)
+                & (dl.day != dl.month)
             )
             levels[swap] = labels.index("day_month_swapped")
         exact = days == 0
         levels[exact] = len(labels) - 1
         sims[exact] = 1.0
         return levels, sims
+
+
+def _one_edit(dl: _Parts, dr: _Parts) -> np.ndarray:
+    """Whether each pair of date texts is one Damerau-Levenshtein edit apart.
+
+    Two ASCII texts of the same length are one edit apart exactly when they differ in one
+    position, or in two neighbouring positions that hold each other's character (an insertion
+    or a deletion would change the length). That is read on bytes, for whole columns at once;
+    any other pair goes to RapidFuzz.
+    """
+    out = np.zeros(len(dl), dtype=bool)
+    fixed = dl.fixed & dr.fixed
+    if fixed.any():
+        a, b = dl.bytes[fixed], dr.bytes[fixed]
+        differ = a != b
+        count = differ.sum(axis=1)
+        first = differ.argmax(axis=1)
+        rows = np.arange(len(a))
+        second = np.minimum(first + 1, a.shape[1] - 1)
+        swapped = ((count == 2) & differ[rows, second]
+                   & (a[rows, first] == b[rows, second]) & (a[rows, second] == b[rows, first]))
+        out[fixed] = (count == 1) | swapped
+    if not fixed.all():
+        rest = ~fixed
+        edits = process.cpdist(dl.texts(rest), dr.texts(rest), scorer=_DL.distance,
+                               workers=-1)
+        out[rest] = edits == 1
+    return out
+
+
+class _Parts:
+    """Parsed dates as arrays: day number, year, month, day, and the first ten characters as
+    bytes where they are ten ASCII characters (`fixed`); `texts(mask)` gives the text itself
+    (taken rows keep a reference to the parsed values rather than a copy of every text)."""
+
+    def __init__(self, dates: pd.DatetimeIndex | None, values: np.ndarray, *, arrays=None):
+        if arrays is not None:
+            (self.day_number, self.year, self.month, self.day, self.bytes, self.fixed,
+             self._text, self._rows) = arrays
+            return
+        # Dates parsed from YYYY-MM-DD are midnights: whole days apart.
+        self.day_number = dates.to_numpy().astype("datetime64[D]").astype(np.int64)
+        self.year = dates.year.to_numpy()
+        self.month = dates.month.to_numpy()
+        self.day = dates.day.to_numpy()
+        self._text = np.array([str(v)[:10] for v in values], dtype=object)
+        self._rows = None
+        self.fixed = np.array([len(t) == 10 and t.isascii() for t in self._text], dtype=bool)
+        padded = [t if ok else "" for t, ok in zip(self._text, self.fixed, strict=True)]
+        self.bytes = np.array(padded, dtype="S10").view(np.uint8).reshape(-1, 10)
+
+    def __len__(self) -> int:
+        return len(self.day_number)
+
+    def texts(self, mask: np.ndarray) -> list[str]:
+        rows = np.flatnonzero(mask) if self._rows is None else self._rows[mask]
+        return self._text[rows].tolist()
+
+    def take(self, rows: np.ndarray) -> _Parts:
+        base = rows if self._rows is None else self._rows[rows]
+        return _Parts(None, np.zeros(0), arrays=(
+            self.day_number[rows], self.year[rows], self.month[rows], self.day[rows],
+            self.bytes[rows], self.fixed[rows], self._text, base))

@@ -9,7 +9,7 @@ import jellyfish
 import numpy as np
 
 from linkage._schema import check
-from linkage.comparators._base import Comparison
+from linkage.comparators._base import NULL_LEVEL, Comparison
 
 PhoneticAlgorithm = Literal["soundex", "metaphone", "nysiis", "match_rating"]
 
@@ -35,6 +35,15 @@ class Exact(Comparison):
     def _score(self, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         exact = np.asarray(left == right, dtype=bool)
         return exact.astype(np.int8), exact.astype(np.float32)
+
+    def compare_codes(self, column, left: np.ndarray, right: np.ndarray):
+        # Equal values have equal codes: no string is looked at.
+        cl, cr = column.codes[left], column.codes[right]
+        present = column.present(cl) & column.present(cr)
+        exact = cl == cr
+        levels = np.where(present, exact.astype(np.int8), np.int8(NULL_LEVEL)).astype(np.int8)
+        sims = np.where(present, exact.astype(np.float32), np.float32(np.nan))
+        return levels, sims.astype(np.float32)
 
 
 def phonetic_code(value: str, algorithm: str) -> str:

@@ -31,6 +31,15 @@ class _StringComparison(SimilarityComparison):
             _prepare(left), _prepare(right), scorer=type(self).scorer, workers=-1
         ) / self.scale
 
+    def _similarity_codes(self, uniques: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        # Each distinct value is prepared (Hangul to jamo) once, not once per pair.
+        needed = np.unique(np.concatenate([a, b]))
+        prepared = np.empty(len(uniques), dtype=object)
+        prepared[needed] = _prepare(uniques[needed])
+        return process.cpdist(
+            prepared[a].tolist(), prepared[b].tolist(), scorer=type(self).scorer, workers=-1
+        ) / self.scale
+
 
 class JaroWinkler(_StringComparison):
     """Jaro-Winkler similarity: forgiving of typos late in the string; good for names."""

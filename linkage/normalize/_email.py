@@ -6,7 +6,7 @@ import unicodedata
 
 import pandas as pd
 
-from ._text import check_series, map_unique
+from ._text import ASCII_SPACE, check_series, map_unique
 
 # Gmail ignores dots in the local part; googlemail.com is the same mailbox as gmail.com.
 _GMAIL_DOMAINS = frozenset({"gmail.com", "googlemail.com"})
@@ -41,4 +41,15 @@ def normalize_email(values: pd.Series, *, dots: bool = False, plus_tags: bool = 
             (default False).
     """
     check_series(values, "email")
-    return map_unique(values, lambda s: _normalize_one(s, dots=dots, plus_tags=plus_tags))
+    plain = None if dots or plus_tags else _plain_ascii
+    return map_unique(values, lambda s: _normalize_one(s, dots=dots, plus_tags=plus_tags),
+                      plain)
+
+
+def _plain_ascii(values):
+    """`_normalize_one` without options, for ASCII text over an Arrow array: NFKC leaves
+    ASCII as it is, and splitting at the last "@" and joining again gives the text back, so
+    what is left is strip() and lower()."""
+    import pyarrow.compute as pc
+
+    return pc.ascii_lower(pc.utf8_trim(values, characters=ASCII_SPACE))

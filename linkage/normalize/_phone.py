@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ._text import ascii_digits, check_choice, check_series, map_unique
+from ._text import ascii_digits, ascii_digits_column, check_choice, check_series, map_unique
 
 _COUNTRIES = ("KR", None)
 _KR_CALLING_CODE = "82"
@@ -38,4 +38,4 @@ def normalize_phone(values: pd.Series, *, country: str | None = "KR") -> pd.Seri
     check_choice("phone", "country", country, _COUNTRIES)
     if country == "KR":
         return map_unique(values, lambda s: _korean_national(ascii_digits(s)))
-    return map_unique(values, ascii_digits)
+    return map_unique(values, ascii_digits, ascii_digits_column)

@@ -59,17 +59,42 @@ def check_choice(kind: str, option: str, value: object, choices: tuple[object, .
         )
 
 
-def map_unique(values: pd.Series, func: Callable[[str], str | None]) -> pd.Series:
+def map_unique(values: pd.Series, func: Callable[[str], str | None],
+               ascii_func: Callable | None = None) -> pd.Series:
     """Apply `func` to each distinct non-missing value once and spread the results back.
 
     Missing values (None, NaN, pd.NA) stay None, and a result that is an empty string becomes
     None, so callers only ever see `str` or `None`. The index and name of `values` are kept.
+
+    `ascii_func`, where given, does what `func` does for ASCII text, over a whole Arrow string
+    array at once (pyarrow.compute); the other values still go through `func`.
     """
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    results = [func(as_text(u)) for u in uniques]
+    uniques = np.asarray(uniques, dtype=object)
+    results = np.empty(len(uniques), dtype=object)
+    fast = np.zeros(len(uniques), dtype=bool)
+    if ascii_func is not None and len(uniques):
+        fast = np.array([type(u) is str and u.isascii() for u in uniques], dtype=bool)
+        if fast.any():
+            import pyarrow as pa
+
+            done = ascii_func(pa.array(uniques[fast], type=pa.large_string()))
+            results[fast] = done.to_numpy(zero_copy_only=False)
+    results[~fast] = [func(as_text(u)) for u in uniques[~fast]]
     # The extra trailing None is what code -1 (missing) picks up when indexing below.
     table = np.array([r if r else None for r in results] + [None], dtype=object)
     return pd.Series(table[codes], index=values.index, name=values.name, dtype=object)
+
+
+# What `str.strip()` removes from ASCII text (`str.isspace`, which also counts \x1c-\x1f).
+ASCII_SPACE = "".join(chr(c) for c in range(128) if chr(c).isspace())
+
+
+def ascii_digits_column(values):
+    """`ascii_digits` of ASCII text, over an Arrow string array."""
+    import pyarrow.compute as pc
+
+    return pc.replace_substring_regex(values, "[^0-9]", "")
 
 
 def as_text(value: Hashable) -> str:
@@ -77,8 +102,14 @@ def as_text(value: Hashable) -> str:
     return value if isinstance(value, str) else str(value)
 
 
+# ASCII text: every character but 0-9 deleted in one `str.translate`.
+_ASCII_NON_DIGITS = {code: None for code in range(128) if not chr(code).isdecimal()}
+
+
 def ascii_digits(text: str) -> str:
     """Every decimal digit of `text` (any script, full width included) as ASCII digits."""
+    if text.isascii():
+        return text.translate(_ASCII_NON_DIGITS)
     return "".join(str(unicodedata.decimal(ch)) for ch in text if ch.isdecimal())
 
 

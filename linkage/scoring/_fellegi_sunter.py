@@ -207,15 +207,44 @@ class FellegiSunter(Scorer):
         """Estimate m (and u without `random`) and the prior by EM; `y` is not used."""
         self.validate_against(X.comparisons)
         names = X.names
-        labels = [c.level_labels for c in X.comparisons]
-        sizes = [len(lab) for lab in labels]
+        sizes = [len(c.level_labels) for c in X.comparisons]
         if len(X) == 0:
-            raise InputError(
-                "FellegiSunter.fit got no candidate pairs: there is nothing to learn m and the "
-                "prior from. Loosen the blocking rules or check the inputs."
-            )
+            raise _no_pairs()
         _check_levels(X, sizes, "candidate pairs")
-        patterns, counts = np.unique(X.levels.astype(np.int64), axis=0, return_counts=True)
+        patterns, counts = distinct_patterns(X.levels, sizes)
+        exact_frequencies = {}
+        for n in self.tf_adjust:
+            freqs = X.term_frequencies.get(n)
+            if freqs is not None:
+                k = names.index(n)
+                freqs = np.asarray(freqs, dtype=np.float64)
+                exact_frequencies[n] = freqs[(X.levels[:, k] == sizes[k] - 1)
+                                             & np.isfinite(freqs)]
+        return self._fit_patterns(X.comparisons, patterns, counts, random, exact_frequencies)
+
+    def fit_patterns(
+        self,
+        comparisons: list[Comparison],
+        patterns: np.ndarray,
+        counts: np.ndarray,
+        *,
+        random: ComparisonMatrix | None = None,
+        exact_frequencies: dict[str, np.ndarray] | None = None,
+    ) -> FellegiSunter:
+        """`fit` from what a pass over the candidate pairs in batches collects: the distinct
+        level patterns (`distinct_patterns`) with their pair counts, and per `tf_adjust`
+        comparison the term frequencies of its exactly agreeing pairs, in pair order. Gives
+        the same model as `fit` on the whole comparison matrix."""
+        self.validate_against(comparisons)
+        if float(np.sum(counts)) == 0:
+            raise _no_pairs()
+        return self._fit_patterns(comparisons, np.asarray(patterns, dtype=np.int64),
+                                  np.asarray(counts), random, exact_frequencies or {})
+
+    def _fit_patterns(self, comparisons, patterns, counts, random, exact_frequencies):
+        names = [c.output_name for c in comparisons]
+        labels = [c.level_labels for c in comparisons]
+        sizes = [len(lab) for lab in labels]
         counts = counts.astype(np.float64)
 
         fixed_m = [self._fixed(self.fixed_m, n, lab) for n, lab in zip(names, labels, strict=True)]
@@ -263,7 +292,7 @@ class FellegiSunter(Scorer):
                 "describe the non-matches that blocking lets through. Use "
                 "`u_estimation: em`, or fix `prior`.",
                 LinkageWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         if not converged:
             still = [n for n, d in moved.items() if d >= self.tolerance]
@@ -276,7 +305,7 @@ class FellegiSunter(Scorer):
                 f"{self.tolerance:g}. Raise `max_iterations`, loosen `tolerance`, or fix some "
                 "parameters with `fixed_m` / `fixed_u`.",
                 LinkageWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
 
         # Term-frequency adjustment scales u at the exact level by how common the agreed value
@@ -290,13 +319,10 @@ class FellegiSunter(Scorer):
         for n in self.tf_adjust:
             k = names.index(n)
             tf_u[n] = float(u[k][-1])
-            freqs = X.term_frequencies.get(n)
-            if u_learned[k] and not fixed_u[k][0][-1] and freqs is not None:
-                freqs = np.asarray(freqs, dtype=np.float64)
-                use = (X.levels[:, k] == sizes[k] - 1) & np.isfinite(freqs)
-                if use.any():
-                    tf_u[n] = float(np.clip(np.maximum(freqs[use], self.tf_minimum_u).mean(),
-                                            _FLOOR, 1.0))
+            freqs = exact_frequencies.get(n)
+            if u_learned[k] and not fixed_u[k][0][-1] and freqs is not None and len(freqs):
+                tf_u[n] = float(np.clip(np.maximum(freqs, self.tf_minimum_u).mean(),
+                                        _FLOOR, 1.0))
         self._set_learned(
             {n: dict(zip(lab, map(float, m[k]), strict=True))
              for k, (n, lab) in enumerate(zip(names, labels, strict=True))},
@@ -419,7 +445,7 @@ class FellegiSunter(Scorer):
                 "called it the matches; the classes were swapped back. Check the comparisons, "
                 "or fix `prior`.",
                 LinkageWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
             m, u = u, m
             if self.prior is None:
@@ -473,8 +499,11 @@ class FellegiSunter(Scorer):
 
     def contributions(self, X: ComparisonMatrix) -> pd.DataFrame:
         """log2(m / u) of each pair's level per comparison (0 where null), TF-adjusted."""
+        return pd.DataFrame(dict(self._contribution_columns(X)))
+
+    def _contribution_columns(self, X: ComparisonMatrix):
+        """(comparison name, contributions) for each comparison, in order."""
         self._check_fitted("_weight_tables_")
-        out = {}
         for k, comparison in enumerate(X.comparisons):
             name = comparison.output_name
             table = self._weight_tables_.get(name)
@@ -492,8 +521,20 @@ class FellegiSunter(Scorer):
             values = table[levels]
             if name in self.tf_adjust:
                 values = self._tf_adjusted(X, name, levels, values)
-            out[name] = values
-        return pd.DataFrame(out)
+            yield name, values
+
+    def match_weight(self, X: ComparisonMatrix) -> np.ndarray:
+        """The prior's log-odds plus each comparison's contribution, added in comparison
+        order (as `contributions(X).sum(axis=1)` adds them), without building the frame."""
+        total = np.zeros(len(X), dtype=np.float64)
+        for k, (_, values) in enumerate(self._contribution_columns(X)):
+            total = values.astype(np.float64, copy=True) if k == 0 else total + values
+        return total + self._bias()
+
+    def weight_and_probability(self, X: ComparisonMatrix) -> tuple[np.ndarray, np.ndarray]:
+        """`match_weight` and `match_probability` with the weights computed once."""
+        weight = self.match_weight(X)
+        return weight, expit(weight * math.log(2.0))
 
     def _tf_adjusted(
         self, X: ComparisonMatrix, name: str, levels: np.ndarray, values: np.ndarray
@@ -597,6 +638,41 @@ class FellegiSunter(Scorer):
 
 
 # ---------------------------------------------------------------------- EM helpers
+
+
+def _no_pairs() -> InputError:
+    return InputError(
+        "FellegiSunter.fit got no candidate pairs: there is nothing to learn m and the "
+        "prior from. Loosen the blocking rules or check the inputs."
+    )
+
+
+def pattern_codes(levels: np.ndarray, sizes: list[int]) -> np.ndarray:
+    """One int64 per row of a level matrix, ordered as the rows sort (levels -1..size-1)."""
+    code = np.zeros(len(levels), dtype=np.int64)
+    for k, size in enumerate(sizes):
+        code = code * (size + 1) + (levels[:, k].astype(np.int64) + 1)
+    return code
+
+
+def decode_patterns(codes: np.ndarray, sizes: list[int]) -> np.ndarray:
+    """The level rows of `pattern_codes`."""
+    patterns = np.empty((len(codes), len(sizes)), dtype=np.int64)
+    rest = np.asarray(codes, dtype=np.int64).copy()
+    for k in range(len(sizes) - 1, -1, -1):
+        patterns[:, k] = rest % (sizes[k] + 1) - 1
+        rest //= sizes[k] + 1
+    return patterns
+
+
+def distinct_patterns(levels: np.ndarray, sizes: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a level matrix, sorted, and how many times each occurs: what
+    `np.unique(levels, axis=0, return_counts=True)` gives, from one integer per row."""
+    if math.prod(s + 1 for s in sizes) >= 2**62:  # too many combinations for one int64
+        patterns, counts = np.unique(levels.astype(np.int64), axis=0, return_counts=True)
+        return patterns, counts
+    codes, counts = np.unique(pattern_codes(levels, sizes), return_counts=True)
+    return decode_patterns(codes, sizes), counts
 
 
 def _check_levels(X: ComparisonMatrix, sizes: list[int], what: str) -> None:

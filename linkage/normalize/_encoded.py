@@ -1,0 +1,215 @@
+"""Dictionary-encoded work columns: one small integer per record and each distinct value once.
+
+Blocking, comparison and term frequencies only ever ask "are these two values equal?" and "how
+similar are these two distinct values?", so the pipeline keeps every normalized column as codes
+into its distinct values. A million records with 20,000 distinct surnames then cost 4 MB of
+codes and 20,000 strings, instead of a million Python strings; normalizers and similarity
+functions run once per distinct value (or distinct pair), and equality is integer equality.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from linkage.errors import InputError
+
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+def _narrow(codes: np.ndarray, distinct: int) -> np.ndarray:
+    """int32 codes when the distinct values allow it (half the memory of int64)."""
+    return codes.astype(np.int32 if distinct < _INT32_MAX else np.int64, copy=False)
+
+
+ARROW_UNIQUES = 50_000  # above this many distinct values, keep them as Arrow strings
+
+
+@dataclass(eq=False)
+class EncodedColumn:
+    """A column of text as `codes` (-1 where missing) into its distinct values.
+
+    The distinct values are an object array of `str`, or, for a column with many of them
+    (e-mail addresses, phone numbers), an Arrow string array: a few bytes a value instead of a
+    Python object each; `pick` makes Python strings only for the values a step looks at.
+    The empty string, where present, is a value like any other (as in the decoded column);
+    `blank` is its code, so that comparisons and keys can treat it as missing.
+    """
+
+    codes: np.ndarray
+    uniques: np.ndarray  # object array of distinct str, or a pyarrow string array
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    @property
+    def distinct(self) -> int:
+        return len(self.uniques)
+
+    def pick(self, codes: np.ndarray) -> np.ndarray:
+        """The values of these codes (all >= 0), as an object array of str."""
+        if isinstance(self.uniques, np.ndarray):
+            return self.uniques[codes]
+        import pyarrow as pa
+
+        return self.uniques.take(pa.array(np.asarray(codes, dtype=np.int64))).to_numpy(
+            zero_copy_only=False).astype(object, copy=False)
+
+    def all_uniques(self) -> np.ndarray:
+        """Every distinct value, as an object array of str."""
+        return self.pick(np.arange(self.distinct))
+
+    @property
+    def blank(self) -> int:
+        """The code of "" (-1 when no record holds it)."""
+        if "blank" not in self._cache:
+            if isinstance(self.uniques, np.ndarray):
+                where = np.flatnonzero(self.uniques == "") if self.distinct else []
+                self._cache["blank"] = int(where[0]) if len(where) else -1
+            else:
+                import pyarrow.compute as pc
+
+                self._cache["blank"] = int(pc.index(self.uniques, "").as_py())
+        return self._cache["blank"]
+
+    def present(self, codes: np.ndarray) -> np.ndarray:
+        """Codes that hold a value: neither missing nor the empty string."""
+        ok = codes >= 0
+        if self.blank >= 0:
+            ok &= codes != self.blank
+        return ok
+
+    def values(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """The decoded object array (str, or None where missing), of `rows` or of all."""
+        codes = self.codes if rows is None else self.codes[rows]
+        out = np.empty(len(codes), dtype=object)  # None where missing
+        present = codes >= 0
+        out[present] = self.pick(codes[present])
+        return out
+
+    def take(self, rows: np.ndarray) -> EncodedColumn:
+        """The column of a subset of records (same distinct values)."""
+        return EncodedColumn(self.codes[rows], self.uniques)
+
+    def counts(self) -> np.ndarray:
+        """Records per code."""
+        if "counts" not in self._cache:
+            present = self.codes[self.codes >= 0]
+            self._cache["counts"] = np.bincount(present, minlength=self.distinct)
+        return self._cache["counts"]
+
+    def shares(self) -> np.ndarray:
+        """Each value's share of the non-missing records, as `value_counts(normalize=True)`
+        counts them (the empty string included)."""
+        if "shares" not in self._cache:
+            counts = self.counts().astype(np.int64)
+            total = counts.sum()
+            self._cache["shares"] = counts / total if total else counts.astype(np.float64)
+        return self._cache["shares"]
+
+
+def _compact(codes: np.ndarray, uniques: np.ndarray) -> EncodedColumn:
+    """An EncodedColumn with narrow codes, its many distinct values kept as Arrow strings."""
+    uniques = np.asarray(uniques, dtype=object)
+    if len(uniques) > ARROW_UNIQUES:
+        import pyarrow as pa
+
+        uniques = pa.array(uniques, type=pa.large_string())
+    return EncodedColumn(_narrow(codes, len(uniques)), uniques)
+
+
+def encode_values(values: np.ndarray) -> EncodedColumn:
+    """Encode an object array of `str` / None (what `linkage.io.as_text` returns)."""
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
+    return _compact(codes, uniques)
+
+
+def encode_series(values: pd.Series) -> EncodedColumn:
+    """Encode a column as `linkage.io.as_text` would render it: each present value's text.
+
+    Values are hashed as they are (Arrow strings, numbers, dates) and turned into text once
+    per distinct value; distinct values with the same text (1 and "1" in an object column)
+    share a code. Floats take the record-by-record path: 0.0 and -0.0 hash alike but read
+    differently.
+    """
+    from linkage.io import as_text
+
+    if pd.api.types.is_float_dtype(values.dtype) or pd.api.types.is_complex_dtype(values.dtype):
+        return encode_values(as_text(values))
+    codes, raw = pd.factorize(values.reset_index(drop=True), use_na_sentinel=True)
+    if len(raw) == 0:
+        return EncodedColumn(codes.astype(np.int32), np.zeros(0, dtype=object))
+    raw = pd.Series(raw)  # keeps the column's dtype, so that text is rendered as for the column
+    distinct = raw.to_numpy(dtype=object)
+    if isinstance(raw.dtype, pd.StringDtype) or all(type(v) is str for v in distinct):
+        return _compact(codes, distinct)
+    text = raw.astype(str).to_numpy(dtype=object)
+    merged, uniques = pd.factorize(text)
+    codes = np.where(codes >= 0, merged[codes], -1)
+    return _compact(codes, uniques)
+
+
+def encode_chunks(chunks) -> EncodedColumn:
+    """`encode_series` of a column given as consecutive pieces (a chunk of records at a time):
+    each piece is encoded alone, then their distinct values are merged into one code space."""
+    parts = [encode_series(chunk) for chunk in chunks]
+    if len(parts) == 1:
+        return parts[0]
+    every = np.concatenate([p.all_uniques() for p in parts])
+    merged, uniques = pd.factorize(every)
+    del every
+    codes, offset = [], 0
+    for part in parts:
+        table = np.append(merged[offset:offset + part.distinct], -1)  # -1 picks the last
+        codes.append(table[part.codes])
+        offset += part.distinct
+    return _compact(np.concatenate(codes), uniques)
+
+
+def renumbered(codes: np.ndarray) -> np.ndarray:
+    """Codes renumbered in order of first appearance (-1 stays -1), as `pd.factorize` numbers
+    values: numbering then never depends on how the codes were made."""
+    out, _ = pd.factorize(codes, use_na_sentinel=True)
+    out = out.astype(np.int64)
+    out[codes < 0] = -1
+    return out
+
+
+def normalize_encoded(step, column: EncodedColumn, ids: pd.Series | None = None, *,
+                      chunk_rows: int | None = None):
+    """Apply a `Normalize` step to each distinct value once; return (column, changed, missing).
+
+    `changed` and `missing` count records, as the record-by-record path counts them. When a
+    normalizer rejects a value (a date that cannot be read), it is rerun on the records so that
+    its error names them. With `chunk_rows`, distinct values are normalized that many at a time.
+    """
+    size = chunk_rows or max(column.distinct, 1)
+    after, changed_u, none_after = [], [], []
+    try:
+        for start in range(0, column.distinct, size):
+            before = column.pick(np.arange(start, min(start + size, column.distinct)))
+            done = step.apply(pd.Series(before, name=step.column, dtype=object)).to_numpy(
+                dtype=object)
+            # Per distinct value: is it missing now, and did normalizing change it?
+            gone = np.array([v is None or v != v for v in done], dtype=bool)
+            after.append(done)
+            none_after.append(gone)
+            changed_u.append(gone | (done != before))
+    except InputError:
+        index = ids.to_numpy() if ids is not None else None
+        step.apply(pd.Series(column.values(), index=index, name=step.column, dtype=object))
+        raise
+    after = np.concatenate(after) if after else np.zeros(0, dtype=object)
+    none_after = np.concatenate(none_after) if none_after else np.zeros(0, dtype=bool)
+    changed_u = np.concatenate(changed_u) if changed_u else np.zeros(0, dtype=bool)
+    merged, uniques = pd.factorize(after, use_na_sentinel=True)
+    del after
+    codes = np.append(merged, -1)[column.codes]  # code -1 (missing) picks up the last
+    present = column.codes >= 0
+    counts = np.bincount(column.codes[present], minlength=column.distinct)
+    changed = int(counts[changed_u].sum())
+    missing = int((~present).sum() + counts[none_after].sum())
+    return _compact(codes, uniques), changed, missing
