@@ -1,4 +1,4 @@
-"""Benchmark `linkage dedupe` on synthetic person tables with known truth.
+"""Benchmark `linkage dedupe` alone on synthetic person tables with known truth.
 
     python bench/run_bench.py --rows 100000 1000000
     python bench/run_bench.py --rows 100000 1000000 --rules bench/persons_fs.yaml \
@@ -6,7 +6,9 @@
 
 For each size: generate the table (cached under bench/data/), run the real CLI in a child
 process, and report wall time, peak RSS, candidate pairs per second and pairwise F1 against
-the generator's truth. Results are printed and written to bench/RESULTS.md with the command.
+the generator's truth. Results are printed and written to bench/RESULTS_linkage.md with the
+command. bench/compare.py runs linkage with its peers (Splink, recordlinkage) and writes
+bench/RESULTS.md; its helpers (data, F1, machine) live here.
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--rules", type=Path, default=DEFAULT_RULES,
                         help="linkage rules file (default: bench/persons.yaml)")
-    parser.add_argument("--results", type=Path, default=HERE / "RESULTS.md")
+    parser.add_argument("--results", type=Path, default=HERE / "RESULTS_linkage.md")
     args = parser.parse_args(argv)
 
     rows_out = []
@@ -125,7 +127,7 @@ def write_results(args: argparse.Namespace, rows: list[dict]) -> None:
     command = "python bench/run_bench.py --rows " + " ".join(map(str, args.rows))
     if args.rules.resolve() != DEFAULT_RULES:
         command += f" --rules {rules_label(args.rules)}"
-    if args.results.resolve() != (HERE / "RESULTS.md"):
+    if args.results.resolve() != (HERE / "RESULTS_linkage.md"):
         command += f" --results {rules_label(args.results)}"
     lines = [
         "# Benchmark results",

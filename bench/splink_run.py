@@ -39,6 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, required=True, help="person table (Parquet)")
     parser.add_argument("--out-clusters", type=Path, required=True, help="clusters (Parquet)")
     parser.add_argument(
+        "--memory-limit", default=None,
+        help="DuckDB memory_limit (e.g. 18GB): above it DuckDB spills to disk beside the output "
+             "instead of the process growing past the machine's memory")
+    parser.add_argument(
         "--settings",
         type=Path,
         default=Path(__file__).resolve().parent / "splink_settings.py",
@@ -57,6 +61,11 @@ def main(argv: list[str] | None = None) -> int:
         mark = now
 
     con = duckdb.connect()
+    if args.memory_limit:
+        con.execute(f"SET memory_limit = {sql_string(args.memory_limit)}")
+        spill = args.out_clusters.parent / "duckdb_spill"
+        spill.mkdir(parents=True, exist_ok=True)
+        con.execute(f"SET temp_directory = {sql_string(spill)}")
     con.execute(f"CREATE TABLE persons AS SELECT * FROM read_parquet({sql_string(args.data)})")
     linker = Linker("persons", model.settings(), DuckDBAPI(connection=con))
     lap("read")
