@@ -1,0 +1,235 @@
+"""Blocking on Spark: keys per record by the local key functions, then joins.
+
+Key blockers: every record's keys (`KeyPart.compute`, the local code) are exploded to
+(key, row) and joined with themselves; a pair proposed by several blockers is kept once with
+the OR of their bits, as the local `block` does. Oversized blocks are skipped with the same
+warning and the budget (`max_pairs`) is checked on the same estimates before any pair is
+made. Sorted neighbourhood: consecutive positions in the sort-key order, each record paired
+with the next `window - 1`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from linkage.blocking import KeyBlocker, SortedNeighbourhood, blocker_names
+from linkage.blocking._blockers import SkippedBlock
+from linkage.engines.spark._frames import consecutive_positions, text
+from linkage.errors import BudgetError, LinkageWarning
+from linkage.settings import Rules
+
+
+@dataclass
+class BlockedPairs:
+    """The candidate pairs (a cached DataFrame of l, r, mask) and the local engine's stats."""
+
+    pairs: object
+    count: int
+    estimated: dict[str, int]
+    proposed: dict[str, int]
+    skipped: list[SkippedBlock]
+
+
+def _encode(parts: list[pd.Series]) -> pd.Series:
+    """One join key from the parts of a compound key; length prefixes keep ("a|", "b") and
+    ("a", "|b") apart."""
+    out = None
+    for part in parts:
+        piece = part.str.len().astype(str) + ":" + part
+        out = piece if out is None else out + piece
+    return out
+
+
+def _decode(key: str) -> list[str]:
+    values = []
+    while key:
+        length, rest = key.split(":", 1)
+        values.append(rest[: int(length)])
+        key = rest[int(length):]
+    return values
+
+
+def _key_batches(specs: list[tuple[int, int, list]], names: dict[str, str]):
+    """mapInPandas: (key_id, key, row, source, mask) for every present key of every record."""
+
+    def run(batches):
+        for batch in batches:
+            rows = batch["row"].to_numpy()
+            sources = batch["source"].to_numpy()
+            frames = []
+            for key_id, bit, parts in specs:
+                values = [pd.Series(p.compute(text(batch[names[p.column]])), dtype=object)
+                          for p in parts]
+                present = np.ones(len(batch), dtype=bool)
+                for v in values:
+                    present &= v.notna().to_numpy()
+                keys = _encode([v[present].astype(str) for v in values])
+                frames.append(pd.DataFrame({
+                    "key_id": np.full(int(present.sum()), key_id, dtype=np.int32),
+                    # object, not pandas 3's inferred `str`: pyspark's Arrow writer needs it
+                    "key": pd.Series(keys.to_numpy(dtype=object), dtype=object),
+                    "row": rows[present], "source": sources[present],
+                    "mask": np.full(int(present.sum()), 1 << bit, dtype=np.int64),
+                }))
+            yield pd.concat(frames, ignore_index=True)
+
+    return run
+
+
+def _sort_batches(blocker: SortedNeighbourhood, names: dict[str, str]):
+    """mapInPandas: (text, row, source) of the records with any part of the sort key, the
+    text built as `SortedNeighbourhood._order` builds it."""
+
+    def run(batches):
+        for batch in batches:
+            values = [pd.Series(p.compute(text(batch[names[p.column]])), dtype=object)
+                      for p in blocker._parts]
+            present = np.zeros(len(batch), dtype=bool)
+            for v in values:
+                present |= v.notna().to_numpy()
+            joined = values[0].fillna("")
+            for v in values[1:]:
+                joined = joined + "\x1f" + v.fillna("")
+            yield pd.DataFrame({"text": pd.Series(joined.to_numpy(dtype=object)[present],
+                                                  dtype=object),
+                                "row": batch["row"].to_numpy()[present],
+                                "source": batch["source"].to_numpy()[present]})
+
+    return run
+
+
+def _budget_error(rules: Rules, estimated: dict[str, int], per_key: dict[tuple[int, int], int],
+                  total: int) -> BudgetError:
+    """The local `block`'s message, word for word."""
+    names = blocker_names(rules.blocking)
+    worst = max(estimated, key=lambda k: estimated[k])
+    index = names.index(worst)
+    detail = ""
+    if isinstance(rules.blocking[index], KeyBlocker):
+        keys = [per_key.get((index, k), 0) for k in range(len(rules.blocking[index].keys))]
+        k = int(np.argmax(keys))
+        detail = f" (its key `blocking[{index}].keys[{k}]` alone: {keys[k]:,})"
+    return BudgetError(
+        f"blocking would propose about {total:,} candidate pairs, above `max_pairs` = "
+        f"{rules.max_pairs:,}. The largest share comes from blocker `{worst}` with "
+        f"{estimated[worst]:,}{detail}. Tighten it by adding a part to its keys "
+        "(for example [surname, year(birth_date)] instead of [surname]), lower "
+        "`max_block_size`, or raise `max_pairs` in the rules."
+    )
+
+
+def _sorted_pairs(spark, work, blocker, bit, names, link, partitions):
+    """The pairs of one sorted-neighbourhood blocker, and how many records it sorted."""
+    from pyspark.sql import functions as F
+
+    # Checkpointed: range partitioning reads its input twice (to sample, then to move it).
+    keyed = work.mapInPandas(_sort_batches(blocker, names), "text string, row long, "
+                             "source byte").localCheckpoint()
+    placed, sorted_count = consecutive_positions(keyed, ["text", "row"], partitions)
+    placed = placed.select("pos", "row", "source")
+    ahead = placed.select(
+        F.col("row").alias("a"), F.col("source").alias("sa"),
+        F.explode(F.sequence(F.lit(1), F.lit(blocker.window - 1))).alias("k"),
+        F.col("pos"),
+    ).withColumn("target", F.col("pos") + F.col("k"))
+    behind = placed.select(F.col("pos").alias("target"), F.col("row").alias("b"),
+                           F.col("source").alias("sb"))
+    pairs = ahead.join(behind, "target")
+    if link:
+        pairs = pairs.where(F.col("sa") != F.col("sb"))
+    pairs = pairs.select(F.least("a", "b").alias("l"), F.greatest("a", "b").alias("r"),
+                         F.lit(1 << bit).cast("long").alias("mask"))
+    return pairs, sorted_count
+
+
+def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
+          partitions: int) -> BlockedPairs:
+    """Every blocker's pairs, their union with bit masks, and the local engine's stats."""
+    from pyspark.sql import functions as F
+
+    blocker_list = list(rules.blocking)
+    labels = blocker_names(blocker_list)
+    limit = rules.max_block_size
+    specs = []  # (key_id, blocker index, parts): one per key of every key blocker
+    key_index = {}  # key_id -> the key's index in its blocker's `keys`, for messages
+    for b, blocker in enumerate(blocker_list):
+        if isinstance(blocker, KeyBlocker):
+            for k, parts in enumerate(blocker._parts):
+                key_index[len(specs)] = k
+                specs.append((len(specs), b, parts))
+
+    estimated = {name: 0 for name in labels}
+    per_key: dict[tuple[int, int], int] = {}
+    skipped: list[SkippedBlock] = []
+    members = blocks = None
+    if specs:
+        members = work.mapInPandas(_key_batches(specs, names), "key_id int, key string, "
+                                   "row long, source byte, mask long").cache()
+        blocks = members.groupBy("key_id", "key").agg(
+            F.count(F.lit(1)).alias("size"), F.min("row").alias("first"),
+            F.sum((F.col("source") == 0).cast("long")).alias("n_left"),
+            F.sum((F.col("source") == 1).cast("long")).alias("n_right"),
+        ).cache()
+        small = F.col("size") <= limit
+        pairs_in_block = (F.col("n_left") * F.col("n_right") if link
+                          else F.expr("size * (size - 1) div 2"))
+        for row in blocks.groupBy("key_id").agg(
+                F.sum(F.when(small, pairs_in_block).otherwise(0)).cast("long").alias("pairs")
+        ).collect():
+            b = specs[row["key_id"]][1]
+            per_key[(b, key_index[row["key_id"]])] = int(row["pairs"])
+            estimated[labels[b]] += int(row["pairs"])
+        big = blocks.where(~small).select("key_id", "key", "size", "first").collect()
+        for row in sorted(big, key=lambda r: (r["key_id"], r["first"])):
+            b, parts = specs[row["key_id"]][1], specs[row["key_id"]][2]
+            skipped.append(SkippedBlock(labels[b], "[" + ", ".join(map(str, parts)) + "]",
+                                        "|".join(_decode(row["key"])), int(row["size"])))
+
+    sorted_pairs = []
+    for b, blocker in enumerate(blocker_list):
+        if isinstance(blocker, SortedNeighbourhood):
+            pairs, m = _sorted_pairs(spark, work, blocker, b, names, link, partitions)
+            estimated[labels[b]] = int(sum(max(m - k, 0) for k in range(1, blocker.window)))
+            sorted_pairs.append(pairs)
+
+    total = sum(estimated.values())
+    if total > rules.max_pairs:
+        raise _budget_error(rules, estimated, per_key, total)
+    for s in skipped:
+        warnings.warn(
+            f"blocker `{s.blocker}` skipped a block of {s.size:,} records where {s.key} = "
+            f"{s.value!r} (above `max_block_size` = {limit:,}); those records are "
+            "still paired by other blockers if any key of theirs matches",
+            LinkageWarning,
+            stacklevel=3,
+        )
+
+    proposals = list(sorted_pairs)
+    if specs:
+        kept = members.join(
+            blocks.where((F.col("size") >= 2) & (F.col("size") <= limit))
+            .select("key_id", "key"), ["key_id", "key"])
+        left = kept.select("key_id", "key", F.col("row").alias("l"),
+                           F.col("source").alias("sl"), "mask")
+        right = kept.select("key_id", "key", F.col("row").alias("r"),
+                            F.col("source").alias("sr"))
+        joined = left.join(right, ["key_id", "key"])
+        joined = joined.where((F.col("sl") == 0) & (F.col("sr") == 1) if link
+                              else F.col("l") < F.col("r"))
+        proposals.append(joined.select("l", "r", "mask"))
+    union = proposals[0]
+    for more in proposals[1:]:
+        union = union.unionByName(more)
+    candidates = union.groupBy("l", "r").agg(F.bit_or("mask").alias("mask")).cache()
+    bits = [F.sum((F.col("mask").bitwiseAND(F.lit(1 << b)) != 0).cast("long")).alias(f"b{b}")
+            for b in range(len(blocker_list))]
+    counted = candidates.agg(F.count(F.lit(1)).alias("n"), *bits).collect()[0]
+    proposed = {name: int(counted[f"b{b}"] or 0) for b, name in enumerate(labels)}
+    if members is not None:
+        members.unpersist()
+        blocks.unpersist()
+    return BlockedPairs(candidates, int(counted["n"]), estimated, proposed, skipped)

@@ -1,0 +1,107 @@
+"""Read and normalize on Spark: the records as a DataFrame, normalized by the local code.
+
+Each normalizer works one distinct value at a time, so running it over a partition of the
+records gives each record exactly what it gets over the whole table; `mapInPandas` calls the
+very same `Normalize.apply` the local engine calls.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from linkage.engines.spark._frames import text
+from linkage.engines.spark._session import task_errors
+from linkage.io import as_text
+from linkage.settings import Rules
+
+
+def work_columns(rules: Rules) -> tuple[dict[str, str], list[str]]:
+    """The Spark column name of every value blocking and comparing read (`c0`, `c1` ...:
+    rules may name columns with spaces, dots or Hangul), and the input columns among them."""
+    read = set(rules.columns())
+    needed: list[str] = []
+    for step in rules.normalize:
+        needed += [step.column, step.target]
+    for blocker in rules.blocking:
+        needed += list(blocker.columns)
+    needed += [c.column for c in rules.comparisons]
+    names = list(dict.fromkeys(needed))
+    return {name: f"c{k}" for k, name in enumerate(names)}, [n for n in names if n in read]
+
+
+def records_frame(spark, combined: pd.DataFrame, source: np.ndarray, raw: list[str],
+                  names: dict[str, str]):
+    """The input values the rules read, as text (what the local engine reads), by row."""
+    frame = pd.DataFrame({"row": np.arange(len(combined), dtype=np.int64),
+                          "source": np.asarray(source, dtype=np.int8)})
+    for column in raw:
+        frame[names[column]] = pd.Series(as_text(combined[column]), dtype=object)
+    schema = ", ".join(["row long", "source byte", *(f"{names[c]} string" for c in raw)])
+    return spark.createDataFrame(frame, schema=schema)
+
+
+def _normalize_batches(steps: list, names: dict[str, str], raw: list[str]):
+    """The mapInPandas function: every step in order, with per-record change flags."""
+    outputs = list(names)
+
+    def run(batches):
+        for batch in batches:
+            work = {c: text(batch[names[c]]) for c in raw}
+            flags = {}
+            for j, step in enumerate(steps):
+                before = work[step.column]
+                series = pd.Series(before, name=step.column, dtype=object)
+                after = step.apply(series).to_numpy(dtype=object)
+                work[step.target] = after
+                flags[f"_changed{j}"] = (pd.Series(before).fillna("\0").to_numpy()
+                                         != pd.Series(after).fillna("\0").to_numpy())
+                flags[f"_missing{j}"] = np.asarray(pd.isna(after), dtype=bool)
+            out = pd.DataFrame({"row": batch["row"].to_numpy(), "source": batch["source"]})
+            for c in outputs:
+                out[names[c]] = pd.Series(work[c], dtype=object)
+            for name, values in flags.items():
+                out[name] = values
+            yield out
+
+    return run
+
+
+def _normalize_locally(rules: Rules, combined: pd.DataFrame, ids: pd.Series) -> None:
+    """The local engine's normalize loop: run on a failure in Spark, so the error raised is
+    the one the local engine raises (its counts and examples are over the whole table)."""
+    work = {c: as_text(combined[c]) for c in rules.columns()}
+    for step in rules.normalize:
+        series = pd.Series(work[step.column], index=ids.to_numpy(), name=step.column,
+                           dtype=object)
+        work[step.target] = step.apply(series).to_numpy(dtype=object)
+
+
+def normalize(records, rules: Rules, names: dict[str, str], raw: list[str],
+              combined: pd.DataFrame, ids: pd.Series):
+    """The normalized values by row (cached), and the per-step stats of the local engine."""
+    from pyspark.sql import functions as F
+
+    steps = list(rules.normalize)
+    schema = ", ".join(["row long", "source byte", *(f"{names[c]} string" for c in names),
+                        *(f"_changed{j} boolean, _missing{j} boolean"
+                          for j in range(len(steps)))])
+    flagged = records.mapInPandas(_normalize_batches(steps, names, raw), schema).cache()
+    sums = [F.sum(F.col(f"_{kind}{j}").cast("long")).alias(f"_{kind}{j}")
+            for j in range(len(steps)) for kind in ("changed", "missing")]
+    try:
+        with task_errors():
+            totals = flagged.agg(F.count(F.lit(1)).alias("_n"), *sums).collect()[0]
+    except Exception:
+        _normalize_locally(rules, combined, ids)  # raises the local engine's error
+        raise
+    stats = {}
+    for j, step in enumerate(steps):
+        stats[step.target] = {
+            "normalizer": step.type,
+            "from": step.column,
+            "changed": int(totals[f"_changed{j}"] or 0),
+            "missing": int(totals[f"_missing{j}"] or 0),
+        }
+    work = flagged.select("row", "source", *names.values())
+    return work, stats

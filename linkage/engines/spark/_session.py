@@ -1,0 +1,135 @@
+"""The Spark session, and importing pyspark without its pandas-3 FutureWarning.
+
+pyspark 4.x warns (FutureWarning) that it "does not yet fully support pandas >= 3.0.0" on
+import and on every pandas conversion. Our tests turn FutureWarning into errors, and the
+conversions we use are covered by our own tests, so that one warning is silenced wherever
+pyspark runs: in this process (`quiet_pyspark`) and in the Python workers
+(`PYTHONWARNINGS` in the executors' environment).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from linkage import errors
+
+PANDAS_WARNING = "PySpark does not yet fully support pandas"
+INSTALL_HINT = 'pip install "linkage[spark]" (pyspark, with Java 17 on the PATH)'
+
+
+@contextmanager
+def quiet_pyspark() -> Iterator[None]:
+    """Silence, inside the block, pyspark's pandas-version FutureWarning, the deprecation
+    warnings pandas 3 raises about pyspark's own calls, and pyspark's warning that repeats a
+    failed task's traceback."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=re.escape(PANDAS_WARNING),
+                                category=FutureWarning)
+        # pyspark's own pandas calls (`astype(copy=False)`) are deprecated in pandas 3.
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"pyspark\.")
+        # A task that fails inside `toPandas` is also told as a warning with the worker's
+        # traceback; `task_errors` raises it as the error it was.
+        warnings.filterwarnings("ignore", message="toPandas attempted Arrow optimization",
+                                category=UserWarning)
+        yield
+
+
+def import_pyspark():
+    """`pyspark.sql`, or an error that says how to install it."""
+    try:
+        with quiet_pyspark():
+            import pyspark.sql
+    except ImportError as err:
+        msg = f"--engine spark needs pyspark, which is not installed ({err}): {INSTALL_HINT}."
+        raise errors.LinkageError(msg) from None
+    return pyspark.sql
+
+
+def is_local(master: str) -> bool:
+    """Whether `master` runs Spark inside this machine (`local`, `local[4]`, `local[*]`)."""
+    return master == "local" or master.startswith("local[")
+
+
+def local_cores(master: str) -> int:
+    """The threads of a local master: `local` 1, `local[4]` 4, `local[*]` every core."""
+    match = re.match(r"local\[(\*|\d+)", master)
+    if match is None:
+        return 1
+    if match.group(1) == "*":
+        return os.cpu_count() or 1
+    return max(int(match.group(1)), 1)
+
+
+def spark_session(master: str):
+    """The active SparkSession if there is one (tests share one; startup takes seconds),
+    otherwise a new one on `master`.
+
+    For local masters the driver binds to 127.0.0.1 (no network needed), shuffles use one
+    partition per thread and adaptive execution is off;
+    on a cluster those are left to the cluster's configuration. The UI and the console
+    progress bar are off.
+    """
+    sql = import_pyspark()
+    active = sql.SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    local = is_local(master)
+    if local:
+        # The workers must run this interpreter, which has linkage and its dependencies.
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    else:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = (
+        sql.SparkSession.builder.master(master)
+        .appName("linkage")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.executorEnv.PYTHONWARNINGS",
+                f"ignore:{PANDAS_WARNING}:FutureWarning")
+    )
+    if local:
+        builder = (
+            builder.config("spark.driver.host", "127.0.0.1")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            # One shuffle partition per thread: with the default 200 (or even 4 on two
+            # threads) every small join pays for idle tasks.
+            .config("spark.sql.shuffle.partitions", str(local_cores(master)))
+            .config("spark.default.parallelism", str(local_cores(master)))
+            # Adaptive execution plans each shuffle as its own job: on one machine's small
+            # partitions that costs more than it saves (a FEBRL run: 12 s with it, 8 s without).
+            .config("spark.sql.adaptive.enabled", "false")
+        )
+    with quiet_pyspark():
+        session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+_TASK_ERROR = re.compile(r"^linkage\.errors\.(\w+): (.+)$", re.MULTILINE)
+
+
+@contextmanager
+def task_errors() -> Iterator[None]:
+    """Re-raise a linkage error raised inside a Spark task (a comparison that finds a value
+    it cannot read, say) as that error, so the CLI prints its message, not a JVM trace."""
+    try:
+        yield
+    except Exception as err:  # pyspark wraps task failures in several exception types
+        found = _TASK_ERROR.findall(str(err))
+        if not found:
+            raise
+        name, message = found[-1]
+        kind = getattr(errors, name, errors.LinkageError)
+        if not (isinstance(kind, type) and issubclass(kind, errors.LinkageError)):
+            kind = errors.LinkageError
+        raise kind(message) from None

@@ -1,0 +1,51 @@
+"""Which rules the Spark engine runs, checked before Spark starts.
+
+Anything the Spark engine would run differently from the local engine is refused with an
+error that names the rules key and says to use `--engine local`: never a silent difference.
+"""
+
+from __future__ import annotations
+
+from linkage.blocking import KeyBlocker, SortedNeighbourhood
+from linkage.errors import InputError
+from linkage.scoring import FellegiSunter, RuleSum
+from linkage.settings import Rules
+
+# Comparisons whose `compare` reads nothing but the two values of each pair, so a partition
+# of the pairs gets exactly what the whole table would. `cosine` is left out: it embeds texts
+# with a model in batches, which belongs on one machine.
+COMPARISONS = ("jaro_winkler", "levenshtein", "damerau_levenshtein", "token_sort", "exact",
+               "phonetic", "date", "numeric", "jaccard")
+BLOCKERS = (KeyBlocker, SortedNeighbourhood)
+SCORERS = (RuleSum, FellegiSunter)
+
+
+def _refuse(rules: Rules, key: str, what: str) -> InputError:
+    return InputError(
+        f"{rules.source}: {key} ({what}) is not supported by --engine spark. Run these rules "
+        "with --engine local, or remove it from the rules to run on Spark."
+    )
+
+
+def check_supported(rules: Rules) -> None:
+    """Raise `InputError` naming the first rules key the Spark engine cannot run."""
+    for stage in ("url", "exact", "semantic"):
+        if getattr(rules, stage) is not None:
+            raise _refuse(rules, f"`{stage}`", f"the {stage} stage")
+    for k, blocker in enumerate(rules.blocking):
+        if type(blocker) not in BLOCKERS:
+            raise _refuse(rules, f"`blocking[{k}].type`", f"a {blocker.kind!r} blocker; "
+                          "keys and sorted_neighbourhood blockers run on Spark")
+    for k, comparison in enumerate(rules.comparisons):
+        if comparison.kind not in COMPARISONS:
+            raise _refuse(rules, f"`comparisons[{k}].type`",
+                          f"a {comparison.kind!r} comparison")
+    if type(rules.scoring) not in SCORERS:
+        raise _refuse(rules, "`scoring.type`", f"the {rules.scoring.kind!r} scorer; rule_sum "
+                      "and fellegi_sunter run on Spark")
+    if rules.guards:
+        raise _refuse(rules, "`guards[0].type`", f"the {rules.guards[0].kind!r} guard; no "
+                      "guard runs on Spark")
+    if rules.keep.policy == "farthest_from_centroid":
+        raise _refuse(rules, "`keep.policy`", "'farthest_from_centroid', which needs the "
+                      "semantic stage")
