@@ -705,7 +705,14 @@ def finish_run(rules, scorer, combined, id_name, table, pairs, matrix, weight, p
     from linkage.golden import build_golden
     from linkage.guards import GuardContext, apply_guards
     from linkage.keep import id_rank, keeper_rank
-    from linkage.pipeline import STAGE_BITS, _outputs, _summary, scorer_report, stage_bit
+    from linkage.pipeline import (
+        STAGE_BITS,
+        _outputs,
+        _summary,
+        guard_counts,
+        scorer_report,
+        stage_bit,
+    )
     from linkage.result import Result
 
     n = len(combined)
@@ -742,20 +749,8 @@ def finish_run(rules, scorer, combined, id_name, table, pairs, matrix, weight, p
                        clusters, outputs["clusters"], id_column, combined)
     summary["stages"]["score"].update(scorer_report(scorer))
     summary["stages"].update(exact_stats)
-    summary["stages"]["guard"] = {
-        g.guard_name: {
-            decision: sum(1 for d in guard.decisions
-                          if d["guard"] == g.guard_name and d["decision"] == decision)
-            for decision in sorted({d["decision"] for d in guard.decisions
-                                    if d["guard"] == g.guard_name})
-        }
-        for g in rules.guards
-    }
-    result = Result(mode="dedupe", rules=rules, clusters=outputs["clusters"],
-                    pairs=outputs["pairs"], deduplicated=outputs.get("deduplicated"),
-                    golden=outputs.get("golden"), review=outputs.get("review"),
-                    guard_decisions=outputs.get("guards"), summary_data=summary,
-                    timings=clock.timings, scorer=scorer)
+    summary["stages"]["guard"] = guard_counts(rules, guard.decisions)
+    result = Result.from_outputs("dedupe", rules, outputs, summary, clock.timings, scorer)
     return result, clusters
 
 

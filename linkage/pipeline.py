@@ -847,31 +847,10 @@ def run_local(
     summary["stages"]["score"].update(scorer_report(scorer))
     for name, stats in exact_stats.items():
         summary["stages"][name] = stats
-    summary["stages"]["guard"] = {
-        g.guard_name: {
-            decision: sum(1 for d in guard.decisions
-                          if d["guard"] == g.guard_name and d["decision"] == decision)
-            for decision in sorted({d["decision"] for d in guard.decisions
-                                    if d["guard"] == g.guard_name})
-        }
-        for g in rules.guards
-    }
+    summary["stages"]["guard"] = guard_counts(rules, guard.decisions)
     if mode == "link":
         summary["links"] = len(outputs["links"])
-    return Result(
-        mode=mode,
-        rules=rules,
-        clusters=outputs["clusters"],
-        pairs=outputs["pairs"],
-        deduplicated=outputs.get("deduplicated"),
-        links=outputs.get("links"),
-        golden=outputs.get("golden"),
-        review=outputs.get("review"),
-        guard_decisions=outputs.get("guards"),
-        summary_data=summary,
-        timings=clock.timings,
-        scorer=scorer,
-    )
+    return Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
 
 
 def _outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, matrix, weight,
@@ -1067,6 +1046,19 @@ def _pair_frame(ids: pd.Series, left: np.ndarray, right: np.ndarray, mask: np.nd
 def _take(ids: pd.Series, rows: np.ndarray) -> pd.Series:
     """The ids of `rows`, as a column of the ids' dtype with a fresh index and no name."""
     return ids.take(np.asarray(rows, dtype=np.int64)).reset_index(drop=True).rename(None)
+
+
+def guard_counts(rules: Rules, decisions: list[dict]) -> dict[str, dict[str, int]]:
+    """Per guard of the rules, how many records got each decision (for summary.json)."""
+    return {
+        g.guard_name: {
+            decision: sum(1 for d in decisions
+                          if d["guard"] == g.guard_name and d["decision"] == decision)
+            for decision in sorted({d["decision"] for d in decisions
+                                    if d["guard"] == g.guard_name})
+        }
+        for g in rules.guards
+    }
 
 
 def scorer_report(scorer) -> dict:

@@ -64,6 +64,17 @@ class Result:
         return waterfall_svg(table, title=f"{id_l} ~ {id_r}", threshold=self.scorer.threshold)
 
     @classmethod
+    def from_outputs(cls, mode: str, rules: Rules, outputs: dict[str, Any],
+                     summary: dict[str, Any], timings: dict[str, float], scorer: Any) -> Result:
+        """A Result from the tables an engine built (`clusters`, `pairs`, and whichever of
+        `deduplicated`, `links`, `golden`, `review`, `guards` the run has)."""
+        return cls(mode=mode, rules=rules, clusters=outputs["clusters"], pairs=outputs["pairs"],
+                   deduplicated=outputs.get("deduplicated"), links=outputs.get("links"),
+                   golden=outputs.get("golden"), review=outputs.get("review"),
+                   guard_decisions=outputs.get("guards"), summary_data=summary,
+                   timings=timings, scorer=scorer)
+
+    @classmethod
     def load(cls, run_dir: str | Path) -> Result:
         """A run written by `write` (the --out folder of `linkage dedupe` or `link`), read back:
         the tables, the rules, the summary and, when the run saved one, the trained scorer."""

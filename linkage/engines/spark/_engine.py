@@ -226,17 +226,4 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
     summary["stages"]["guard"] = {}
     if mode == "link":
         summary["links"] = len(outputs["links"])
-    return Result(
-        mode=mode,
-        rules=rules,
-        clusters=outputs["clusters"],
-        pairs=outputs["pairs"],
-        deduplicated=outputs.get("deduplicated"),
-        links=outputs.get("links"),
-        golden=outputs.get("golden"),
-        review=outputs.get("review"),
-        guard_decisions=outputs.get("guards"),
-        summary_data=summary,
-        timings=clock.timings,
-        scorer=scorer,
-    )
+    return Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
