@@ -70,9 +70,11 @@ class _Clock:
 
 
 def _progress(total: int, desc: str, enabled: bool | None):
-    from tqdm.auto import tqdm
-
     disable = not sys.stderr.isatty() if enabled is None else not enabled
+    if disable:  # tqdm.auto warns in a notebook without ipywidgets even for a hidden bar
+        from tqdm import tqdm
+    else:
+        from tqdm.auto import tqdm
     return tqdm(total=total, desc=desc, disable=disable, leave=False, unit="step")
 
 

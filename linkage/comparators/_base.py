@@ -193,3 +193,8 @@ class SimilarityComparison(Comparison):
         sims[exact] = 1.0
         return levels_from_thresholds(sims, exact, self.thresholds), sims
 
+
+def workers(pairs: int) -> int:
+    """RapidFuzz threads for `pairs` comparisons: all cores for big batches; one for a handful,
+    where starting threads costs more (about 2 ms a call) than the comparisons themselves."""
+    return -1 if pairs >= 10_000 else 1

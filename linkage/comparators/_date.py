@@ -8,7 +8,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein as _DL
 
 from linkage._schema import check
-from linkage.comparators._base import Comparison
+from linkage.comparators._base import Comparison, workers
 from linkage.errors import InputError
 
 _TEN_YEARS = 3652.0
@@ -139,7 +139,7 @@ def _one_edit(dl: _Parts, dr: _Parts) -> np.ndarray:
     if not fixed.all():
         rest = ~fixed
         edits = process.cpdist(dl.texts(rest), dr.texts(rest), scorer=_DL.distance,
-                               workers=-1)
+                               workers=workers(int(rest.sum())))
         out[rest] = edits == 1
     return out
 

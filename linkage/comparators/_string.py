@@ -14,7 +14,7 @@ from rapidfuzz.distance import DamerauLevenshtein as _DL
 from rapidfuzz.distance import JaroWinkler as _JW
 from rapidfuzz.distance import Levenshtein as _Lev
 
-from linkage.comparators._base import SimilarityComparison
+from linkage.comparators._base import SimilarityComparison, workers
 from linkage.normalize.hangul import has_hangul, to_jamo
 
 
@@ -28,7 +28,7 @@ class _StringComparison(SimilarityComparison):
 
     def _similarity(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         return process.cpdist(
-            _prepare(left), _prepare(right), scorer=type(self).scorer, workers=-1
+            _prepare(left), _prepare(right), scorer=type(self).scorer, workers=workers(len(left))
         ) / self.scale
 
     def _similarity_codes(self, uniques: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -37,7 +37,8 @@ class _StringComparison(SimilarityComparison):
         prepared = np.empty(len(uniques), dtype=object)
         prepared[needed] = _prepare(uniques[needed])
         return process.cpdist(
-            prepared[a].tolist(), prepared[b].tolist(), scorer=type(self).scorer, workers=-1
+            prepared[a].tolist(), prepared[b].tolist(), scorer=type(self).scorer,
+            workers=workers(len(a)),
         ) / self.scale
 
 
