@@ -97,6 +97,11 @@ def calibrate(labels: pd.DataFrame, bands: list[float], *, on: str = "probabilit
     value = text.map({"1": 1, "1.0": 1, "match": 1, "yes": 1, "true": 1,
                       "0": 0, "0.0": 0, "non-match": 0, "no": 0, "false": 0})
     labelled = labels.assign(y=value).dropna(subset=["y"])
+    scores = pd.to_numeric(labelled[SCORE[on]], errors="coerce")
+    if on == "probability" and len(labelled) and scores.isna().all():
+        raise InputError("the labelled pairs have no match_probability: the run's scorer (a rule "
+                         "sum) gives match weights only. Pass `--on weight` with bands on the "
+                         "weight scale (e.g. --bands 0,2,4,6,8).")
     edges = _edges(bands, on)
     band = band_of(labelled[SCORE[on]].to_numpy(dtype=float), edges)
     rows = []

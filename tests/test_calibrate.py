@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from linkage.calibrate import calibrate, wilson
+from linkage.errors import InputError
 from tests.conftest import run_cli
 
 
@@ -67,3 +68,12 @@ def test_rule_sum_runs_must_sample_by_weight(tmp_path):
     good = run_cli("sample", tmp_path / "run", "--on", "weight", "--bands", "0,4,8",
                    "--per-band", "5", "--out", tmp_path / "x.csv")
     assert good.returncode == 0, good.stderr
+
+
+def test_probability_bands_on_rule_sum_labels_say_to_use_weight():
+    labels = pd.DataFrame({"label": ["1", "0", "1"], "match_weight": [5.0, 1.0, 7.0],
+                           "match_probability": [None, None, None]})
+    with pytest.raises(InputError, match="--on weight"):
+        calibrate(labels, [0.6, 0.8])
+    table, _ = calibrate(labels, [0, 4], on="weight")
+    assert table["labelled"].tolist() == [1, 2]
