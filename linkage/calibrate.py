@@ -40,6 +40,18 @@ def band_of(scores: np.ndarray, edges: list[float]) -> np.ndarray:
     return np.searchsorted(np.asarray(edges), scores, side="right") - 1
 
 
+def _input(run_dir: Path, name: str) -> pd.DataFrame:
+    """A run's input, found by the path its summary.json recorded (as the run was given it)."""
+    path = Path(name)
+    if not path.exists():
+        raise InputError(
+            f"{run_dir}/summary.json: the run's input {name} is not found from {Path.cwd()}. "
+            "The side-by-side records come from it: work from the folder the run was started in "
+            "(the path is relative to it), or put the file back."
+        )
+    return read(path)
+
+
 def sample_pairs(run_dir: str | Path, bands: list[float], per_band: int, *,
                  on: str = "probability", seed: int = 0) -> pd.DataFrame:
     """Up to `per_band` scored pairs from each band, with both records side by side and an
@@ -59,7 +71,7 @@ def sample_pairs(run_dir: str | Path, bands: list[float], per_band: int, *,
         take = np.sort(rng.choice(rows, size=min(per_band, len(rows)), replace=False))
         picked.append(pairs.iloc[take].assign(band=f"[{edges[k]:g}, {edges[k + 1]:g})"))
     chosen = pd.concat(picked, ignore_index=True)
-    tables = [read(i["name"]) for i in summary["inputs"]]
+    tables = [_input(run_dir, i["name"]) for i in summary["inputs"]]
     id_col = summary["id_column"]
     left = tables[0]
     right = tables[-1]

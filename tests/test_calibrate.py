@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import pandas as pd
 import pytest
 
-from linkage.calibrate import calibrate, wilson
+from linkage.calibrate import calibrate, sample_pairs, wilson
 from linkage.errors import InputError
 from tests.conftest import run_cli
 
@@ -77,3 +80,14 @@ def test_probability_bands_on_rule_sum_labels_say_to_use_weight():
         calibrate(labels, [0.6, 0.8])
     table, _ = calibrate(labels, [0, 4], on="weight")
     assert table["labelled"].tolist() == [1, 2]
+
+
+def test_an_input_not_found_from_here_says_where_to_work_from(run_dir, tmp_path, monkeypatch):
+    moved = tmp_path / "run"
+    shutil.copytree(run_dir[0], moved)
+    summary = json.loads((moved / "summary.json").read_text(encoding="utf-8"))
+    summary["inputs"][0]["name"] = "relative/in.csv"
+    (moved / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match="folder the run was started in"):
+        sample_pairs(moved, [0.5, 0.9], 5)
