@@ -737,19 +737,8 @@ def run_local(
     validate_tables(tables, rules, id_column)
 
     with clock.stage("prepare"):
-        frames = []
-        for table in tables:
-            frame = table.frame.reset_index(drop=True)
-            if id_column is None:
-                frame = frame.copy()
-                frame.insert(0, ROW_ID, np.arange(len(frame), dtype=np.int64))
-            frames.append(frame)
-        id_name = id_column or ROW_ID
-        sizes = [len(f) for f in frames]
+        frames, id_name, sizes, source, ids, combined = prepare_tables(tables, id_column)
         n = sum(sizes)
-        source = np.repeat(np.arange(len(frames), dtype=np.int8), sizes)
-        ids = pd.concat([f[id_name] for f in frames], ignore_index=True)
-        combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
     with clock.stage("normalize"):
         work, normalize_stats = normalize_columns(rules, combined, ids,
@@ -1048,6 +1037,24 @@ def _pair_frame(ids: pd.Series, left: np.ndarray, right: np.ndarray, mask: np.nd
 def _take(ids: pd.Series, rows: np.ndarray) -> pd.Series:
     """The ids of `rows`, as a column of the ids' dtype with a fresh index and no name."""
     return ids.take(np.asarray(rows, dtype=np.int64)).reset_index(drop=True).rename(None)
+
+
+def prepare_tables(tables: list[Table], id_column: str | None):
+    """The tables as one engine sees them: frames (with `row_id` when there is no id column),
+    the id column's name, table sizes, each record's table number, the ids, all records."""
+    frames = []
+    for table in tables:
+        frame = table.frame.reset_index(drop=True)
+        if id_column is None:
+            frame = frame.copy()
+            frame.insert(0, ROW_ID, np.arange(len(frame), dtype=np.int64))
+        frames.append(frame)
+    id_name = id_column or ROW_ID
+    sizes = [len(f) for f in frames]
+    source = np.repeat(np.arange(len(frames), dtype=np.int8), sizes)
+    ids = pd.concat([f[id_name] for f in frames], ignore_index=True)
+    combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    return frames, id_name, sizes, source, ids, combined
 
 
 def guard_counts(rules: Rules, decisions: list[dict]) -> dict[str, dict[str, int]]:

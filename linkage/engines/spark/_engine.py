@@ -34,7 +34,6 @@ from linkage.golden import build_golden
 from linkage.guards import GuardContext
 from linkage.keep import id_rank
 from linkage.pipeline import (
-    ROW_ID,
     Mode,
     Table,
     _Clock,
@@ -42,6 +41,7 @@ from linkage.pipeline import (
     _progress,
     _summary,
     load_model,
+    prepare_tables,
     random_pairs,
     scorer_report,
     validate_tables,
@@ -51,23 +51,6 @@ from linkage.scoring import ComparisonMatrix, FellegiSunter
 from linkage.settings import Rules
 
 STAGES = ("normalize", "block", "compare", "score", "cluster", "keep")
-
-
-def _prepare(tables: list[Table], id_column: str | None):
-    """As the local engine: frames (with `row_id` when there is no id), ids, sources."""
-    frames = []
-    for table in tables:
-        frame = table.frame.reset_index(drop=True)
-        if id_column is None:
-            frame = frame.copy()
-            frame.insert(0, ROW_ID, np.arange(len(frame), dtype=np.int64))
-        frames.append(frame)
-    id_name = id_column or ROW_ID
-    sizes = [len(f) for f in frames]
-    source = np.repeat(np.arange(len(frames), dtype=np.int8), sizes)
-    ids = pd.concat([f[id_name] for f in frames], ignore_index=True)
-    combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    return frames, id_name, sizes, source, ids, combined
 
 
 def _fit(spark, scorer, rules: Rules, compared, work, names, sizes, n, mode, model):
@@ -123,7 +106,7 @@ def run_spark(
     id_column = id_column or rules.id_column
     validate_tables(tables, rules, id_column)
     with clock.stage("prepare"):
-        frames, id_name, sizes, source, ids, combined = _prepare(tables, id_column)
+        frames, id_name, sizes, source, ids, combined = prepare_tables(tables, id_column)
         n = len(combined)
     with clock.stage("spark"):
         spark = spark_session(master)
