@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 
-from linkage.io import TableLike, checksum, read
-from linkage.pipeline import Table, run_local
+import pandas as pd
+
+from linkage.io import TableLike, checksum, count_records, header, read, read_batches
+from linkage.pipeline import (
+    Table,
+    auto_chunk_rows,
+    input_projection,
+    resolve_chunk_rows,
+    run_local,
+)
 from linkage.result import Result
 from linkage.settings import Rules
 
@@ -19,11 +28,37 @@ def _rules(rules: Rules | str | Path | dict) -> Rules:
     return Rules.from_yaml(rules)
 
 
-def _table(source: TableLike, sep: str | None, encoding: str) -> Table:
+def _table(source: TableLike, sep: str | None, encoding: str,
+           columns: list[str] | None = None) -> Table:
+    """The input as a `Table`; with `columns`, a file is read for those columns only, and
+    its whole rows are read again in batches when the outputs need them."""
     start = time.perf_counter()
-    frame = read(source, sep=sep, encoding=encoding)
+    if columns is None or isinstance(source, pd.DataFrame) or Path(source).is_dir():
+        frame = read(source, sep=sep, encoding=encoding)
+        name = frame.attrs.get("linkage_source", "table")
+        return Table(frame, name, checksum(source, frame), time.perf_counter() - start)
+    frame = read(source, sep=sep, encoding=encoding, columns=columns)
     name = frame.attrs.get("linkage_source", "table")
-    return Table(frame, name, checksum(source, frame), time.perf_counter() - start)
+    table = Table(frame, name, checksum(source, frame), time.perf_counter() - start,
+                  all_columns=header(source, sep=sep, encoding=encoding),
+                  rows=partial(read_batches, source, sep=sep, encoding=encoding))
+    return table
+
+
+def _columns(sources: list[TableLike], rules: Rules, id_column: str | None, engine: str,
+             chunk_rows: int | None) -> list[str] | None:
+    """The columns to read of input files, for a local run in chunks (asked for, or automatic
+    for a big input) whose rules read only some columns: everything else stays on disk until
+    the kept records are written. None: read whole tables."""
+    if engine != "local":
+        return None
+    columns = input_projection(rules, id_column)
+    if columns is None or all(isinstance(s, pd.DataFrame) for s in sources):
+        return None
+    if resolve_chunk_rows(chunk_rows) is not None:
+        return columns
+    sizes = [len(s) if isinstance(s, pd.DataFrame) else count_records(s) for s in sources]
+    return columns if auto_chunk_rows(sum(sizes)) is not None else None
 
 
 def dedupe(
@@ -48,7 +83,9 @@ def dedupe(
     `chunk_rows`: process records and pairs this many at a time (out of core); by default
     chunks start by themselves above 2M records or 10M candidate pairs.
     """
-    return _run("dedupe", [_table(table, sep, encoding)], _rules(rules), id_column=id_column,
+    rules = _rules(rules)
+    columns = _columns([table], rules, id_column, engine, chunk_rows)
+    return _run("dedupe", [_table(table, sep, encoding, columns)], rules, id_column=id_column,
                 progress=progress, model=model, checkpoint=checkpoint, engine=engine,
                 spark_master=spark_master, chunk_rows=chunk_rows)
 
@@ -69,8 +106,10 @@ def link(
     chunk_rows: int | None = None,
 ) -> Result:
     """Find the records of `left` and `right` that describe the same thing."""
-    tables = [_table(left, sep, encoding), _table(right, sep, encoding)]
-    return _run("link", tables, _rules(rules), id_column=id_column, progress=progress,
+    rules = _rules(rules)
+    columns = _columns([left, right], rules, id_column, engine, chunk_rows)
+    tables = [_table(left, sep, encoding, columns), _table(right, sep, encoding, columns)]
+    return _run("link", tables, rules, id_column=id_column, progress=progress,
                 model=model, checkpoint=checkpoint, engine=engine, spark_master=spark_master,
                 chunk_rows=chunk_rows)
 

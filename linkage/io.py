@@ -45,59 +45,183 @@ def _first_bad_line(path: Path, encoding: str) -> tuple[int, int, str]:
     return 0, 0, ""
 
 
+def _csv_options(path: Path, sep: str | None, encoding: str) -> dict[str, Any]:
+    """How every CSV of a run is read: values as text, blank cells missing, spaces after a
+    separator skipped (the whole file and its batches alike)."""
+    return {"sep": sep or _sniff_separator(path, encoding), "dtype": str,
+            "keep_default_na": False, "na_values": [""], "skipinitialspace": True,
+            "encoding": encoding}
+
+
+@contextlib.contextmanager
+def _csv_errors(path: Path, encoding: str):
+    """A CSV reader's errors as `InputError`s that name the file, the line and the fix."""
+    label = str(path)
+    try:
+        yield
+    except UnicodeDecodeError:
+        line, column, byte = _first_bad_line(path, encoding)
+        msg = (
+            f"{label}: line {line}, byte {column} (0x{byte}) is not valid {encoding}. "
+            "Save the file as UTF-8, or pass its encoding (`--encoding cp949` for a Korean "
+            "Windows export)."
+        )
+        raise InputError(msg) from None
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{label}: the file is empty; it needs a header row and records.")\
+            from None
+    except pd.errors.ParserError as err:
+        raise InputError(f"{label}: cannot parse as CSV ({err}). Check `--sep`.") from None
+
+
+def _is_parquet(path: Path) -> bool:
+    return path.is_dir() or path.suffix.lower() in (".parquet", ".pq")
+
+
+def _existing(source: str | os.PathLike) -> Path:
+    path = Path(source)
+    if not path.exists():
+        raise InputError(f"{path}: no such file. Check the path.")
+    return path
+
+
 def read(
     source: TableLike,
     *,
     sep: str | None = None,
     encoding: str = "utf-8",
     name: str | None = None,
+    columns: list[str] | None = None,
 ) -> pd.DataFrame:
     """Read a CSV or Parquet file, or take a DataFrame, as a table of records.
 
     CSV: the separator is sniffed unless `sep` is given; every value is read as text, blank
     cells are missing, and spaces after a separator are skipped.
+
+    `columns`: read only those of these columns the file has (in the file's order), for a run
+    that needs a few columns of a wide table; `read_batches` gives the whole rows later.
     """
     if isinstance(source, pd.DataFrame):
         frame = source.copy()
         frame.attrs["linkage_source"] = name or "DataFrame"
         return frame
-    path = Path(source)
+    path = _existing(source)
     label = str(path)
-    if not path.exists():
-        raise InputError(f"{label}: no such file. Check the path.")
-    if path.is_dir() or path.suffix.lower() in (".parquet", ".pq"):
+    if _is_parquet(path):
+        wanted = None if columns is None else [c for c in header(path) if c in set(columns)]
         try:
-            frame = pd.read_parquet(path)
+            frame = pd.read_parquet(path, columns=wanted)
         except Exception as err:  # pyarrow raises several types for a damaged file
             raise InputError(f"{label}: cannot read as Parquet ({err}).") from None
     else:
-        try:
-            separator = sep or _sniff_separator(path, encoding)
-            frame = pd.read_csv(
-                path,
-                sep=separator,
-                dtype=str,
-                keep_default_na=False,
-                na_values=[""],
-                skipinitialspace=True,
-                encoding=encoding,
-            )
-        except UnicodeDecodeError:
-            line, column, byte = _first_bad_line(path, encoding)
-            msg = (
-                f"{label}: line {line}, byte {column} (0x{byte}) is not valid {encoding}. "
-                "Save the file as UTF-8, or pass its encoding (`--encoding cp949` for a Korean "
-                "Windows export)."
-            )
-            raise InputError(msg) from None
-        except pd.errors.EmptyDataError:
-            raise InputError(f"{label}: the file is empty; it needs a header row and records.")\
-                from None
-        except pd.errors.ParserError as err:
-            raise InputError(f"{label}: cannot parse as CSV ({err}). Check `--sep`.") from None
+        with _csv_errors(path, encoding):
+            options = _csv_options(path, sep, encoding)
+            usecols = None
+            if columns is not None:
+                raw = pd.read_csv(path, nrows=0, **options).columns
+                usecols = [c for c in raw if str(c).strip() in set(columns)]
+            frame = pd.read_csv(path, usecols=usecols, **options)
         frame.columns = [str(c).strip() for c in frame.columns]
     frame.attrs["linkage_source"] = name or label
     return frame
+
+
+def header(source: str | os.PathLike, *, sep: str | None = None,
+           encoding: str = "utf-8") -> list[str]:
+    """The column names of a CSV or Parquet file, read from its header alone."""
+    path = _existing(source)
+    if _is_parquet(path):
+        import pyarrow.dataset as ds
+
+        try:
+            schema = ds.dataset(path, format="parquet").schema
+        except Exception as err:
+            raise InputError(f"{path}: cannot read as Parquet ({err}).") from None
+        names = schema.names
+        index = json.loads((schema.metadata or {}).get(b"pandas", b"{}")).get(
+            "index_columns", [])
+        return [c for c in names if c not in index]
+    with _csv_errors(path, encoding):
+        raw = pd.read_csv(path, nrows=0, **_csv_options(path, sep, encoding)).columns
+    return [str(c).strip() for c in raw]
+
+
+def count_records(source: str | os.PathLike) -> int:
+    """Records in a file, cheaply: Parquet's metadata, or a CSV's line breaks less its
+    header (an upper bound when quoted values hold line breaks)."""
+    path = _existing(source)
+    if _is_parquet(path):
+        import pyarrow.dataset as ds
+
+        return ds.dataset(path, format="parquet").count_rows()
+    lines, last = 0, b"\n"
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 22), b""):
+            lines += block.count(b"\n")
+            last = block[-1:]
+    return max(lines + (last != b"\n") - 1, 0)
+
+
+def read_batches(source: str | os.PathLike, rows: int, *, sep: str | None = None,
+                 encoding: str = "utf-8", name: str | None = None):
+    """The whole rows of a CSV or Parquet file, `rows` records at a time, each batch with the
+    columns, types and values `read` gives for those rows (index 0..len-1 in every batch)."""
+    path = _existing(source)
+    label = name or str(path)
+    rows = max(1, min(rows, int(BATCH_BYTES / _bytes_per_record(path))))
+    if _is_parquet(path):
+        batches = _parquet_batches(path, rows)
+    else:
+        batches = _csv_batches(path, rows, sep, encoding)
+    for batch in batches:
+        batch = batch.reset_index(drop=True)
+        batch.attrs["linkage_source"] = label
+        yield batch
+
+
+BATCH_BYTES = 16 * 1024 * 1024  # of a file's records read at a time by `read_batches`
+
+
+def _bytes_per_record(path: Path) -> float:
+    """About how many bytes a record takes: Parquet's uncompressed size by its metadata, or
+    a CSV's first 1 MiB by its lines (a wide table is read in fewer records at a time)."""
+    if _is_parquet(path):
+        import pyarrow.parquet as pq
+
+        if path.is_dir():
+            return 1.0
+        meta = pq.read_metadata(path)
+        size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        return max(size / max(meta.num_rows, 1), 1.0)
+    with open(path, "rb") as handle:
+        sample = handle.read(1 << 20)
+    return max(len(sample) / max(sample.count(b"\n"), 1), 1.0)
+
+
+def _csv_batches(path: Path, rows: int, sep: str | None, encoding: str):
+    with _csv_errors(path, encoding):
+        options = _csv_options(path, sep, encoding)
+        with pd.read_csv(path, chunksize=rows, **options) as reader:
+            for batch in reader:
+                batch.columns = [str(c).strip() for c in batch.columns]
+                yield batch
+
+
+def _parquet_batches(path: Path, rows: int):
+    """Batches converted by `pd.read_parquet` itself (each written to a small buffer and read
+    back), so that their types are those of the whole file read at once."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    dataset = ds.dataset(path, format="parquet")
+    for batch in dataset.to_batches(batch_size=rows):
+        buffer = io.BytesIO()
+        pq.write_table(pa.Table.from_batches([batch], schema=dataset.schema), buffer)
+        buffer.seek(0)
+        yield pd.read_parquet(buffer)
 
 
 def as_text(values: pd.Series) -> np.ndarray:
@@ -122,14 +246,24 @@ def checksum(source: TableLike, frame: pd.DataFrame) -> str:
 
 
 ROW_GROUP_ROWS = 1024 * 1024  # pyarrow's own default, so files repeat what earlier runs wrote
+ROW_GROUP_BYTES = 128 * 1024 * 1024  # wide rows: fewer per group, so a writer holds ~this much
+SAMPLE_ROWS = 1024  # the first rows of a table, whose size sets its row groups
 
 
-def row_group_rows() -> int:
-    """Rows per Parquet row group of every written table: `LINKAGE_ROW_GROUP_ROWS`, else
-    1,048,576. Smaller groups let readers with little memory read a big pairs file."""
+def row_group_rows(table=None) -> int:
+    """Rows per Parquet row group of a written table: `LINKAGE_ROW_GROUP_ROWS`, else 1,048,576,
+    or fewer for wide rows: as many as fit in `ROW_GROUP_BYTES` by the size of the table's
+    first `SAMPLE_ROWS` rows (an Arrow table; whole or in batches, the same rows give the same
+    groups). A writer holds one group, so this bounds the memory of a streamed table; smaller
+    groups also let readers with little memory read a big file."""
     text = os.environ.get("LINKAGE_ROW_GROUP_ROWS", "").strip()
     if not text:
-        return ROW_GROUP_ROWS
+        if table is None:
+            return ROW_GROUP_ROWS
+        per_row = max(_content_bytes(table.slice(0, SAMPLE_ROWS)) / max(
+            min(len(table), SAMPLE_ROWS), 1), 1.0)
+        fit = int(ROW_GROUP_BYTES / per_row) // SAMPLE_ROWS * SAMPLE_ROWS
+        return min(ROW_GROUP_ROWS, max(SAMPLE_ROWS, fit))
     try:
         rows = int(text)
     except ValueError:
@@ -138,6 +272,30 @@ def row_group_rows() -> int:
         raise InputError(f"LINKAGE_ROW_GROUP_ROWS={text!r}: must be a whole number of rows of "
                          "at least 1. Unset it to use 1048576.")
     return rows
+
+
+def _content_bytes(table) -> int:
+    """Bytes of a table's values, counted from the values alone (not from how its buffers
+    happen to be laid out): text and binary by length, fixed-width types by width, 8 a value
+    for anything else."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    total = 0
+    for column in table.columns:
+        kind = column.type
+        if pa.types.is_dictionary(kind):
+            column, kind = column.cast(kind.value_type), kind.value_type
+        if (pa.types.is_string(kind) or pa.types.is_large_string(kind)
+                or pa.types.is_binary(kind) or pa.types.is_large_binary(kind)):
+            total += int(pc.sum(pc.binary_length(column)).as_py() or 0) + 8 * len(column)
+        else:
+            try:
+                width = max(kind.bit_width // 8, 1)
+            except ValueError:  # nested and other variable-width types
+                width = 8
+            total += width * len(column)
+    return total
 
 
 def write_parquet(frame: pd.DataFrame, path: Path) -> None:
@@ -177,8 +335,9 @@ def _arrow_table(frame: pd.DataFrame):
 class ParquetSink:
     """Write a table batch by batch into one Parquet file, with the bytes `write_parquet` gives
     for the whole table: batches are regrouped into row groups of exactly `row_group_rows()`
-    rows, each written from one contiguous array per column (so where a column's dictionary
-    encoding gives up does not depend on how the rows arrived), and every batch takes the
+    rows (set by the first rows, so a wide table gets fewer rows a group), each written from
+    one contiguous array per column (so where a column's dictionary encoding gives up does
+    not depend on how the rows arrived), and every batch takes the
     first batch's schema (types and pandas metadata), or that of `like`: a few rows whose
     columns have the types of the whole table (a text column that is empty in the first
     batch but not later).
@@ -191,7 +350,7 @@ class ParquetSink:
         self.empty = empty
         self._like = like
         self.rows = 0
-        self._group = row_group_rows()
+        self._group: int | None = None  # set by the first SAMPLE_ROWS rows
         self._writer = None
         self._schema = None
         self._pending: list = []
@@ -212,8 +371,16 @@ class ParquetSink:
         self._pending.append(table)
         self._pending_rows += len(table)
         self.rows += len(table)
-        while self._pending_rows >= self._group:
+        if self._group is None and self._pending_rows >= SAMPLE_ROWS:
+            self._group = row_group_rows(self._sample())
+        while self._group is not None and self._pending_rows >= self._group:
             self._flush(self._group)
+
+    def _sample(self):
+        """The first `SAMPLE_ROWS` rows written (all of them, when fewer)."""
+        import pyarrow as pa
+
+        return pa.concat_tables(self._pending).slice(0, SAMPLE_ROWS)
 
     def _flush(self, rows: int) -> None:
         import pyarrow as pa
@@ -232,8 +399,10 @@ class ParquetSink:
         if self._writer is None:
             table = _arrow_table(self.empty)
             with pq.ParquetWriter(self.path, table.schema, compression="zstd") as writer:
-                writer.write_table(table, row_group_size=self._group)
+                writer.write_table(table, row_group_size=row_group_rows())
         else:
+            if self._group is None:
+                self._group = row_group_rows(self._sample())
             if self._pending_rows:
                 self._flush(self._pending_rows)
             self._writer.close()

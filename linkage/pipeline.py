@@ -15,7 +15,7 @@ import sys
 import time
 import warnings
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,12 +50,37 @@ ROW_ID = "row_id"
 
 @dataclass
 class Table:
-    """One input table as the pipeline sees it."""
+    """One input table as the pipeline sees it.
+
+    A table read for a run in chunks may hold only the columns its rules read (`frame`), with
+    the file's column names in `all_columns` and its whole rows given again, batch by batch,
+    by `rows(batch_rows)` when the outputs need them (deduplicated and review records).
+    """
 
     frame: pd.DataFrame
     name: str
     checksum: str
     read_seconds: float = 0.0
+    all_columns: list[str] | None = None
+    rows: Callable[[int], Iterator[pd.DataFrame]] | None = None
+
+    @property
+    def columns(self) -> list[str]:
+        """Every column of the input, whether `frame` holds it or not."""
+        return self.all_columns or [str(c) for c in self.frame.columns]
+
+
+def input_projection(rules: Rules, id_column: str | None) -> list[str] | None:
+    """The input columns a run of `rules` reads (id column included), or None when it reads
+    them all: `keep: most_complete` counts filled-in values over every column, and an `exact`
+    stage without `columns` hashes whole rows."""
+    if rules.keep.policy == "most_complete":
+        return None
+    if rules.exact is not None and not rules.exact.columns:
+        return None
+    columns = list(rules.columns())
+    id_column = id_column or rules.id_column
+    return [*columns, id_column] if id_column and id_column not in columns else columns
 
 
 @dataclass
@@ -86,7 +111,7 @@ def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) ->
         if len(frame) == 0:
             msg = f"{table.name}: the table has no records. Nothing to deduplicate or link."
             raise InputError(msg)
-        columns = [str(c) for c in frame.columns]
+        columns = table.columns
         for column, where in needed.items():
             if column not in columns:
                 hint = did_you_mean(column, columns)
@@ -561,6 +586,7 @@ class _InMemory:
 
     def compare(self, tf_columns: list[str], bar) -> None:
         saved = load_checkpoint(self.checkpoint, "compare", self.fingerprint)
+        self.resumed = saved is not None
         if saved is None:
             self.matrix = compare_pairs(self.rules.comparisons, self.work, self.pairs.left,
                                         self.pairs.right, bar, tf_columns=tf_columns)
@@ -599,13 +625,18 @@ class _Streamed:
     the term frequencies of exact agreements) and spills levels and similarities to a
     temporary file; pass 2 reads them back to weigh each pair; pass 3 writes pairs.parquet
     batch by batch. Only per-pair weights (16 bytes a pair) stay in memory.
+
+    With a `checkpoint` folder, pass 1's spill files and totals are kept there as the
+    `compare_chunks` stage, so a run killed later starts again at pass 2.
     """
 
     def __init__(self, rules: Rules, work: dict, pairs: CandidatePairs, chunk: int,
-                 checkpoint=None):
+                 checkpoint=None, fingerprint: str = ""):
         import tempfile
 
         self.rules, self.work, self.pairs, self.chunk = rules, work, pairs, chunk
+        self.checkpoint, self.fingerprint = checkpoint, fingerprint
+        self.resumed = False
         self.comparisons = list(rules.comparisons)
         self.sizes = [len(c.level_labels) for c in self.comparisons]
         self.starts = list(range(0, len(pairs), chunk))
@@ -622,9 +653,56 @@ class _Streamed:
         return slice(start, min(start + self.chunk, len(self.pairs)))
 
     def compare(self, tf_columns: list[str], bar) -> None:
+        self.tf_columns = list(tf_columns)
+        if self._resume():
+            bar.update(self.steps)
+            return
+        self._compare(tf_columns, bar)
+        self._save()
+
+    def _kept_spills(self) -> tuple[Path, Path]:
+        folder = Path(self.checkpoint)
+        return folder / "compare_chunks.levels.bin", folder / "compare_chunks.similarities.bin"
+
+    def _save(self) -> None:
+        """Move the spill files into the checkpoint folder and record the totals (the npz
+        last: its presence means the stage is complete)."""
+        if self.checkpoint is None:
+            return
+        kept = self._kept_spills()
+        for spill, target in zip(self.spills, kept, strict=True):
+            os.replace(spill, target)
+        self.spills = kept
+        arrays = {"pattern_codes": self.pattern_codes, "pattern_counts": self.pattern_counts,
+                  **{f"tally:{c}": counts for c, counts in enumerate(self.tally.counts)},
+                  **{f"freq:{name}": (np.concatenate(v) if v else np.zeros(0))
+                     for name, v in self.exact_frequencies.items()}}
+        save_checkpoint(self.checkpoint, "compare_chunks", self.fingerprint, arrays,
+                        {"pairs": self.tally.pairs, "tf_columns": self.tf_columns})
+
+    def _resume(self) -> bool:
+        """Take pass 1 from the checkpoint when it finished there for this very run."""
+        saved = load_checkpoint(self.checkpoint, "compare_chunks", self.fingerprint)
+        if saved is None:
+            return False
+        arrays, meta = saved
+        kept = self._kept_spills()
+        k = len(self.comparisons)
+        whole = (kept[0].exists() and kept[0].stat().st_size == len(self.pairs) * k
+                 and kept[1].exists() and kept[1].stat().st_size == len(self.pairs) * k * 4)
+        if not whole or meta["tf_columns"] != self.tf_columns:
+            return False
+        self.spills = kept
+        self.pattern_codes, self.pattern_counts = arrays["pattern_codes"], arrays["pattern_counts"]
+        self.tally = LevelTally(self.comparisons, [arrays[f"tally:{c}"] for c in range(k)],
+                                int(meta["pairs"]))
+        self.exact_frequencies = {name: [arrays[f"freq:{name}"]] for name in self.tf_columns}
+        self.resumed = True
+        return True
+
+    def _compare(self, tf_columns: list[str], bar) -> None:
         from linkage.scoring._fellegi_sunter import pattern_codes
 
-        self.tf_columns = list(tf_columns)
         self.tally = LevelTally.empty(self.comparisons)
         codes, counts = [], []
         self.exact_frequencies: dict[str, list[np.ndarray]] = {n: [] for n in tf_columns}
@@ -699,8 +777,9 @@ class _Streamed:
                                    self._rows(part.start, part.stop), weight[part],
                                    probability[part], matched[part]))
         sink.close()
-        for spill in self.spills:
-            spill.unlink(missing_ok=True)
+        if self.checkpoint is None:  # a checkpoint keeps them until the run is written
+            for spill in self.spills:
+                spill.unlink(missing_ok=True)
         return ParquetFrame(sink.path, temporary=True)
 
 
@@ -772,9 +851,11 @@ def run_local(
     if chunk is None:
         scored = _InMemory(rules, work, pairs, checkpoint, fingerprint)
     else:
-        scored = _Streamed(rules, work, pairs, chunk, checkpoint)
+        scored = _Streamed(rules, work, pairs, chunk, checkpoint, fingerprint)
     with clock.stage("compare"), _progress(scored.steps, "comparing", progress) as bar:
         scored.compare(scorer.tf_columns, bar)
+    if scored.resumed:
+        clock.timings["compare"] = 0.0  # resumed from the checkpoint
 
     with clock.stage("score"):
         if model is not None:
@@ -824,9 +905,12 @@ def run_local(
         representative_row = np.empty(len(limit), dtype=np.int64)
         representative_row[clusters[ranks == 0]] = np.flatnonzero(ranks == 0)
         keeper = representative_row[clusters]
+        whole_rows = (_rows_of(tables[0], n, id_column)
+                      if mode == "dedupe" and tables[0].rows is not None else None)
         outputs = _record_outputs(
             mode, ids, id_name, source, clusters, keeper, is_keeper, (ml, mr, mw), frames,
-            scorer.threshold, guard, chunk=scored.chunk, folder=scored.folder)
+            scorer.threshold, guard, chunk=scored.chunk, folder=scored.folder,
+            whole_rows=whole_rows)
         outputs["pairs"] = scored.pair_table(ids, weight, probability, matched)
         if rules.golden is not None and mode == "dedupe":
             outputs["golden"] = build_golden(rules.golden, combined, ids, clusters, id_name)
@@ -855,10 +939,13 @@ def _outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, mat
 
 
 def _record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, accepted, frames,
-                    threshold, guard, *, chunk: int | None = None, folder: Path | None = None):
+                    threshold, guard, *, chunk: int | None = None, folder: Path | None = None,
+                    whole_rows: Callable[[int], Iterator[tuple[int, pd.DataFrame]]] | None = None):
     """clusters, deduplicated / links, review and guards: the outputs with a row per record
     or per accepted link. With `chunk` (and a `folder` for the files), clusters and
-    deduplicated are built that many records at a time into Parquet files (`ParquetFrame`)."""
+    deduplicated are built that many records at a time into Parquet files (`ParquetFrame`).
+    `whole_rows`: where the input's whole rows come from when `frames` hold only some columns
+    (`_rows_of`); deduplicated and review records are then taken in one pass over them."""
     n = len(ids)
     ml, mr, mw = accepted
     # Each record's strongest accepted link, for its reason.
@@ -913,10 +1000,16 @@ def _record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, acc
         return frame
 
     kept = is_keeper | guarded
+    review = actions == "review"
+    reviewed = None  # the input rows of the review records, when taken in the pass
+    if mode == "dedupe" and whole_rows is not None:
+        deduplicated, reviewed = _take_rows(whole_rows, chunk or DEFAULT_CHUNK_ROWS, kept,
+                                            review, None if chunk is None else folder)
     if chunk is None:
         out = {"clusters": cluster_rows(0, n)}
         if mode == "dedupe":
-            out["deduplicated"] = frames[0].loc[kept].reset_index(drop=True)
+            out["deduplicated"] = (frames[0].loc[kept].reset_index(drop=True)
+                                   if whole_rows is None else deduplicated)
     else:
         # The first record that has a review group stands in for the column's type.
         grouped = np.flatnonzero(~pd.isna(np.asarray(guard.review_group, dtype=object)))
@@ -926,7 +1019,9 @@ def _record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, acc
         out = {"clusters": _streamed(folder / "clusters.parquet", cluster_rows(0, 0), like,
                                      (cluster_rows(a, min(a + chunk, n))
                                       for a in range(0, n, chunk)))}
-        if mode == "dedupe":
+        if mode == "dedupe" and whole_rows is not None:
+            out["deduplicated"] = deduplicated
+        elif mode == "dedupe":
             records = frames[0]
             out["deduplicated"] = _streamed(
                 folder / "deduplicated.parquet", records.iloc[:0], _like_rows(records, kept),
@@ -934,14 +1029,15 @@ def _record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, acc
                  for a in range(0, n, chunk)))
 
     if mode == "dedupe":
-        review = actions == "review"
         if review.any():
+            if reviewed is None:
+                reviewed = frames[0].loc[review].reset_index(drop=True)
             out["review"] = pd.concat(
                 [pd.DataFrame({"review_group": pd.Series(guard.review_group[review],
                                                          dtype=object),
                                "cluster_id": clusters[review].astype(np.int64),
                                "reason": pd.Series(guard.reason[review], dtype=object)}),
-                 frames[0].loc[review].reset_index(drop=True)], axis=1
+                 reviewed], axis=1
             ).sort_values(["review_group", id_name], kind="stable").reset_index(drop=True)
     else:
         links = pd.DataFrame({
@@ -965,6 +1061,65 @@ def _streamed(path: Path, empty: pd.DataFrame, like: pd.DataFrame, parts) -> Par
         sink.write(part)
     sink.close()
     return ParquetFrame(path, temporary=True)
+
+
+def _rows_of(table: Table, n: int, id_column: str | None):
+    """`whole_rows` for a table read in part: (first row number, batch) over its whole rows,
+    with the `row_id` column `prepare_tables` adds when there is no id column."""
+
+    def batches(size: int) -> Iterator[tuple[int, pd.DataFrame]]:
+        start = 0
+        for batch in table.rows(size):
+            if id_column is None:
+                batch.insert(0, ROW_ID, np.arange(start, start + len(batch), dtype=np.int64))
+            yield start, batch
+            start += len(batch)
+        if start != n:
+            raise InputError(f"{table.name}: read {n:,} records at first and {start:,} when "
+                             "writing the outputs: the file changed during the run. Run again "
+                             "on a file nothing writes to.")
+
+    return batches
+
+
+def _take_rows(whole_rows, size: int, kept: np.ndarray, review: np.ndarray,
+               folder: Path | None):
+    """The kept rows (a DataFrame, or with `folder` a Parquet file written batch by batch)
+    and the review rows, from one pass over `whole_rows`."""
+    empty, sink, held, reviewed = None, None, [], []
+    for start, batch in whole_rows(size):
+        stop = start + len(batch)
+        if empty is None:
+            empty = batch.iloc[:0]
+        part = batch.loc[kept[start:stop]].reset_index(drop=True)
+        if review[start:stop].any():
+            reviewed.append(batch.loc[review[start:stop]])
+        if folder is None:
+            held.append(part)
+        elif len(part):
+            if sink is None:
+                sink = ParquetSink(folder / "deduplicated.parquet", empty, like=_typed(part))
+            sink.write(part)
+    if folder is None:
+        deduplicated = pd.concat([empty, *held], ignore_index=True) if held else empty
+        deduplicated.attrs = dict(empty.attrs)
+    else:
+        sink = sink or ParquetSink(folder / "deduplicated.parquet", empty)
+        deduplicated = sink.close()
+        deduplicated = ParquetFrame(deduplicated.path, temporary=True)
+    rows = pd.concat(reviewed).reset_index(drop=True) if reviewed else None
+    return deduplicated, rows
+
+
+def _typed(part: pd.DataFrame) -> pd.DataFrame:
+    """A row that gives the written file its column types before every batch is seen: the
+    first of `part`, with the first value `part` has in each text column where that row has
+    none, and "" where `part` has none (a text column, as every CSV column is)."""
+    like = _like_rows(part, np.ones(len(part), dtype=bool))
+    for column in like.columns:
+        if like[column].dtype == object and pd.isna(like.at[0, column]):
+            like[column] = pd.Series([""], dtype=object)
+    return like
 
 
 def _like_rows(records: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:

@@ -19,7 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import linkage as lk
-from linkage.io import ParquetFrame, ParquetSink, write_parquet
+from linkage.errors import InputError
+from linkage.io import ParquetFrame, ParquetSink, read, write_parquet
 from linkage.normalize._encoded import encode_chunks, encode_series
 from linkage.pipeline import Table, run_local
 from linkage.synth import persons
@@ -187,3 +188,89 @@ def test_cli_chunk_rows_gives_the_same_files(tmp_path):
     bad = run_cli("dedupe", ROOT / "sample_data" / "customers.csv", "--rules",
                   ROOT / "rules" / "customers.yaml", "--out", tmp_path / "bad", "--chunk-rows", "0")
     assert bad.returncode == 2 and "--chunk-rows" in bad.stderr
+
+
+def _wide(records: pd.DataFrame, columns: int, width: int) -> pd.DataFrame:
+    """The persons with `columns` more text columns the rules never read (notes, say), each
+    `width` characters, missing in the first rows (their type shows only later), and a number."""
+    rng = np.random.default_rng(11)
+    wide = records.copy()
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz 가나다라"))
+    for k in range(columns):
+        text = ["n" + "".join(rng.choice(letters, width - 1)) for _ in range(len(wide))]
+        wide[f"note_{k}"] = pd.Series([None] * (50 + k) + text[50 + k:], dtype="str")
+    wide["score"] = rng.integers(0, 1000, len(wide)).astype(np.int64)
+    return wide
+
+
+@pytest.mark.parametrize("form", ["csv", "parquet"])
+def test_a_run_in_chunks_reads_only_the_rules_columns_and_writes_whole_rows(tmp_path, form):
+    # Rules without an id column (row numbers are the ids) and a wide input: the chunked run
+    # reads 7 of 21 columns, and writes every column of the kept records by a second pass.
+    records, _ = persons(6_000, seed=5)
+    wide = _wide(records.drop(columns=["rec_id"]), columns=12, width=40)
+    path = tmp_path / f"wide.{form}"
+    if form == "csv":
+        wide.to_csv(path, index=False)
+    else:
+        wide.to_parquet(path)  # with pandas' index metadata, as most Parquet files have
+    rules = tmp_path / "rules.yaml"
+    text = (ROOT / "bench" / "persons.yaml").read_text(encoding="utf-8")
+    rules.write_text(text.replace("id_column: rec_id\n", ""), encoding="utf-8")
+    memory, chunked = _both_ways(tmp_path, ["dedupe", path, "--rules", rules], chunk=1_000)
+    assert _files(memory) == _files(chunked)
+    kept = pd.read_parquet(chunked / "deduplicated.parquet")
+    assert list(kept.columns) == ["row_id", *wide.columns]
+    summary = json.loads((chunked / "summary.json").read_text())
+    assert 0 < len(kept) < len(wide) and summary["actions"]["duplicate"] == len(wide) - len(kept)
+    whole = read(path)  # the file read at once, as an in-memory run reads it
+    original = whole.iloc[kept["row_id"].to_numpy()].reset_index(drop=True)
+    pd.testing.assert_frame_equal(kept.drop(columns="row_id"), original)
+
+
+def test_guarded_review_rows_come_whole_from_the_second_pass(tmp_path):
+    # Conflicting labels go to review with their input rows; chunked or not, the same files.
+    memory, chunked = _both_ways(tmp_path, ["dedupe", ROOT / "sample_data" / "labelled_text.csv",
+                                            "--rules", ROOT / "rules" / "labelled_text.yaml"],
+                                 chunk=100)
+    assert _files(memory) == _files(chunked)
+    review = pd.read_parquet(chunked / "review.parquet")
+    assert len(review) > 0 and {"doc_id", "text", "label", "domain"} <= set(review.columns)
+
+
+def test_a_wide_input_in_chunks_holds_less_in_memory(tmp_path):
+    # 20 text columns of 300 characters the rules never read: in memory they are read and
+    # kept; in chunks only the rules' columns are, and the rest streams to the outputs a row
+    # group at a time (128 MiB of rows by default; 2,000 rows here, as the table is small).
+    records, _ = persons(20_000, seed=9)
+    path = tmp_path / "wide.csv"
+    _wide(records, columns=20, width=300).to_csv(path, index=False)
+    peaks = {}
+    for name, chunk in (("memory", None), ("chunked", "5000")):
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "bench" / "_measure.py"), sys.executable, "-m",
+             "linkage", "dedupe", str(path), "--rules", str(ROOT / "bench" / "persons.yaml"),
+             "--out", str(tmp_path / name), "--no-progress"],
+            capture_output=True, text=True, cwd=ROOT, timeout=600,
+            env={**os.environ, "LINKAGE_ROW_GROUP_ROWS": "2000",
+                 **({"LINKAGE_CHUNK_ROWS": chunk} if chunk else {})})
+        assert done.returncode == 0, done.stderr
+        peaks[name] = json.loads(done.stdout.strip().splitlines()[-1])["peak_rss_mib"]
+    assert _files(tmp_path / "memory") == _files(tmp_path / "chunked")
+    assert peaks["chunked"] < 0.8 * peaks["memory"], peaks
+
+
+def test_a_file_that_changes_during_the_run_is_named(tmp_path):
+    from linkage.api import _table
+    from linkage.pipeline import _rows_of
+
+    path = tmp_path / "people.csv"
+    records, _ = persons(300, seed=2)
+    records.to_csv(path, index=False)
+    table = _table(path, None, "utf-8", ["rec_id", "first_name"])
+    assert list(table.frame.columns) == ["rec_id", "first_name"]
+    assert table.columns == list(records.columns)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write("X1,Late,Row,2000-01-01,Leeds,LS1,late@example.com,0700\n")
+    with pytest.raises(InputError, match="changed during the run"):
+        list(_rows_of(table, len(table.frame), "rec_id")(100))

@@ -63,3 +63,42 @@ def test_a_checkpoint_of_other_rules_is_not_used(tmp_path, datasets):
     timings = json.loads((tmp_path / "b" / "timings.json").read_text())["seconds"]
     assert timings["block"] > 0.0  # recomputed, not taken from the stale checkpoint
     assert _files(tmp_path / "a") == _files(tmp_path / "b")
+
+
+def test_a_chunked_run_killed_after_comparing_resumes_from_the_spilled_pairs(tmp_path):
+    # A run in chunks keeps its spilled comparisons and their totals (`compare_chunks`) in
+    # the checkpoint: killed after that, it starts again at scoring and writes the same files.
+    from linkage.synth import persons
+
+    records, _ = persons(40_000, seed=7)
+    source = tmp_path / "persons.parquet"
+    records.to_parquet(source, index=False)
+    rules = ROOT / "bench" / "persons_fs.yaml"  # Fellegi-Sunter: EM from the saved patterns
+    env = {**os.environ, "LINKAGE_CHUNK_ROWS": "5000"}
+    args = [sys.executable, "-m", "linkage", "dedupe", str(source), "--rules", str(rules),
+            "--no-progress"]
+    clean = subprocess.run([*args, "--out", str(tmp_path / "clean")], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert clean.returncode == 0, clean.stderr
+
+    out, checkpoint = tmp_path / "run", tmp_path / "run.checkpoint"
+    child = subprocess.Popen([*args, "--out", str(out), "--resume"], cwd=ROOT, env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not (checkpoint / "compare_chunks.npz").exists():
+        assert child.poll() is None, "the run ended before its compare checkpoint"
+        assert time.monotonic() < deadline, "no checkpoint appeared"
+        time.sleep(0.002)
+    os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+    assert not out.exists()
+    assert (checkpoint / "compare_chunks.levels.bin").stat().st_size > 0
+
+    resumed = subprocess.run([*args, "--out", str(out), "--resume"], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    timings = json.loads((out / "timings.json").read_text())["seconds"]
+    assert timings["block"] == 0.0 and timings["compare"] == 0.0  # both from the checkpoint
+    assert _files(out) == _files(tmp_path / "clean")
+    assert not checkpoint.exists()
