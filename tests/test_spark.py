@@ -290,7 +290,6 @@ UNSUPPORTED = [
     ({"exact": {}}, "`exact`"),
     ({"comparisons": [{"type": "cosine", "column": "name"}]}, "`comparisons[0].type`"),
     ({"scoring": {"type": "supervised", "labels": "labels.csv"}}, "`scoring.type`"),
-    ({"guards": [{"type": "must_not_link", "columns": ["email"]}]}, "`guards[0].type`"),
 ]
 
 

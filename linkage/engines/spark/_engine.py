@@ -1,9 +1,11 @@
 """The Spark engine's run: the local engine's stages, with the work on pairs done by Spark.
 
 read (driver) → normalize (mapInPandas) → block (joins) → compare (mapInPandas) → score
-(EM on level-pattern counts; weights in mapInPandas) → cluster (large/small star) → keep
-(window) → outputs (the local engine's own `_outputs` and `_summary`, so the files of the
-output contract are built by the same code).
+(EM on level-pattern counts; weights in mapInPandas) → guard (joins, windows and groupBy find
+where each guard acts; the guard's own code decides there, see `_guards`) → cluster
+(large/small star, over the guarded pairs) → keep (window; `keep_up_to` limits by a window
+maximum) → outputs (the local engine's own `_outputs`, `_summary` and `guard_counts`, so the
+files of the output contract are built by the same code).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from linkage.engines.spark._compare import (
 from linkage.engines.spark._em import fit_counts, random_matrix
 from linkage.engines.spark._frames import shuffle_partitions
 from linkage.engines.spark._graph import cluster_ids, one_to_one
+from linkage.engines.spark._guards import apply_guards_on_spark
 from linkage.engines.spark._keep import keeper_ranks
 from linkage.engines.spark._normalize import normalize, records_frame, work_columns
 from linkage.engines.spark._session import quiet_pyspark, spark_session, task_errors
@@ -40,6 +43,7 @@ from linkage.pipeline import (
     _outputs,
     _progress,
     _summary,
+    guard_counts,
     load_model,
     prepare_tables,
     random_pairs,
@@ -50,7 +54,7 @@ from linkage.result import Result
 from linkage.scoring import ComparisonMatrix, FellegiSunter
 from linkage.settings import Rules
 
-STAGES = ("normalize", "block", "compare", "score", "cluster", "keep")
+STAGES = ("normalize", "block", "compare", "score", "guard", "cluster", "keep")
 
 
 def _fit(spark, scorer, rules: Rules, compared, work, names, sizes, n, mode, model):
@@ -98,7 +102,8 @@ def run_spark(
 
     Refuses (InputError, before Spark starts) rules the Spark engine does not run: the exact,
     url and semantic stages, minhash and embedding blockers, cosine comparisons, the
-    supervised scorer and guards.
+    supervised scorer and the `farthest_from_centroid` keeper. Every guard runs, with the
+    local engine's decisions.
     """
     clock = _Clock()
     clock.timings["read"] = round(sum(t.read_seconds for t in tables), 4)
@@ -161,10 +166,15 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
         with clock.stage("guard"):
             guard = GuardContext(combined, ids.to_numpy(), source, left, right, weight,
                                  matched, scorer.threshold)
+            if rules.guards:
+                edges = apply_guards_on_spark(spark, rules.guards, guard, scored)
+            else:
+                edges = scored.where(F.col("match_weight") >= F.lit(float(scorer.threshold))) \
+                    .select("l", "r", F.col("match_weight").alias("w"))
+            matched = guard.matched  # the clusters, pairs and summary read the guarded pairs
+            bar.update(1)
 
         with clock.stage("cluster"):
-            edges = scored.where(F.col("match_weight") >= F.lit(float(scorer.threshold))) \
-                .select("l", "r", F.col("match_weight").alias("w"))
             accepted = np.ones(len(left), dtype=bool)
             if mode == "link" and rules.one_to_one:
                 kept = one_to_one(edges)
@@ -183,8 +193,8 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
 
         with clock.stage("keep"):
             rank = id_rank(ids) + (source.astype(np.int64) * n)
-            ranks, keeper = keeper_ranks(spark, rules.keep, combined, clusters, rank)
-            is_keeper = ranks < rules.keep.k
+            _, keeper, is_keeper = keeper_ranks(spark, rules.keep, combined, clusters, rank,
+                                                guard.keep_limit)
             pairs = CandidatePairs(left, right, table["mask"].to_numpy(dtype=np.int64),
                                    blocked.estimated, blocked.proposed, blocked.skipped)
             outputs = _outputs(
@@ -206,7 +216,7 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
     summary["engine"] = "spark"
     summary["versions"]["spark"] = spark.version
     summary["stages"]["score"].update(scorer_report(scorer))
-    summary["stages"]["guard"] = {}
+    summary["stages"]["guard"] = guard_counts(rules, guard.decisions)
     if mode == "link":
         summary["links"] = len(outputs["links"])
     return Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)

@@ -85,6 +85,18 @@ def component_labels(edges):
     return labels, rounds
 
 
+def component_roots(spark, edges, n: int):
+    """(row, root) for every row 0..n-1, checkpointed: `root` is the smallest row of its
+    component of `edges` (a, b); a row in no edge is its own root."""
+    from pyspark.sql import functions as F
+
+    labels, _ = component_labels(edges)
+    rows = spark.range(n).select(F.col("id").alias("row"))
+    found = labels.select(F.col("node").alias("row"), F.col("label").alias("root"))
+    return (rows.join(found, "row", "left")
+            .select("row", F.coalesce("root", "row").alias("root")).localCheckpoint())
+
+
 def cluster_ids(edges, n: int) -> tuple[np.ndarray, int]:
     """The cluster id of each of the rows 0..n-1: connected components of `edges` (a, b),
     numbered by their smallest row as the local engine numbers them. Also the rounds run."""

@@ -7,6 +7,7 @@ error that names the rules key and says to use `--engine local`: never a silent 
 from __future__ import annotations
 
 from linkage.blocking import KeyBlocker, SortedNeighbourhood
+from linkage.engines.spark._guards import GUARDS
 from linkage.errors import InputError
 from linkage.scoring import FellegiSunter, RuleSum
 from linkage.settings import Rules
@@ -43,9 +44,11 @@ def check_supported(rules: Rules) -> None:
     if type(rules.scoring) not in SCORERS:
         raise _refuse(rules, "`scoring.type`", f"the {rules.scoring.kind!r} scorer; rule_sum "
                       "and fellegi_sunter run on Spark")
-    if rules.guards:
-        raise _refuse(rules, "`guards[0].type`", f"the {rules.guards[0].kind!r} guard; no "
-                      "guard runs on Spark")
+    for k, guard in enumerate(rules.guards):
+        # A guard kind added to `linkage.guards` is refused until `_guards` runs it.
+        if type(guard) not in GUARDS:
+            raise _refuse(rules, f"`guards[{k}].type`", f"the {guard.kind!r} guard; "
+                          + ", ".join(g.kind for g in GUARDS) + " run on Spark")
     if rules.keep.policy == "farthest_from_centroid":
         raise _refuse(rules, "`keep.policy`", "'farthest_from_centroid', which needs the "
                       "semantic stage")
