@@ -518,8 +518,8 @@ class DistinctEvents(Guard):
         key = _row_codes(ctx.records, self.key)
         L, R = ctx.left, ctx.right
         cand = np.flatnonzero(ctx.matched & (key[L] >= 0) & (key[L] == key[R]))
-        if len(cand) == 0:
-            return
+        # No matched pair shares the key: still look for events chained through other
+        # records below (a cluster's answer must not depend on pairs elsewhere in the table).
         lo, hi = L[cand], R[cand]
         double = np.ones(len(cand), dtype=bool)
         why = np.full(len(cand), "", dtype=object)
@@ -528,7 +528,7 @@ class DistinctEvents(Guard):
             eq = (c[lo] >= 0) & (c[lo] == c[hi])
             why[double & ~eq] = f"different {col}"
             double &= eq
-        for col, limit in self.double_load["within_seconds"].items():
+        for col, limit in (self.double_load["within_seconds"].items() if len(cand) else ()):
             secs = self._seconds(ctx, col)
             gap = np.abs(secs[lo] - secs[hi])
             ok = gap <= limit  # NaN (unknown time) is never a double load

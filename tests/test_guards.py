@@ -298,6 +298,20 @@ def test_distinct_events_split_events_chained_through_another_record():
     assert matched_set(ctx) == {(1, 2)}  # the weaker link to r0 went
 
 
+def test_distinct_events_split_a_chain_even_when_no_pair_shares_the_key():
+    # r0 and r1 (same key, two purchases) were never a pair: they are chained only through
+    # r2. Whether other records elsewhere share a key directly must not change this cluster.
+    frame = pd.DataFrame({"k": ["x", "x", "x?"], "batch": ["B1", "B2", "B1"],
+                          "ts": ["2024-01-01T10:00:00", "2024-01-01T18:00:00",
+                                 "2024-01-01T10:00:05"]})
+    ctx = make_ctx(frame, [(0, 2, 3), (1, 2, 6)])
+    DistinctEvents(["k"], {"same": ["batch"], "within_seconds": {"ts": 60}})(ctx)
+    labels = ctx.clusters()
+    assert labels[0] != labels[1]
+    assert matched_set(ctx) == {(1, 2)}  # the weaker link went
+    assert {d["record_id"] for d in ctx.decisions} == {"r0", "r1"}
+
+
 def test_distinct_events_bad_timestamps_raise_input_error():
     frame = pd.DataFrame({"k": ["x", "x"], "ts": ["2024-01-01", "not a time"]})
     ctx = make_ctx(frame, [(0, 1, 9)])
