@@ -37,12 +37,14 @@ def _table(source: TableLike, sep: str | None, encoding: str,
         frame = read(source, sep=sep, encoding=encoding)
         name = frame.attrs.get("linkage_source", "table")
         return Table(frame, name, checksum(source, frame), time.perf_counter() - start)
+    every = header(source, sep=sep, encoding=encoding)
+    if set(every) <= set(columns):  # the rules read every column: one pass is enough
+        return _table(source, sep, encoding)
     frame = read(source, sep=sep, encoding=encoding, columns=columns)
     name = frame.attrs.get("linkage_source", "table")
-    table = Table(frame, name, checksum(source, frame), time.perf_counter() - start,
-                  all_columns=header(source, sep=sep, encoding=encoding),
-                  rows=partial(read_batches, source, sep=sep, encoding=encoding))
-    return table
+    return Table(frame, name, checksum(source, frame), time.perf_counter() - start,
+                 all_columns=every, rows=partial(read_batches, source, sep=sep,
+                                                 encoding=encoding))
 
 
 def _columns(sources: list[TableLike], rules: Rules, id_column: str | None, engine: str,

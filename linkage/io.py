@@ -213,15 +213,16 @@ def _parquet_batches(path: Path, rows: int):
     import io
 
     import pyarrow as pa
-    import pyarrow.dataset as ds
     import pyarrow.parquet as pq
 
-    dataset = ds.dataset(path, format="parquet")
-    for batch in dataset.to_batches(batch_size=rows):
-        buffer = io.BytesIO()
-        pq.write_table(pa.Table.from_batches([batch], schema=dataset.schema), buffer)
-        buffer.seek(0)
-        yield pd.read_parquet(buffer)
+    # One row group decoded at a time (a dataset scanner would read many ahead).
+    with pq.ParquetFile(path) as handle:
+        schema = handle.schema_arrow
+        for batch in handle.iter_batches(batch_size=rows, use_threads=False):
+            buffer = io.BytesIO()
+            pq.write_table(pa.Table.from_batches([batch], schema=schema), buffer)
+            buffer.seek(0)
+            yield pd.read_parquet(buffer)
 
 
 def as_text(values: pd.Series) -> np.ndarray:

@@ -229,13 +229,19 @@ def test_a_run_in_chunks_reads_only_the_rules_columns_and_writes_whole_rows(tmp_
 
 
 def test_guarded_review_rows_come_whole_from_the_second_pass(tmp_path):
-    # Conflicting labels go to review with their input rows; chunked or not, the same files.
-    memory, chunked = _both_ways(tmp_path, ["dedupe", ROOT / "sample_data" / "labelled_text.csv",
-                                            "--rules", ROOT / "rules" / "labelled_text.yaml"],
-                                 chunk=100)
+    # Conflicting labels go to review with their input rows, a column the rules never read
+    # included; chunked or not, the same files.
+    texts = read(ROOT / "sample_data" / "labelled_text.csv")
+    texts["annotator_note"] = [f"note {i}" if i % 3 else None for i in range(len(texts))]
+    source = tmp_path / "labelled_text.csv"
+    texts.to_csv(source, index=False)
+    memory, chunked = _both_ways(tmp_path, ["dedupe", source, "--rules",
+                                            ROOT / "rules" / "labelled_text.yaml"], chunk=100)
     assert _files(memory) == _files(chunked)
     review = pd.read_parquet(chunked / "review.parquet")
-    assert len(review) > 0 and {"doc_id", "text", "label", "domain"} <= set(review.columns)
+    assert len(review) > 0 and {"doc_id", "text", "label", "annotator_note"} <= set(
+        review.columns)
+    assert review["annotator_note"].notna().any()
 
 
 def test_a_wide_input_in_chunks_holds_less_in_memory(tmp_path):
