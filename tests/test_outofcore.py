@@ -280,3 +280,25 @@ def test_a_file_that_changes_during_the_run_is_named(tmp_path):
         handle.write("X1,Late,Row,2000-01-01,Leeds,LS1,late@example.com,0700\n")
     with pytest.raises(InputError, match="changed during the run"):
         list(_rows_of(table, len(table.frame), "rec_id")(100))
+
+
+def test_text_is_factorized_as_pandas_does(person_table):
+    # Arrow's hash table numbers values as pandas does (first appearance; None and NaN
+    # missing), over one array or several chunks, so encoded columns keep their codes.
+    import pyarrow as pa
+
+    from linkage.normalize._encoded import factorize_text
+
+    emails = pd.read_parquet(person_table)["email"].to_numpy(dtype=object)
+    emails[::7], emails[3::11] = None, np.nan
+    expected_codes, expected = pd.factorize(emails, use_na_sentinel=True)
+    codes, uniques = factorize_text(emails)
+    np.testing.assert_array_equal(codes, expected_codes)
+    assert uniques.to_pylist() == expected.tolist()
+    present = [v for v in emails if isinstance(v, str)]
+    chunked = pa.chunked_array([pa.array(present[:5_000], pa.large_string()),
+                                pa.array(present[5_000:], pa.large_string())])
+    codes, uniques = factorize_text(chunked)
+    expected_codes, expected = pd.factorize(np.array(present, dtype=object))
+    np.testing.assert_array_equal(codes, expected_codes)
+    assert uniques.to_pylist() == expected.tolist()

@@ -111,19 +111,47 @@ class EncodedColumn:
         return self._cache["shares"]
 
 
-def _compact(codes: np.ndarray, uniques: np.ndarray) -> EncodedColumn:
-    """An EncodedColumn with narrow codes, its many distinct values kept as Arrow strings."""
+def _compact(codes: np.ndarray, uniques) -> EncodedColumn:
+    """An EncodedColumn with narrow codes, its many distinct values kept as Arrow strings
+    (`uniques`: an object array of str, or an Arrow string array)."""
+    import pyarrow as pa
+
+    if isinstance(uniques, pa.ChunkedArray):
+        uniques = uniques.combine_chunks()
+    if isinstance(uniques, pa.Array):
+        if len(uniques) > ARROW_UNIQUES:
+            return EncodedColumn(_narrow(codes, len(uniques)), uniques.cast(pa.large_string()))
+        uniques = uniques.to_numpy(zero_copy_only=False)
     uniques = np.asarray(uniques, dtype=object)
     if len(uniques) > ARROW_UNIQUES:
-        import pyarrow as pa
-
         uniques = pa.array(uniques, type=pa.large_string())
     return EncodedColumn(_narrow(codes, len(uniques)), uniques)
 
 
+def factorize_text(values):
+    """`pd.factorize(values, use_na_sentinel=True)` for text (an object array of str and
+    None/NaN, or an Arrow string array): the same codes, numbered in order of first
+    appearance, and the same distinct values, found by Arrow's hash table (two to three
+    times faster than pandas' on Python strings) and given back as an Arrow array. Anything
+    Arrow cannot hold as text goes to pandas."""
+    import pyarrow as pa
+
+    try:
+        array = (values if isinstance(values, pa.Array | pa.ChunkedArray)
+                 else pa.array(values, type=pa.large_string(), from_pandas=True))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError, TypeError):
+        return pd.factorize(values, use_na_sentinel=True)
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()  # one hash table over every chunk, in order
+    encoded = array.dictionary_encode()
+    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(
+        np.int64, copy=False)
+    return codes, encoded.dictionary
+
+
 def encode_values(values: np.ndarray) -> EncodedColumn:
     """Encode an object array of `str` / None (what `linkage.io.as_text` returns)."""
-    codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
+    codes, uniques = factorize_text(np.asarray(values, dtype=object))
     return _compact(codes, uniques)
 
 
@@ -155,11 +183,16 @@ def encode_series(values: pd.Series) -> EncodedColumn:
 def encode_chunks(chunks) -> EncodedColumn:
     """`encode_series` of a column given as consecutive pieces (a chunk of records at a time):
     each piece is encoded alone, then their distinct values are merged into one code space."""
+    import pyarrow as pa
+
     parts = [encode_series(chunk) for chunk in chunks]
     if len(parts) == 1:
         return parts[0]
-    every = np.concatenate([p.all_uniques() for p in parts])
-    merged, uniques = pd.factorize(every)
+    every = pa.chunked_array(
+        [p.uniques.cast(pa.large_string()) if isinstance(p.uniques, pa.Array)
+         else pa.array(p.uniques, type=pa.large_string()) for p in parts],
+        type=pa.large_string())
+    merged, uniques = factorize_text(every)
     del every
     codes, offset = [], 0
     for part in parts:
@@ -205,7 +238,7 @@ def normalize_encoded(step, column: EncodedColumn, ids: pd.Series | None = None,
     after = np.concatenate(after) if after else np.zeros(0, dtype=object)
     none_after = np.concatenate(none_after) if none_after else np.zeros(0, dtype=bool)
     changed_u = np.concatenate(changed_u) if changed_u else np.zeros(0, dtype=bool)
-    merged, uniques = pd.factorize(after, use_na_sentinel=True)
+    merged, uniques = factorize_text(after)
     del after
     codes = np.append(merged, -1)[column.codes]  # code -1 (missing) picks up the last
     present = column.codes >= 0
