@@ -48,3 +48,16 @@ def f1_score(predicted: set, truth: set) -> tuple[float, float, float]:
     recall = tp / len(truth) if truth else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     return precision, recall, f1
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """A local Spark session (`local[2]`) for one test module: the engine reuses the active
+    session, because starting one takes seconds."""
+    from linkage.engines.spark._session import quiet_pyspark, spark_session
+
+    with quiet_pyspark():
+        session = spark_session("local[2]")
+    yield session
+    with quiet_pyspark():
+        session.stop()

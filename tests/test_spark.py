@@ -29,17 +29,6 @@ CONTRACT = ("clusters.parquet", "pairs.parquet", "deduplicated.parquet", "golden
             "links.parquet")
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from linkage.engines.spark._session import quiet_pyspark, spark_session
-
-    with quiet_pyspark():
-        session = spark_session("local[2]")
-    yield session
-    with quiet_pyspark():
-        session.stop()
-
-
 def _rules(name: str, **changes) -> lk.Rules:
     """A shipped rules file, optionally with some keys changed (a fresh object each time:
     fitting a scorer changes it)."""

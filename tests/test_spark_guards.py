@@ -44,17 +44,6 @@ CASES = {
 }
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from linkage.engines.spark._session import quiet_pyspark, spark_session
-
-    with quiet_pyspark():
-        session = spark_session("local[2]")
-    yield session
-    with quiet_pyspark():
-        session.stop()
-
-
 def _rules(case: str) -> lk.Rules:
     """The case's rules (a fresh object for each run: fitting a scorer changes it)."""
     _, name, guards = CASES[case]
