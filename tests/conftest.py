@@ -61,3 +61,14 @@ def spark():
     yield session
     with quiet_pyspark():
         session.stop()
+
+
+def nulls_as_none(frame: pd.DataFrame) -> pd.DataFrame:
+    """Object columns with every missing value as None (other columns as they are): on pandas
+    2.2 a missing text is NaN when read from a CSV and None when read back from Parquet, and
+    both are null once written."""
+    frame = frame.copy()
+    for column in frame.columns:
+        if frame[column].dtype == object:
+            frame[column] = frame[column].where(frame[column].notna(), None)
+    return frame

@@ -19,7 +19,7 @@ from linkage.errors import InputError, LinkageWarning
 from linkage.incremental import update
 from linkage.result import Result
 from linkage.settings import Rules
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, nulls_as_none, run_cli
 from tests.test_febrl import _opaque, _read_febrl
 
 FEBRL_FS = {"type": "fellegi_sunter", "threshold": 0.0, "u_estimation": "random",
@@ -65,15 +65,6 @@ def _check_lineage(old: pd.DataFrame, new: pd.DataFrame, lineage: pd.DataFrame, 
     assert sorted(listed.dropna()) == sorted(moved)
 
 
-def _nulls_as_none(frame: pd.DataFrame) -> pd.DataFrame:
-    """Object columns with every missing value as None (other columns as they are)."""
-    frame = frame.copy()
-    for column in frame.columns:
-        if frame[column].dtype == object:
-            frame[column] = frame[column].where(frame[column].notna(), None)
-    return frame
-
-
 def _same_run(incremental, full, id_column: str) -> None:
     """The update's outputs are a full run's, but for the cluster ids."""
     assert _partition(incremental.clusters, id_column) == _partition(full.clusters, id_column)
@@ -82,8 +73,8 @@ def _same_run(incremental, full, id_column: str) -> None:
                                   full.clusters.drop(columns="cluster_id"))
     # A missing text is None when read back from records.parquet and NaN from a CSV on
     # pandas 2.2 (both are null once written); compare them as missing.
-    pd.testing.assert_frame_equal(_nulls_as_none(incremental.deduplicated),
-                                  _nulls_as_none(full.deduplicated))
+    pd.testing.assert_frame_equal(nulls_as_none(incremental.deduplicated),
+                                  nulls_as_none(full.deduplicated))
     for stage in ("block", "compare", "score", "cluster", "guard"):
         assert incremental.summary_data["stages"][stage] == full.summary_data["stages"][stage]
 

@@ -7,12 +7,13 @@ import pytest
 
 import linkage as lk
 from linkage.errors import InputError
-from tests.conftest import ROOT
+from tests.conftest import ROOT, nulls_as_none
 
 
 def same(a: pd.DataFrame, b: pd.DataFrame) -> None:
     # Parquet keeps the values; categorical columns come back as plain ones.
-    pd.testing.assert_frame_equal(a, b, check_dtype=False, check_categorical=False)
+    pd.testing.assert_frame_equal(nulls_as_none(a), nulls_as_none(b), check_dtype=False,
+                                  check_categorical=False)
 
 
 def test_a_written_run_loads_back_whole(tmp_path):
