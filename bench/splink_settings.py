@@ -50,15 +50,22 @@ def train(linker) -> None:
     and Splink refuses (max_rows_limit 1e9). Same rules here, each joined on one persons.yaml
     blocking key and fuzzy on the third column.
     """
-    deterministic_rules = [
+    fit(linker,
         "l.first_name = r.first_name and l.surname = r.surname and levenshtein(r.dob, l.dob) <= 1",
+        [block_on("first_name", "surname"), block_on("dob")])
+
+
+def fit(linker, name_rule: str, em_blocks: list) -> None:
+    """The tutorial's sequence: the chance that two random records match from deterministic
+    rules (`name_rule` first, then the two name-and-dob rules and email), u by random
+    sampling, then one EM pass per block of `em_blocks`."""
+    deterministic_rules = [
+        name_rule,
         "l.surname = r.surname and l.dob = r.dob and levenshtein(r.first_name, l.first_name) <= 2",
         "l.first_name = r.first_name and l.dob = r.dob and levenshtein(r.surname, l.surname) <= 2",
         block_on("email"),
     ]
     linker.training.estimate_probability_two_random_records_match(deterministic_rules, recall=0.7)
     linker.training.estimate_u_using_random_sampling(max_pairs=1e6, seed=SEED)
-    linker.training.estimate_parameters_using_expectation_maximisation(
-        block_on("first_name", "surname")
-    )
-    linker.training.estimate_parameters_using_expectation_maximisation(block_on("dob"))
+    for block in em_blocks:
+        linker.training.estimate_parameters_using_expectation_maximisation(block)

@@ -43,15 +43,6 @@ def settings():
 
 def train(linker) -> None:
     """The tutorial's sequence, as bench/splink_settings.py, with scalable EM blocking."""
-    deterministic_rules = [
-        "l.first_name = r.first_name and l.surname = r.surname and l.dob = r.dob",
-        "l.surname = r.surname and l.dob = r.dob and levenshtein(r.first_name, l.first_name) <= 2",
-        "l.first_name = r.first_name and l.dob = r.dob and levenshtein(r.surname, l.surname) <= 2",
-        block_on("email"),
-    ]
-    linker.training.estimate_probability_two_random_records_match(deterministic_rules, recall=0.7)
-    linker.training.estimate_u_using_random_sampling(max_pairs=1e6, seed=SEED)
-    linker.training.estimate_parameters_using_expectation_maximisation(
-        block_on("first_name", "surname", _YEAR)
-    )
-    linker.training.estimate_parameters_using_expectation_maximisation(block_on("postcode"))
+    _base.fit(linker,
+              "l.first_name = r.first_name and l.surname = r.surname and l.dob = r.dob",
+              [block_on("first_name", "surname", _YEAR), block_on("postcode")])
