@@ -810,14 +810,9 @@ def run_local(
     The output files are the same bytes either way.
     """
     chunk = resolve_chunk_rows(chunk_rows)
-    clock = _Clock()
-    clock.timings["read"] = round(sum(t.read_seconds for t in tables), 4)
-    id_column = id_column or rules.id_column
-    validate_tables(tables, rules, id_column)
-
-    with clock.stage("prepare"):
-        frames, id_name, sizes, source, ids, combined = prepare_tables(tables, id_column)
-        n = sum(sizes)
+    clock, id_column, (frames, id_name, sizes, source, ids, combined) = start_run(
+        tables, rules, id_column)
+    n = sum(sizes)
 
     with clock.stage("normalize"):
         work, normalize_stats = normalize_columns(rules, combined, ids,
@@ -1192,6 +1187,19 @@ def _pair_frame(ids: pd.Series, left: np.ndarray, right: np.ndarray, mask: np.nd
 def _take(ids: pd.Series, rows: np.ndarray) -> pd.Series:
     """The ids of `rows`, as a column of the ids' dtype with a fresh index and no name."""
     return ids.take(np.asarray(rows, dtype=np.int64)).reset_index(drop=True).rename(None)
+
+
+def start_run(tables: list[Table], rules: Rules, id_column: str | None):
+    """How every engine's run begins: a clock holding the read time, the id column (argument,
+    else the rules'), the tables checked (`validate_tables`) and prepared (`prepare_tables`,
+    timed as "prepare")."""
+    clock = _Clock()
+    clock.timings["read"] = round(sum(t.read_seconds for t in tables), 4)
+    id_column = id_column or rules.id_column
+    validate_tables(tables, rules, id_column)
+    with clock.stage("prepare"):
+        prepared = prepare_tables(tables, id_column)
+    return clock, id_column, prepared
 
 
 def prepare_tables(tables: list[Table], id_column: str | None):

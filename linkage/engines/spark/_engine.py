@@ -39,16 +39,14 @@ from linkage.keep import id_rank
 from linkage.pipeline import (
     Mode,
     Table,
-    _Clock,
     _outputs,
     _progress,
     _summary,
     guard_counts,
     load_model,
-    prepare_tables,
     random_pairs,
     scorer_report,
-    validate_tables,
+    start_run,
 )
 from linkage.result import Result
 from linkage.scoring import ComparisonMatrix, FellegiSunter
@@ -105,14 +103,10 @@ def run_spark(
     supervised scorer and the `farthest_from_centroid` keeper. Every guard runs, with the
     local engine's decisions.
     """
-    clock = _Clock()
-    clock.timings["read"] = round(sum(t.read_seconds for t in tables), 4)
     check_supported(rules)
-    id_column = id_column or rules.id_column
-    validate_tables(tables, rules, id_column)
-    with clock.stage("prepare"):
-        frames, id_name, sizes, source, ids, combined = prepare_tables(tables, id_column)
-        n = len(combined)
+    clock, id_column, (frames, id_name, sizes, source, ids, combined) = start_run(
+        tables, rules, id_column)
+    n = len(combined)
     with clock.stage("spark"):
         spark = spark_session(master)
     with quiet_pyspark(), _progress(len(STAGES), "spark", progress) as bar:
