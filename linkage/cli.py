@@ -421,9 +421,9 @@ def validate(rules_path):
 
 
 def _register() -> None:
-    from linkage.commands import drift, evaluate, recall, report, review, update
+    from linkage.commands import drift, evaluate, recall, report, review, spans, update
 
-    for module in (drift, evaluate, recall, report, review, update):
+    for module in (drift, evaluate, recall, report, review, spans, update):
         main.add_command(module.command)
 
 
