@@ -20,4 +20,7 @@ __all__ = [
 # Registers `type: minhash` in the Blocker family (numpy only; nothing heavy is imported).
 from linkage.text.lsh import MinHashBlocker
 
-__all__ += ["MinHashBlocker"]
+# Registers `type: simhash` (the blocker and the comparison), numpy only as well.
+from linkage.text.simhash import SimHashBlocker
+
+__all__ += ["MinHashBlocker", "SimHashBlocker"]

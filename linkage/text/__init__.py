@@ -13,6 +13,7 @@ from linkage.text.lsh import (
 from linkage.text.minhash import load_signatures, save_signatures, signatures
 from linkage.text.semdedup import SemDeDupResult, semdedup
 from linkage.text.shingles import Shingles, shingle
+from linkage.text.simhash import SimHash, SimHashBlocker, fingerprints, hamming, near_pairs
 
 __all__ = [
     "Cosine",
@@ -22,11 +23,16 @@ __all__ = [
     "MinHashBlocker",
     "SemDeDupResult",
     "Shingles",
+    "SimHash",
+    "SimHashBlocker",
     "candidate_pairs",
+    "fingerprints",
     "format_lsh_params",
+    "hamming",
     "jaccard",
     "load_signatures",
     "lsh_params",
+    "near_pairs",
     "s_curve",
     "save_signatures",
     "semdedup",

@@ -212,19 +212,28 @@ def candidate_pairs(
     codes, skipped = [], []
     for band in range(bands):
         docs, starts, sizes = _buckets(sig, eligible, band, rows)
-        big = sizes > (max_bucket or len(sig) + 1)
-        skipped += [(band, int(z), int(docs[s])) for s, z in zip(starts[big], sizes[big],
-                                                                   strict=True)]
-        keep = (sizes >= 2) & ~big
-        member = np.repeat(keep, sizes)
-        docs, sizes = docs[member], sizes[keep]
-        a, b = _pairs_in_buckets(docs, np.cumsum(sizes) - sizes, sizes)
-        if source is not None:
-            cross = source[a] != source[b]
-            a, b = a[cross], b[cross]
-        codes.append(np.unique(a * n + b))
+        code, big = bucket_pairs(docs, starts, sizes, n=n, source=source,
+                                 max_bucket=max_bucket or len(sig) + 1)
+        codes.append(code)
+        skipped += [(band, size, first) for size, first in big]
     code = np.unique(np.concatenate(codes)) if codes else np.zeros(0, np.int64)
     return Candidates(code // n, code % n, skipped)
+
+
+def bucket_pairs(docs: np.ndarray, starts: np.ndarray, sizes: np.ndarray, *, n: np.int64,
+                 source: np.ndarray | None, max_bucket: int):
+    """Unique codes (i * n + j, i < j) of the pairs inside each bucket of at most `max_bucket`
+    texts (from different sources in link mode), and each larger bucket as (size, first text).
+    `docs` are the texts sorted by bucket, which starts at `starts` and holds `sizes`."""
+    big = sizes > max_bucket
+    skipped = [(int(z), int(docs[s])) for s, z in zip(starts[big], sizes[big], strict=True)]
+    keep = (sizes >= 2) & ~big
+    docs, sizes = docs[np.repeat(keep, sizes)], sizes[keep]
+    a, b = _pairs_in_buckets(docs, np.cumsum(sizes) - sizes, sizes)
+    if source is not None:
+        cross = source[a] != source[b]
+        a, b = a[cross], b[cross]
+    return np.unique(a * n + b), skipped
 
 
 def jaccard(shingles: Shingles, left: np.ndarray, right: np.ndarray, *, chunk: int = 200_000):
@@ -286,6 +295,17 @@ class MinHashProposal(Proposal):
     candidates: int = 0
 
 
+def check_shingling(owner: object, shingle: str, k: int | None, min_tokens: int) -> None:
+    """The shingling keys a text blocker shares (`shingle`, `k`, `min_tokens`)."""
+    check(shingle in ("auto", "word", "char"), owner, "shingle",
+          "must be one of 'auto', 'word', 'char'", shingle)
+    check(k is None or (isinstance(k, int) and k >= 1 and shingle != "auto"), owner, "k",
+          "must be a positive integer with shingle 'word' or 'char' (leave it out with "
+          "'auto', which picks 3 words or 5 characters per text)", k)
+    check(isinstance(min_tokens, int) and min_tokens >= 0, owner, "min_tokens",
+          "must be a non-negative integer", min_tokens)
+
+
 class MinHashBlocker(Blocker):
     """Near-duplicate free text: MinHash-LSH candidates, verified by exact Jaccard.
 
@@ -317,13 +337,7 @@ class MinHashBlocker(Blocker):
               "must be in (0, 1)", threshold)
         check(isinstance(num_perm, int) and num_perm >= 2, self, "num_perm",
               "must be an integer of at least 2", num_perm)
-        check(shingle in ("auto", "word", "char"), self, "shingle",
-              "must be one of 'auto', 'word', 'char'", shingle)
-        check(k is None or (isinstance(k, int) and k >= 1 and shingle != "auto"), self, "k",
-              "must be a positive integer with shingle 'word' or 'char' (leave it out with "
-              "'auto', which picks 3 words or 5 characters per text)", k)
-        check(isinstance(min_tokens, int) and min_tokens >= 0, self, "min_tokens",
-              "must be a non-negative integer", min_tokens)
+        check_shingling(self, shingle, k, min_tokens)
         check(isinstance(seed, int), self, "seed", "must be an integer", seed)
         self.column = column
         self.threshold = float(threshold)
