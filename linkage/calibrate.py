@@ -80,7 +80,8 @@ def sample_pairs(run_dir: str | Path, bands: list[float], per_band: int, *,
         right = right.assign(**{id_col: np.arange(len(right))})
     left = left.astype({id_col: str}).add_suffix("_l").rename(columns={f"{id_col}_l": "_kl"})
     right = right.astype({id_col: str}).add_suffix("_r").rename(columns={f"{id_col}_r": "_kr"})
-    out = chosen[["band", "id_l", "id_r", "match_weight", "match_probability"]].copy()
+    # The decision as it was, so that `linkage drift` can tell which labelled pairs flip.
+    out = chosen[["band", "id_l", "id_r", "match_weight", "match_probability", "is_match"]].copy()
     out["_kl"], out["_kr"] = out["id_l"].astype(str), out["id_r"].astype(str)
     out = out.merge(left, on="_kl", how="left").merge(right, on="_kr", how="left")
     out = out.drop(columns=["_kl", "_kr"])

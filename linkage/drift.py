@@ -166,6 +166,7 @@ def drift(new_run: str | Path, labels: str | Path, *, baseline: str | Path | Non
     else:
         then = table[["match_weight", "match_probability"]].apply(pd.to_numeric,
                                                                   errors="coerce")
+        # Labels sampled before `linkage sample` wrote `is_match` carry no decisions.
         then["is_match"] = (table["is_match"].str.lower().map({"true": True, "false": False})
                             if "is_match" in table.columns else None)
         then.index = keys

@@ -103,14 +103,28 @@ def test_max_drop_makes_drift_a_gate(runs):
     fell = _drift(runs, runs / "new", runs / "labels.csv", "--max-drop", "0.05")
     assert fell.returncode == 1, fell.stderr
     assert "FAIL (--max-drop 0.05): precision in band" in fell.stdout
-    # Without --baseline the labels' own scores are "then", and no decisions are known.
-    assert "pass --baseline OLD_RUN" in fell.stdout
+    # Without --baseline the labels' own scores and decisions (as sampled) are "then".
+    assert "pass --baseline OLD_RUN" not in fell.stdout
     same = _drift(runs, runs / "old", runs / "labels.csv", "--baseline", runs / "old",
                   "--max-drop", "0", "--json")
     assert same.returncode == 0, same.stderr
     report = json.loads(same.stdout)
     assert report["passed"] and not report["flipped"] and not report["no_longer_scored"]
     assert report["verdict"].startswith("PASS")
+
+
+def test_the_labels_alone_give_the_same_flips_as_the_baseline(runs, tmp_path):
+    alone = _drift(runs, runs / "new", runs / "labels.csv", "--json")
+    baseline = _drift(runs, runs / "new", runs / "labels.csv", "--baseline", runs / "old",
+                      "--json")
+    assert alone.returncode == baseline.returncode == 0, alone.stderr
+    assert json.loads(alone.stdout) == json.loads(baseline.stdout)
+    # Labels without decisions (sampled by an older version) say where flips come from.
+    labels = pd.read_csv(runs / "labels.csv", dtype=str, keep_default_na=False)
+    labels.drop(columns="is_match").to_csv(tmp_path / "old_labels.csv", index=False)
+    done = _drift(runs, runs / "new", tmp_path / "old_labels.csv")
+    assert done.returncode == 0, done.stderr
+    assert "0 pairs flipped" in done.stdout and "pass --baseline OLD_RUN" in done.stdout
 
 
 def test_labels_from_another_run_name_the_file_and_the_fix(runs, tmp_path):
