@@ -107,10 +107,16 @@ def test_oversized_buckets_are_skipped_and_listed():
     assert len(left) == 0 and len(skipped) == 2 and all(size == 10 for _, size, _ in skipped)
 
 
-def test_link_mode_pairs_only_cross_sources():
+def test_link_mode_pairs_only_cross_sources_and_the_estimate_bounds_them():
     fp = np.array([0, 0, 1, 1], np.uint64)
-    left, right, *_ = near_pairs(fp, 1, source=np.array([0, 0, 1, 1], np.int8))
+    source = np.array([0, 0, 1, 1], np.int8)
+    left, right, *_ = near_pairs(fp, 1, source=source)
     assert _pairs(left, right) == {(0, 2), (0, 3), (1, 2), (1, 3)}
+    texts = np.array(["one two three four five six"] * 4, dtype=object)
+    blocker = SimHashBlocker("text", max_distance=1)
+    data = BlockingInput({"text": texts}, source)
+    assert blocker.estimate(data, 100) == 2 * 4  # two tables, each 2 x 2 across sources
+    assert len(blocker.propose(data, 100).left) == 4
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from linkage.commands.review import _bands
 @click.argument("labels_path", metavar="LABELS", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--baseline", default=None, type=click.Path(file_okay=False, path_type=Path),
               help="The run the labels were sampled from: its scores and decisions are 'then' "
-                   "(default: the scores the labels file carries; decisions need --baseline).")
+                   "(default: the scores and decisions the labels file carries).")
 @click.option("--bands", default=None,
               help="Band edges (default: the bands the labels were sampled with).")
 @click.option("--on", type=click.Choice(["auto", "probability", "weight"]), default="auto",

@@ -177,14 +177,20 @@ def bucket_pair_count(
     total = 0
     for band in range(bands):
         docs, _starts, sizes = _buckets(sig, eligible, band, rows)
-        ok = sizes <= (max_bucket or len(sig) + 1)
-        if source is None:
-            total += int((sizes * (sizes - 1) // 2)[ok].sum())
-        else:
-            bucket = np.repeat(np.arange(len(sizes)), sizes)
-            right = np.bincount(bucket, weights=source[docs] == 1, minlength=len(sizes))
-            total += int(((sizes - right) * right)[ok].sum())
+        total += pairs_in_buckets_count(docs, sizes, source, max_bucket or len(sig) + 1)
     return total
+
+
+def pairs_in_buckets_count(docs: np.ndarray, sizes: np.ndarray, source: np.ndarray | None,
+                           max_bucket: int) -> int:
+    """Pairs inside the buckets of at most `max_bucket` texts (in link mode, across sources);
+    `docs` are the texts sorted by bucket, `sizes` the buckets' sizes."""
+    ok = sizes <= max_bucket
+    if source is None:
+        return int((sizes * (sizes - 1) // 2)[ok].sum())
+    bucket = np.repeat(np.arange(len(sizes)), sizes)
+    right = np.bincount(bucket, weights=source[docs] == 1, minlength=len(sizes))
+    return int(((sizes - right) * right)[ok].sum())
 
 
 def _eligible(sig: np.ndarray, eligible: np.ndarray | None) -> np.ndarray:

@@ -22,7 +22,7 @@ import numpy as np
 from linkage._schema import check
 from linkage.blocking._blockers import Blocker, BlockingInput, Proposal, SkippedBlock, _groups
 from linkage.comparators._base import SimilarityComparison
-from linkage.text.lsh import bucket_pairs, check_shingling
+from linkage.text.lsh import bucket_pairs, check_shingling, pairs_in_buckets_count
 from linkage.text.minhash import _chunks
 from linkage.text.shingles import ShingleMode, Shingles, shingle
 
@@ -156,9 +156,8 @@ class SimHashBlocker(Blocker):
         docs = np.flatnonzero(eligible)
         total = 0
         for mask in table_masks(self.max_distance, self.blocks):
-            _, _, sizes = _buckets(fp & mask, docs)
-            sizes = sizes[sizes <= max_block_size]
-            total += int((sizes * (sizes - 1) // 2).sum())
+            in_order, _, sizes = _buckets(fp & mask, docs)
+            total += pairs_in_buckets_count(in_order, sizes, data.source, max_block_size)
         return total
 
     def propose(self, data: BlockingInput, max_block_size: int) -> Proposal:
