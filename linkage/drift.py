@@ -76,6 +76,7 @@ class Drift:
         return {"on": self.on, "passed": self.passed, "max_drop": self.max_drop,
                 "verdict": self.verdict(), "labelled_pairs": len(self.pairs),
                 "bands": records(self.bands),
+                "pairs": records(self.pairs.drop(columns="flipped")),
                 "flipped": records(self.flipped[pair_columns]),
                 "no_longer_scored": records(self.no_longer_scored[["id_l", "id_r", "label",
                                                                    "band_then"]])}
@@ -86,6 +87,9 @@ class Drift:
         for _, row in self.bands.iterrows():
             lines.append(f"  {row['band']}: {_precision(row, 'then')} -> "
                          f"{_precision(row, 'now')}")
+        scored = self.pairs[self.pairs["scored_now"]]
+        moved = int((scored["band_then"].fillna("") != scored["band_now"].fillna("")).sum())
+        lines.append(f"  {moved:,} of {len(scored):,} pairs still scored changed band")
         flipped = self.flipped
         gained = int(flipped["match_now"].astype(bool).sum())
         lines.append(f"  {len(flipped):,} pairs flipped their decision ({gained} now a match, "

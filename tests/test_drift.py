@@ -84,6 +84,12 @@ def test_drift_reports_precision_per_band_then_and_now_flips_and_lost_pairs(runs
     assert {(p["id_l"], p["id_r"]) for p in report["no_longer_scored"]} == lost and lost
     top = [k for k in present if new.loc[k, "match_weight"] >= 8]
     assert bands["[8, inf)"]["labelled_now"] == len(top)
+    each = {(p["id_l"], p["id_r"]): p for p in report["pairs"]}
+    assert len(each) == len(labels)
+    for key in present[:20]:
+        assert each[key]["score_now"] == pytest.approx(new.loc[key, "match_weight"])
+        assert each[key]["score_then"] == pytest.approx(old.loc[key, "match_weight"])
+        assert each[key]["band_then"] == labels.set_index(["id_l", "id_r"]).loc[key, "band"]
     flips = {k for k in present if bool(new.loc[k, "is_match"]) != bool(old.loc[k, "is_match"])}
     assert {(p["id_l"], p["id_r"]) for p in report["flipped"]} == flips and flips
     # These rules trust a shared phone: precision in the bands above 4 fell, and it says so.
@@ -96,6 +102,7 @@ def test_drift_as_text_names_the_worst_band_and_the_flipped_pairs(runs):
     assert done.returncode == 0, done.stderr
     assert "then -> now (95% Wilson interval)" in done.stdout
     assert "pairs flipped their decision" in done.stdout and "no longer scored" in done.stdout
+    assert "pairs still scored changed band" in done.stdout
     assert "DRIFT: precision in band" in done.stdout
 
 
