@@ -123,14 +123,14 @@ def strip_spans(texts: pd.Series | list, *, min_documents: int = 3, span_sentenc
     removed = np.cumsum(delta[:-1]) > 0
     run_start = removed & np.append(True, (~removed[:-1]) | (doc[1:] != doc[:-1]))
     removed_spans = np.bincount(doc[run_start], minlength=len(texts))
-    cleaned = texts.copy()
+    cleaned = texts.astype(object)  # a numeric column cleaned becomes text
     offsets = np.concatenate([[0], np.cumsum([len(p) for p in pieces])])
     removed_chars = np.zeros(len(texts), dtype=np.int64)
     for d in np.flatnonzero(removed_spans):
         lo, hi = offsets[d], offsets[d + 1]
         kept = "".join(s for s, gone in zip(flat[lo:hi], removed[lo:hi], strict=True)
                        if not gone).strip()
-        removed_chars[d] = len(texts[d]) - len(kept)
+        removed_chars[d] = len(str(texts[d])) - len(kept)
         cleaned[d] = kept
     return SpanDedup(cleaned, removed_spans, removed_chars,
                      _boilerplate(key[found], starts[found], doc, flat, span_sentences),
