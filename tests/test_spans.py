@@ -144,5 +144,5 @@ def test_cli_bad_column_and_bad_option_exit_2_with_the_fix(tmp_path):
 def test_no_texts_and_numbers_as_texts():
     assert strip_spans([]).summary()["documents"] == 0
     numbers = strip_spans(pd.Series([7, 7, 7, 8]), min_documents=3)
-    assert numbers.text.tolist() == ["", "", "", 8] and numbers.removed_chars.tolist() == [1, 1,
+    assert numbers.text.tolist() == ["", "", "", "8"] and numbers.removed_chars.tolist() == [1, 1,
                                                                                            1, 0]

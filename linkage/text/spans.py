@@ -123,7 +123,8 @@ def strip_spans(texts: pd.Series | list, *, min_documents: int = 3, span_sentenc
     removed = np.cumsum(delta[:-1]) > 0
     run_start = removed & np.append(True, (~removed[:-1]) | (doc[1:] != doc[:-1]))
     removed_spans = np.bincount(doc[run_start], minlength=len(texts))
-    cleaned = texts.astype(object)  # a numeric column cleaned becomes text
+    # A column of numbers comes back as text, all of it, so it stays one type.
+    cleaned = pd.Series([t if _missing(t) else str(t) for t in texts], dtype=object)
     offsets = np.concatenate([[0], np.cumsum([len(p) for p in pieces])])
     removed_chars = np.zeros(len(texts), dtype=np.int64)
     for d in np.flatnonzero(removed_spans):
