@@ -1265,6 +1265,28 @@ def removals_by(values: pd.Series, removed: np.ndarray) -> dict[str, dict]:
     }
 
 
+def group_removal_warnings(by: dict[str, dict[str, dict]], table_rate: float,
+                           limit: float) -> list[str]:
+    """A warning per value of a `removals_by` column that lost more than `limit` of its
+    records, beyond chance: the lower end of the 95% Wilson interval of its removal rate is
+    above the limit, so 1 removed of 2 records (interval 9%-91%) says nothing, 40 of 100
+    (31%-50%) does. A column with one value repeats the table-wide figure and is left out."""
+    from linkage.calibrate import wilson
+
+    out = []
+    for column, values in by.items():
+        for value, v in values.items() if len(values) > 1 else ():
+            low, high = wilson(v["removed"], v["records"])
+            if low > limit:
+                out.append(
+                    f"`{column}` {value!r}: {v['removal_rate']:.1%} of its {v['records']:,} "
+                    f"records were removed as duplicates (95% interval {low:.1%}-{high:.1%}), "
+                    f"above `max_removal_rate` ({limit:.0%}), while the whole table lost "
+                    f"{table_rate:.1%}. Check how the {value!r} records were loaded, or raise "
+                    "`max_removal_rate` in the rules if this is expected.")
+    return out
+
+
 def _versions() -> dict[str, str]:
     import jellyfish
     import pyarrow
@@ -1390,6 +1412,8 @@ def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matc
                 "few duplicates, the ingestion may be loading rows twice. Check the loads, or "
                 "raise `max_removal_rate` in the rules if this is expected."
             )
+        summary["warnings"] += group_removal_warnings(summary["removals_by"], removal_rate,
+                                                      rules.max_removal_rate)
     else:
         # Column by column: `cluster_frame` may be a ParquetFrame.
         linked = (cluster_frame["cluster_size"] > 1).to_numpy()
