@@ -573,6 +573,9 @@ class _Unguarded:
         return cls(np.asarray(matched, dtype=bool), nothing, nothing, nothing,
                    np.ones(n, dtype=np.int64), [])
 
+    def settle(self, is_keeper: np.ndarray | None) -> None:
+        """No guard held anything back."""
+
 
 class _InMemory:
     """Compare and score with the whole comparison matrix in memory (and checkpointed)."""
@@ -943,6 +946,7 @@ def _record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, acc
     (`_rows_of`); deduplicated and review records are then taken in one pass over them."""
     n = len(ids)
     ml, mr, mw = accepted
+    guard.settle(is_keeper if mode == "dedupe" else None)  # now that the keeper has ranked
     # Each record's strongest accepted link, for its reason.
     best_w = np.full(n, -np.inf)
     best_other = np.full(n, -1, dtype=np.int64)

@@ -7,7 +7,7 @@ import json
 
 import pandas as pd
 
-from tests.hostile.conftest import assert_unchanged_outside, run_cli, snapshot
+from tests.hostile._runs import dedupe
 
 RULES = """\
 id_column: id
@@ -42,13 +42,7 @@ def _table() -> pd.DataFrame:
 
 
 def test_a_source_over_the_removal_limit_warns_though_the_table_is_under(workdir):
-    _table().to_csv(workdir / "t.csv", index=False)
-    (workdir / "rules.yaml").write_text(RULES)
-    before = snapshot(workdir)
-    done = run_cli("dedupe", workdir / "t.csv", "--rules", workdir / "rules.yaml",
-                   "--out", workdir / "out")
-    assert done.returncode == 0, done.stderr
-    assert_unchanged_outside(before, snapshot(workdir), "out")
+    done = dedupe(workdir, _table(), RULES)
     summary = json.loads((workdir / "out" / "summary.json").read_text())
     assert summary["removal_rate"] < 0.2  # the table-wide figure hides it
     assert summary["removals_by"]["source"]["a"]["removal_rate"] == 0.4
@@ -70,11 +64,7 @@ def test_no_group_warning_when_no_source_loses_more_than_the_limit(workdir):
     frame = _table()
     frame = frame[~frame.duplicated(["name", "source"], keep="first") | (frame["source"] != "a")
                   | (frame["name"] < "a1")]  # `a` keeps only a handful of copies
-    frame.to_csv(workdir / "t.csv", index=False)
-    (workdir / "rules.yaml").write_text(RULES)
-    done = run_cli("dedupe", workdir / "t.csv", "--rules", workdir / "rules.yaml",
-                   "--out", workdir / "out")
-    assert done.returncode == 0, done.stderr
+    dedupe(workdir, frame, RULES)
     summary = json.loads((workdir / "out" / "summary.json").read_text())
     assert summary["removals_by"]["source"]["a"]["removal_rate"] < 0.2
     assert summary["warnings"] == []
