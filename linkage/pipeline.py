@@ -26,6 +26,7 @@ import pandas as pd
 
 from linkage import __version__
 from linkage._schema import did_you_mean
+from linkage.before_after import before_after, value_labels
 from linkage.blocking import BlockingInput, CandidatePairs, block, blocker_names
 from linkage.blocking._blockers import SkippedBlock
 from linkage.clustering import connected_components, one_to_one
@@ -1253,8 +1254,7 @@ def scorer_report(scorer) -> dict:
 
 def removals_by(values: pd.Series, removed: np.ndarray) -> dict[str, dict]:
     """Per value of a column: records, removed, removal rate, and its share before and after."""
-    frame = pd.DataFrame({"value": values.astype(object).where(values.notna(), "(missing)")
-                          .astype(str).to_numpy(), "removed": removed})
+    frame = pd.DataFrame({"value": value_labels(values).to_numpy(), "removed": removed})
     grouped = frame.groupby("value", sort=True)["removed"].agg(["size", "sum"])
     before, kept = grouped["size"].sum(), (grouped["size"] - grouped["sum"]).sum()
     return {
@@ -1408,6 +1408,7 @@ def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matc
         removed = (cluster_frame["action"] == "duplicate").to_numpy()
         columns = [c for c in [rules.source_column, *rules.report_columns] if c]
         summary["removals_by"] = {c: removals_by(records[c], removed) for c in columns}
+        summary["before_after"] = before_after(records, removed, rules)
         summary["warnings"] = []
         if removal_rate > rules.max_removal_rate:
             summary["warnings"].append(
