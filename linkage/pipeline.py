@@ -1279,7 +1279,9 @@ def group_removal_warnings(by: dict[str, dict[str, dict]], table_rate: float,
 
     out = []
     for column, values in by.items():
-        for value, v in values.items() if len(values) > 1 else ():
+        if len(values) < 2:
+            continue
+        for value, v in values.items():
             low, high = wilson(v["removed"], v["records"])
             if low > limit:
                 out.append(
