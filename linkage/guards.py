@@ -9,8 +9,11 @@ matched) and changes it in place: edge guards un-match pairs (`domain_thresholds
 
 `apply_guards` runs them in a fixed stage order whatever the order of the list: thresholds
 first (they redefine which pairs are matched), then the guards that remove edges, then the
-record guards; inside a stage, in list order. Everything is deterministic: edges are removed
-weakest first with ties broken by (left, right), groups are numbered by their smallest row.
+record guards, then `max_cluster_size` with `action: review` (it must know which clusters
+`keep_up_to` protects); inside a stage, in list order. A protected cluster it finds too big is
+held until the keeper has ranked its records (`GuardContext.settle`): the copies `keep_up_to`
+keeps are kept, the rest go to review. Everything is deterministic: edges are removed weakest
+first with ties broken by (left, right), groups are numbered by their smallest row.
 """
 
 from __future__ import annotations
@@ -59,6 +62,8 @@ class GuardContext:
     review_group: np.ndarray | None = None  # None or e.g. "conflicting_labels:3"
     keep_limit: np.ndarray | None = None  # copies the keeper keeps (max over the cluster)
     decisions: list[dict] = field(default_factory=list)
+    protected: np.ndarray | None = None  # bool: its cluster holds a record keep_up_to protects
+    held: list[tuple] = field(default_factory=list)  # review waiting for the keeper (`settle`)
 
     def __post_init__(self) -> None:
         n = len(self.records)
@@ -80,6 +85,8 @@ class GuardContext:
             self.review_group = np.full(n, None, dtype=object)
         if self.keep_limit is None:
             self.keep_limit = np.ones(n, dtype=np.int64)
+        if self.protected is None:
+            self.protected = np.zeros(n, dtype=bool)
         if len(self.ids) != n:
             raise ValueError(f"GuardContext: {len(self.ids)} ids for {n} records")
         if not (len(self.left) == len(self.right) == len(self.weight) == len(self.matched)):
@@ -92,6 +99,22 @@ class GuardContext:
     def clusters(self) -> np.ndarray:
         """Connected components of the matched pairs now (labels numbered by smallest row)."""
         return connected_components(self.n, self.left[self.matched], self.right[self.matched])
+
+    def settle(self, is_keeper: np.ndarray | None) -> None:
+        """Send the oversized protected clusters `max_cluster_size` held to review, all but
+        the copies the keeper keeps (`is_keeper`, per row; None when linking: no copy is
+        kept) unless another guard already sent them to review."""
+        for guard, rows, size, group in self.held:
+            kept = (np.zeros(len(rows), dtype=bool) if is_keeper is None
+                    else is_keeper[rows] & (self.action[rows] != "review"))
+            text = _too_big(len(rows), size)
+            self.mark(rows[~kept], "review", text, group)
+            self.log(guard, rows[~kept], "review", text)
+            self.log(guard, rows[kept], "kept",
+                     f"cluster of {len(rows)} records exceeds max_cluster_size {size}, but "
+                     f"keep_up_to keeps {int(kept.sum())} copies of it: kept, the other "
+                     f"{int((~kept).sum())} sent to review")
+        self.held = []
 
     def decisions_for(self, record_id: Any) -> list[dict]:
         """The guard decisions that touched one record, in the order they were made."""
@@ -199,21 +222,10 @@ def _split_bad(ctx: GuardContext, bad_clusters: np.ndarray,
     weakest edge of its maximum spanning tree); every edge at least as weak goes with it. The
     pieces that are still bad go on losing edges; the good ones stop.
     """
-    labels = ctx.clusters()
-    m_idx = np.flatnonzero(ctx.matched)
-    edge_label = labels[ctx.left[m_idx]]
-    wanted = np.isin(edge_label, bad_clusters)
-    m_idx, edge_label = m_idx[wanted], edge_label[wanted]
-    by_label = np.argsort(edge_label, kind="stable")
-    m_idx, edge_label = m_idx[by_label], edge_label[by_label]
-    e_starts = np.searchsorted(edge_label, bad_clusters, side="left")
-    e_ends = np.searchsorted(edge_label, bad_clusters, side="right")
-    members = _members(labels, bad_clusters)
-
     removed: list[np.ndarray] = []
     pieces: dict[int, int] = {}
-    for c, es, ee, nodes0 in zip(bad_clusters.tolist(), e_starts, e_ends, members, strict=True):
-        stack = [(nodes0, m_idx[es:ee])]
+    for c, nodes0, edges0 in _cluster_edges(ctx, bad_clusters):
+        stack = [(nodes0, edges0)]
         count = 0
         while stack:
             nodes, edges = stack.pop()
@@ -237,6 +249,64 @@ def _split_bad(ctx: GuardContext, bad_clusters: np.ndarray,
     out = np.concatenate(removed) if removed else np.zeros(0, dtype=np.int64)
     ctx.matched[out] = False
     return out, pieces
+
+
+def _cluster_edges(ctx: GuardContext,
+                   clusters: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """Per listed cluster label (of `ctx.clusters()` now): the label, its rows (ascending) and
+    the positions of its matched pairs."""
+    labels = ctx.clusters()
+    m_idx = np.flatnonzero(ctx.matched)
+    edge_label = labels[ctx.left[m_idx]]
+    wanted = np.isin(edge_label, clusters)
+    m_idx, edge_label = m_idx[wanted], edge_label[wanted]
+    by_label = np.argsort(edge_label, kind="stable")
+    m_idx, edge_label = m_idx[by_label], edge_label[by_label]
+    e_starts = np.searchsorted(edge_label, clusters, side="left")
+    e_ends = np.searchsorted(edge_label, clusters, side="right")
+    members = _members(labels, clusters)
+    return [(c, nodes, m_idx[es:ee]) for c, es, ee, nodes
+            in zip(clusters.tolist(), e_starts, e_ends, members, strict=True)]
+
+
+def _split_to_size(ctx: GuardContext, clusters: np.ndarray, size: int) -> dict[int, int]:
+    """Split each listed cluster into pieces of at most `size` records: its matched pairs are
+    taken strongest first (ties by (left, right)) and join two pieces only while the joined
+    piece fits; the pairs left between pieces are unmatched. The weakest links are the ones
+    cut, and a piece is never cut smaller than the links force (a tied chain of 30 capped at
+    8 becomes 8 + 8 + 8 + 6). Returns, per cluster label, how many pieces it ended in."""
+    removed: list[np.ndarray] = []
+    pieces: dict[int, int] = {}
+    for c, nodes, edges in _cluster_edges(ctx, clusters):
+        edges = edges[np.lexsort((ctx.right[edges], ctx.left[edges], -ctx.weight[edges]))]
+        lo = np.searchsorted(nodes, ctx.left[edges])
+        hi = np.searchsorted(nodes, ctx.right[edges])
+        piece = _capped_union(len(nodes), lo, hi, size)
+        removed.append(edges[piece[lo] != piece[hi]])
+        pieces[c] = len(np.unique(piece))
+    if removed:
+        ctx.matched[np.concatenate(removed)] = False
+    return pieces
+
+
+def _capped_union(n: int, lo: np.ndarray, hi: np.ndarray, size: int) -> np.ndarray:
+    """Union-find over the edges in order, joining two sets only while the union holds at
+    most `size` nodes. Returns each node's set (its root)."""
+    parent = list(range(n))
+    count = [1] * n
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in zip(lo.tolist(), hi.tolist(), strict=True):
+        a, b = find(a), find(b)
+        if a != b and count[a] + count[b] <= size:
+            parent[b] = a
+            count[a] += count[b]
+    return np.array([find(x) for x in range(n)], dtype=np.int64)
 
 
 def _bottleneck(n: int, lo: np.ndarray, hi: np.ndarray) -> int:
@@ -417,9 +487,15 @@ class MustNotLink(Guard):
             ctx.log(self.guard_name, rows, "split", detail)
 
 
+def _too_big(records: int, size: int) -> str:
+    return f"cluster of {records} records exceeds max_cluster_size {size}; sent to review"
+
+
 class MaxClusterSize(Guard):
-    """Against chaining: a cluster larger than `size` is split (weakest edges first until every
-    piece fits) or, with `action: review`, all its members are sent to review."""
+    """Against chaining: a cluster larger than `size` is split into pieces that fit, cutting
+    its weakest links and no more than the cap needs, or, with `action: review`, its members
+    are sent to review. Review runs after the record guards: in a cluster `keep_up_to`
+    protects, the copies it keeps are kept and only the others go to review."""
 
     kind = "max_cluster_size"
 
@@ -434,6 +510,10 @@ class MaxClusterSize(Guard):
         self.action = action
         self.name = name
 
+    @property
+    def stage(self) -> int:  # type: ignore[override]
+        return 1 if self.action == "split" else 3
+
     def input_columns(self) -> dict[str, list[str]]:
         return {}
 
@@ -445,12 +525,15 @@ class MaxClusterSize(Guard):
             return
         if self.action == "review":
             for g, rows in enumerate(_members(labels, big), start=1):
-                text = (f"cluster of {len(rows)} records exceeds max_cluster_size {self.size}; "
-                        "sent to review")
-                ctx.mark(rows, "review", text, f"{self.guard_name}:{g}")
+                group = f"{self.guard_name}:{g}"
+                if ctx.protected[rows].any():  # the keeper picks keep_up_to's copies first
+                    ctx.held.append((self.guard_name, rows, self.size, group))
+                    continue
+                text = _too_big(len(rows), self.size)
+                ctx.mark(rows, "review", text, group)
                 ctx.log(self.guard_name, rows, "review", text)
             return
-        _, pieces = _split_bad(ctx, big, lambda nodes: len(nodes) > self.size)
+        pieces = _split_to_size(ctx, big, self.size)
         for c, rows in zip(big.tolist(), _members(labels, big), strict=True):
             ctx.log(self.guard_name, rows, "split",
                     f"cluster of {len(rows)} records exceeds max_cluster_size {self.size}; "
@@ -717,5 +800,6 @@ class KeepUpTo(Guard):
         labels = ctx.clusters()
         rows = np.flatnonzero(np.isin(labels, np.unique(labels[protected])))
         ctx.keep_limit[rows] = np.maximum(ctx.keep_limit[rows], self.k)
+        ctx.protected[rows] = True
         ctx.log(self.guard_name, rows, "keep_up_to",
                 f"cluster holds a protected {self.column} value; keeps up to {self.k} copies")

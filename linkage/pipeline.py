@@ -26,6 +26,7 @@ import pandas as pd
 
 from linkage import __version__
 from linkage._schema import did_you_mean
+from linkage.before_after import before_after, value_labels
 from linkage.blocking import BlockingInput, CandidatePairs, block, blocker_names
 from linkage.blocking._blockers import SkippedBlock
 from linkage.clustering import connected_components, one_to_one
@@ -573,6 +574,9 @@ class _Unguarded:
         return cls(np.asarray(matched, dtype=bool), nothing, nothing, nothing,
                    np.ones(n, dtype=np.int64), [])
 
+    def settle(self, is_keeper: np.ndarray | None) -> None:
+        """No guard held anything back."""
+
 
 class _InMemory:
     """Compare and score with the whole comparison matrix in memory (and checkpointed)."""
@@ -943,6 +947,7 @@ def _record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, acc
     (`_rows_of`); deduplicated and review records are then taken in one pass over them."""
     n = len(ids)
     ml, mr, mw = accepted
+    guard.settle(is_keeper if mode == "dedupe" else None)  # now that the keeper has ranked
     # Each record's strongest accepted link, for its reason.
     best_w = np.full(n, -np.inf)
     best_other = np.full(n, -1, dtype=np.int64)
@@ -1249,8 +1254,7 @@ def scorer_report(scorer) -> dict:
 
 def removals_by(values: pd.Series, removed: np.ndarray) -> dict[str, dict]:
     """Per value of a column: records, removed, removal rate, and its share before and after."""
-    frame = pd.DataFrame({"value": values.astype(object).where(values.notna(), "(missing)")
-                          .astype(str).to_numpy(), "removed": removed})
+    frame = pd.DataFrame({"value": value_labels(values).to_numpy(), "removed": removed})
     grouped = frame.groupby("value", sort=True)["removed"].agg(["size", "sum"])
     before, kept = grouped["size"].sum(), (grouped["size"] - grouped["sum"]).sum()
     return {
@@ -1263,6 +1267,30 @@ def removals_by(values: pd.Series, removed: np.ndarray) -> dict[str, dict]:
         }
         for value, row in grouped.iterrows()
     }
+
+
+def group_removal_warnings(by: dict[str, dict[str, dict]], table_rate: float,
+                           limit: float) -> list[str]:
+    """A warning per value of a `removals_by` column that lost more than `limit` of its
+    records, beyond chance: the lower end of the 95% Wilson interval of its removal rate is
+    above the limit, so 1 removed of 2 records (interval 9%-91%) says nothing, 40 of 100
+    (31%-50%) does. A column with one value repeats the table-wide figure and is left out."""
+    from linkage.calibrate import wilson
+
+    out = []
+    for column, values in by.items():
+        if len(values) < 2:
+            continue
+        for value, v in values.items():
+            low, high = wilson(v["removed"], v["records"])
+            if low > limit:
+                out.append(
+                    f"`{column}` {value!r}: {v['removal_rate']:.1%} of its {v['records']:,} "
+                    f"records were removed as duplicates (95% interval {low:.1%}-{high:.1%}), "
+                    f"above `max_removal_rate` ({limit:.0%}), while the whole table lost "
+                    f"{table_rate:.1%}. Check how the {value!r} records were loaded, or raise "
+                    "`max_removal_rate` in the rules if this is expected.")
+    return out
 
 
 def _versions() -> dict[str, str]:
@@ -1382,6 +1410,7 @@ def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matc
         removed = (cluster_frame["action"] == "duplicate").to_numpy()
         columns = [c for c in [rules.source_column, *rules.report_columns] if c]
         summary["removals_by"] = {c: removals_by(records[c], removed) for c in columns}
+        summary["before_after"] = before_after(records, removed, rules)
         summary["warnings"] = []
         if removal_rate > rules.max_removal_rate:
             summary["warnings"].append(
@@ -1390,6 +1419,8 @@ def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matc
                 "few duplicates, the ingestion may be loading rows twice. Check the loads, or "
                 "raise `max_removal_rate` in the rules if this is expected."
             )
+        summary["warnings"] += group_removal_warnings(summary["removals_by"], removal_rate,
+                                                      rules.max_removal_rate)
     else:
         # Column by column: `cluster_frame` may be a ParquetFrame.
         linked = (cluster_frame["cluster_size"] > 1).to_numpy()

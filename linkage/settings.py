@@ -182,6 +182,7 @@ class Rules(Configurable):
         max_block_size: int = 5_000,
         source_column: str | None = None,
         report_columns: list[str] = (),
+        text_columns: list[str] = (),
         max_removal_rate: float = 0.2,
         golden: GoldenRecord | None = None,
         guards: list[Guard] = (),
@@ -192,6 +193,8 @@ class Rules(Configurable):
         self.id_column = id_column
         self.source_column = source_column
         self.report_columns = list(report_columns)
+        # Measured before and after in summary.json; left out: the text columns compared.
+        self.text_columns = list(text_columns)
         check(isinstance(max_removal_rate, int | float) and 0 <= max_removal_rate <= 1, self,
               "max_removal_rate", "must be a share in [0, 1]", max_removal_rate)
         self.max_removal_rate = float(max_removal_rate)
@@ -339,4 +342,6 @@ class Rules(Configurable):
                     needed.setdefault(c, f"guards[{k}].{key}")
         for k, c in enumerate(self.report_columns):
             needed.setdefault(c, f"report_columns[{k}]")
+        for k, c in enumerate(self.text_columns):
+            needed.setdefault(c, f"text_columns[{k}]")
         return {c: where for c, where in needed.items() if c not in produced}

@@ -139,8 +139,12 @@ def test_max_cluster_size_split_bounds_every_component(seed, size):
               if b - a > 1]
     ctx = make_ctx({"x": range(n)}, pairs)
     MaxClusterSize(size)(ctx)
-    sizes = np.bincount(ctx.clusters())
+    labels = ctx.clusters()
+    sizes = np.bincount(labels)
     assert sizes.max() <= size
+    # No more cuts than the cap needs: every unmatched pair joins two pieces too big together.
+    cut = ~ctx.matched
+    assert (sizes[labels[ctx.left[cut]]] + sizes[labels[ctx.right[cut]]] > size).all()
     assert (ctx.action == None).all()  # noqa: E711 - elementwise
     assert {d["decision"] for d in ctx.decisions} == {"split"}
 

@@ -395,7 +395,8 @@ def removals(result: Result) -> Markup:
     if not by:
         return section("removals", "Removals by source and category", paragraph(
             "Set `source_column` (and `report_columns`) in the rules to see which source or "
-            "category lost how many records, and its share before and after.", class_="note"))
+            "category lost how many records, and its share before and after.", class_="note"),
+            *before_after(result))
     parts: list[object] = []
     for k, (column, values) in enumerate(by.items()):
         frame = pd.DataFrame([{"value": v, **stats} for v, stats in values.items()],
@@ -418,7 +419,38 @@ def removals(result: Result) -> Markup:
                             f"Each {column}'s share of the records before and after the "
                             "duplicates were removed: one that shrinks lost more than the "
                             "others."))
-    return section("removals", "Removals by source and category", *parts)
+    return section("removals", "Removals by source and category", *parts, *before_after(result))
+
+
+def before_after(result: Result) -> list[object]:
+    """summary.json's `before_after`: text lengths per source and the whole table, and each
+    source's category shares, before and after the duplicates went."""
+    metrics = result.summary_data.get("before_after")
+    if not metrics:
+        return []
+    groups = [("whole table", metrics["table"]), *metrics.get("by_source", {}).items()]
+    shown = groups[:VALUES_SHOWN + 1]
+    parts: list[object] = [tag("h3", "Before and after")]
+    if metrics["text_columns"]:
+        rows = [(name, column, count(g["records"]["before"]), count(g["records"]["after"]),
+                 number(g["mean_chars"][column]["before"], 1),
+                 number(g["mean_chars"][column]["after"], 1),
+                 number(g["mean_tokens"][column]["before"], 2),
+                 number(g["mean_tokens"][column]["after"], 2))
+                for name, g in shown for column in metrics["text_columns"]]
+        parts.append(table(["source", "text column", "records before", "after",
+                            "mean characters before", "after", "mean tokens before", "after"],
+                           rows, numeric=[2, 3, 4, 5, 6, 7]))
+    for column in metrics["table"]["shares"]:
+        rows = [(name, value, share(s["before"]), share(s["after"]))
+                for name, g in shown[1:] for value, s in g["shares"][column].items()]
+        if rows:
+            parts.append(table(["source", column, "share before", "share after"],
+                               rows[:VALUES_SHOWN], numeric=[2, 3]))
+    if len(groups) > len(shown):
+        parts.append(paragraph(f"The first {VALUES_SHOWN} of {len(groups) - 1:,} sources are "
+                               "shown; summary.json has them all.", class_="note"))
+    return parts
 
 
 # ---------------------------------------------------------------------- clusters

@@ -13,7 +13,8 @@ the few places where a guard acts, by joins, window functions and groupBy aggreg
 - `must_not_link`, `max_cluster_size`, `distinct_events`: the violating clusters (distinct
   values per cluster, cluster size by a window, a business key repeated in a cluster). Only the
   matched pairs of those clusters are collected, and the guard splits them on the driver with
-  the local split code. The split (weakest edges first, until no piece violates) is
+  the local split code. The split (the guard's own: weakest edges first until no piece
+  violates; for `max_cluster_size`, strongest edges first into pieces that fit) is
   sequential, and the violating clusters are few and small next to the table: this is the
   honest division of the work. The removed pairs and the new cluster roots go back to Spark.
 - `conflicting_labels`, `keep_up_to`, `max_cluster_size` with `action: review`: the records
@@ -169,7 +170,7 @@ class _SparkState:
         return GuardContext(ctx.records, ctx.ids, ctx.source, left, right, weight, matched,
                             ctx.threshold, action=ctx.action, reason=ctx.reason,
                             review_group=ctx.review_group, keep_limit=ctx.keep_limit,
-                            decisions=ctx.decisions)
+                            decisions=ctx.decisions, protected=ctx.protected, held=ctx.held)
 
     def on_pairs(self, guard: Guard, pos: np.ndarray) -> np.ndarray:
         """Run `guard` on the pairs at `pos` (all of the clusters it touches) and bring its

@@ -1,0 +1,104 @@
+"""What deduplication changed in the table beyond its size (summary.json's `before_after`):
+for the whole table and per `source_column` value, the records, the mean length (characters)
+and mean token count (white-space separated) of the text columns, and each `report_columns`
+value's share, before and after the duplicates go. A text mean is over the records that have
+a value (a missing text is not a length of 0); null when none has one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+MISSING = "(missing)"
+
+
+def value_labels(values: pd.Series) -> pd.Series:
+    """A column's values as the strings summary.json keys them by, missing as "(missing)"."""
+    return values.astype(object).where(values.notna(), MISSING).astype(str)
+
+
+def text_columns(rules) -> list[str]:
+    """`text_columns` of the rules, else the input columns of the comparisons that compare
+    text by similarity (the column a normalizer's `output` was made from)."""
+    if rules.text_columns:
+        return list(rules.text_columns)
+    from linkage.comparators._base import SimilarityComparison
+
+    made_from = {n.output: n.column for n in rules.normalize if n.output}
+    columns = [made_from.get(c.column, c.column) for c in rules.comparisons
+               if isinstance(c, SimilarityComparison)]
+    return list(dict.fromkeys(columns))
+
+
+def before_after(records: pd.DataFrame, removed: np.ndarray, rules) -> dict:
+    """The metrics of `records` (every input record) before and after the `removed` ones go."""
+    columns = text_columns(rules)
+    measures = {column: _lengths(records[column]) for column in columns}
+    kept = ~np.asarray(removed, dtype=bool)
+    categories = {c: pd.factorize(value_labels(records[c]), sort=True)
+                  for c in rules.report_columns}
+    whole = np.zeros(len(records), dtype=np.int64)
+    out: dict = {"text_columns": columns,
+                 "table": _groups(whole, ["table"], kept, measures, categories)["table"]}
+    if rules.source_column:
+        codes, names = pd.factorize(value_labels(records[rules.source_column]), sort=True)
+        out["by_source"] = _groups(codes, list(names), kept, measures, categories)
+    return out
+
+
+def _lengths(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Characters and tokens of each record's text; NaN where it has none."""
+    has = values.notna().to_numpy()
+    text = values[has].astype(str)
+    chars, tokens = np.full(len(values), np.nan), np.full(len(values), np.nan)
+    chars[has] = text.str.len().to_numpy(dtype=float)
+    tokens[has] = text.str.count(r"\S+").to_numpy(dtype=float)
+    return chars, tokens
+
+
+def _groups(codes: np.ndarray, names: list[str], kept: np.ndarray, measures: dict,
+            categories: dict) -> dict[str, dict]:
+    """Per group (rows coded 0..len(names)-1): records, text means and category shares,
+    before (every record) and after (the kept ones)."""
+    g = len(names)
+    sides = {"before": np.ones(len(codes), dtype=bool), "after": kept}
+    counts = {side: np.bincount(codes[rows], minlength=g) for side, rows in sides.items()}
+    means = {side: {column: [_means(codes[rows], m[rows], g) for m in pair]
+                    for column, pair in measures.items()}
+             for side, rows in sides.items()}
+    # Records per (group, category value), one bincount over both codes.
+    tallies = {side: {column: np.bincount(codes[rows] * len(values) + value_codes[rows],
+                                          minlength=g * len(values)).reshape(g, len(values))
+                      for column, (value_codes, values) in categories.items()}
+               for side, rows in sides.items()}
+
+    def share(side: str, column: str, k: int, v: int) -> float:
+        total = counts[side][k]
+        return _round(tallies[side][column][k, v] / total) if total else 0.0
+
+    return {
+        name: {
+            "records": {side: int(counts[side][k]) for side in sides},
+            "mean_chars": {column: {side: means[side][column][0][k] for side in sides}
+                           for column in measures},
+            "mean_tokens": {column: {side: means[side][column][1][k] for side in sides}
+                            for column in measures},
+            "shares": {column: {str(values[v]): {side: share(side, column, k, v)
+                                                 for side in sides}
+                                for v in np.flatnonzero(tallies["before"][column][k])}
+                       for column, (_, values) in categories.items()},
+        }
+        for k, name in enumerate(names)
+    }
+
+
+def _means(codes: np.ndarray, values: np.ndarray, groups: int) -> list[float | None]:
+    """Mean of the non-NaN values per group code, rounded; None where a group has none."""
+    has = ~np.isnan(values)
+    total = np.bincount(codes[has], weights=values[has], minlength=groups)
+    count = np.bincount(codes[has], minlength=groups)
+    return [_round(t / c) if c else None for t, c in zip(total, count, strict=True)]
+
+
+def _round(x: float) -> float:
+    return round(float(x), 6)
