@@ -545,7 +545,8 @@ _HELD: dict[Path, int] = {}  # `--out` folders this process has claimed, and how
 
 def check_out(out: str | os.PathLike, inputs=()) -> Path:
     """Raise `InputError` unless `out` may be replaced by a run reading `inputs`: it is new,
-    empty, or a folder a run wrote (its `.linkage` marker says so), and holds no input."""
+    empty, or a folder a run wrote (its `.linkage` marker says so), holds no input and is not
+    inside an input folder (a Parquet folder would read it as more records)."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise InputError(f"{out}: exists and is not a folder. Choose another `--out`.")
@@ -555,6 +556,10 @@ def check_out(out: str | os.PathLike, inputs=()) -> Path:
         if path == where or where in path.parents:
             msg = (f"{out}: holds the input {source}, and `--out` is replaced by the run's "
                    "outputs. Choose another `--out`.")
+            raise InputError(msg)
+        if path.is_dir() and path in where.parents:
+            msg = (f"{out}: is inside the input folder {source}. Choose another `--out`, "
+                   "outside it.")
             raise InputError(msg)
     if out.is_dir() and not (out / MARKER).is_file() and any(out.iterdir()):
         msg = (f"{out}: holds files no linkage run wrote (it has no `{MARKER}` marker), and "

@@ -108,6 +108,13 @@ def test_a_folder_of_parquet_files_is_one_table(workdir):
     assert gate.returncode == 0, gate.stderr
     assert json.loads(gate.stdout)["input_checksum"] == checksum
 
+    # An --out inside the folder would be read as more of the table by the next run.
+    inside = run_cli("dedupe", folder, "--rules", RULES, "--out", folder / "run", cwd=workdir)
+    assert inside.returncode == 2, inside.stderr
+    assert f"{folder / 'run'}: is inside the input folder {folder}" in inside.stderr
+    assert "choose another `--out`" in inside.stderr.lower()
+    assert not (folder / "run").exists()
+
     # The checksum covers the files' bytes: a changed part changes it.
     part = folder / "part-2.parquet"
     pd.read_parquet(part).iloc[:-1].to_parquet(part, index=False)
