@@ -48,9 +48,12 @@ class _Group(click.Group):
         except OSError as err:
             from linkage.io import write_fault
 
-            message = write_fault(err, err.filename or _stdout_or(err, "the output"))
+            message = write_fault(err, _stdout_or(err, "the output"))
             if message is None:
                 _internal_error(ctx)
+            if err.filename is not None:  # a file read or written outside `--out`
+                message = (f"{err.filename}: {err.strerror.lower()}. Check that path: its "
+                           "permissions, and the space left where it is.")
             click.secho(f"error: {message}", fg="red", err=True)
             ctx.exit(2)
         except Exception:

@@ -229,6 +229,7 @@ def _mounted_tmpfs(folder: Path, options: str):
 
 
 def test_a_read_only_out_parent_is_the_machine_not_a_bug(workdir):
+    assert _dedupe(workdir, "run").returncode == 0
     parent = workdir / "ro"
     if os.geteuid() == 0:
         context = _mounted_tmpfs(parent, "ro,size=1m")
@@ -241,6 +242,13 @@ def test_a_read_only_out_parent_is_the_machine_not_a_bug(workdir):
         done = _dedupe(workdir, "ro/out")
         assert done.returncode == 2, done.stderr
         assert str(parent) in done.stderr and "--out" in done.stderr
+        assert "bug" not in done.stderr and "Traceback" not in done.stderr
+        assert snapshot(workdir) == before
+        # A file written outside any run folder (`sample --out FILE`) is named as well.
+        done = run_cli("sample", workdir / "run", "--on", "weight", "--bands", "0,4", "--out",
+                       parent / "todo.csv", cwd=workdir)
+        assert done.returncode == 2, done.stderr
+        assert f"{parent / 'todo.csv'}: " in done.stderr and "permissions" in done.stderr
         assert "bug" not in done.stderr and "Traceback" not in done.stderr
         assert snapshot(workdir) == before
 
