@@ -314,3 +314,21 @@ def test_a_closed_pipe_ends_quietly(workdir, args, code):
     assert "Traceback" not in done.stderr and "bug" not in done.stderr
     assert "BrokenPipe" not in done.stderr and "Exception ignored" not in done.stderr
     assert snapshot(workdir) == before
+
+
+def test_a_run_killed_between_its_renames_gets_the_previous_run_back(workdir):
+    """The state a kill between `out -> .out.old-PID-*/out` and `staging -> out` leaves (made
+    by hand: the window is two renames wide). The next run puts the previous run back before
+    anything else, so even a run that then fails on bad input loses nothing."""
+    assert _dedupe(workdir, "out").returncode == 0
+    previous = snapshot(workdir / "out")
+    retired = workdir / ".out.old-99999999-abc"  # above any pid_max: a process that is gone
+    retired.mkdir()
+    (workdir / "out").rename(retired / "out")
+    (workdir / ".out.tmp-99999999-def").mkdir()
+    done = run_cli("dedupe", CUSTOMERS, "--rules", RULES, "--out", workdir / "out",
+                   "--id-column", "no_such_column", cwd=workdir)
+    assert done.returncode == 2, done.stderr
+    assert "no_such_column" in done.stderr
+    assert snapshot(workdir / "out") == previous
+    assert sorted(p.name for p in workdir.iterdir()) == ["out"]
