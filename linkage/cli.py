@@ -1,10 +1,15 @@
 """The `linkage` command line.
 
-Exit codes: 0 success; 2 bad input or rules (the message says what to fix); 1 internal error.
+Exit codes: 0 success; 1 only from `linkage check`, its gate failed; 2 bad input, rules or
+environment (the user's or the machine's: the message names the file, the key and the fix);
+3 an unreliable model; 4 a bug in linkage. A reader that closes the pipe early (`| head`)
+ends the command quietly with the code it would have had.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 import traceback
 import warnings
@@ -13,6 +18,8 @@ from pathlib import Path
 import click
 
 from linkage.errors import LinkageError, LinkageWarning
+
+GATE = "linkage.gate"  # `check`'s exit code, kept in the context before it prints anything
 
 EXAMPLES = """
 \b
@@ -27,21 +34,62 @@ Examples:
 class _Group(click.Group):
     def invoke(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
+            done = super().invoke(ctx)
+            sys.stdout.flush()  # a closed pipe fails here, not at exit
+            return done
         except LinkageError as err:
             click.secho(f"error: {err}", fg="red", err=True)
             ctx.exit(2)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
+        except BrokenPipeError:
+            _quiet_stdout()  # Python's documented way: nothing more goes to the closed pipe
+            ctx.exit(ctx.meta.get(GATE, 0))
+        except OSError as err:
+            from linkage.io import write_fault
+
+            message = write_fault(err, _stdout_or(err, "the output"))
+            if message is None:
+                _internal_error(ctx)
+            if err.filename is not None:  # a file read or written outside `--out`
+                message = (f"{err.filename}: {err.strerror.lower()}. Check that path: its "
+                           "permissions, and the space left where it is.")
+            click.secho(f"error: {message}", fg="red", err=True)
+            ctx.exit(2)
         except Exception:
-            traceback.print_exc()
-            click.secho(
-                "internal error: this is a bug in linkage, not in your data. Please report it "
-                "with the traceback above.",
-                fg="red",
-                err=True,
-            )
-            ctx.exit(1)
+            _internal_error(ctx)
+
+
+def _internal_error(ctx: click.Context):
+    traceback.print_exc()
+    click.secho("internal error: this is a bug in linkage, not in your data. Please report it "
+                "with the traceback above.", fg="red", err=True)
+    ctx.exit(4)
+
+
+def _quiet_stdout() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def _stdout_or(err: OSError, other: str) -> str:
+    """"standard output" when `err` came from printing (a full disk behind `> file`), whose
+    unwritten rest is then dropped so that exiting does not fail again; else `other`."""
+    if not any(frame.f_code is click.utils.echo.__code__
+               for frame, _ in traceback.walk_tb(err.__traceback__)):
+        return other
+    _quiet_stdout()
+    return "standard output"
+
+
+def claim(out: Path | None, *inputs):
+    """Hold `--out` for the whole command, checked and locked before any work (nothing
+    without an `--out`); `inputs` are the files it reads, never inside `--out`."""
+    if out is None:
+        return contextlib.nullcontext()
+    from linkage.io import claiming
+
+    return claiming(out, [p for p in inputs if isinstance(p, str | os.PathLike)])
 
 
 @click.group(cls=_Group, epilog=EXAMPLES)
@@ -62,7 +110,8 @@ def _common(func):
                      help="Rules YAML file (see rules/customers.yaml). Without it, the rules "
                           "that `linkage suggest` would write are used and saved in --out."),
         click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
-                     help="Output folder; replaced only when the run succeeds."),
+                     help="Output folder: new, empty or an earlier run's; replaced only when "
+                          "the run succeeds."),
         click.option("--id-column", default=None,
                      help="Column holding record ids (overrides `id_column` in the rules). "
                           "Without one, row numbers become ids in column `row_id`."),
@@ -126,11 +175,12 @@ def dedupe(input_path, rules_path, out, id_column, sep, encoding, progress, mode
     from linkage.api import dedupe as run
 
     _warnings_to_stderr()
-    rules = rules_path or _suggested([input_path], sep, encoding)
-    result = run(input_path, rules, id_column=id_column, sep=sep, encoding=encoding,
-                 progress=progress, model=model, checkpoint=_checkpoint(out, resume),
-                 engine=engine, spark_master=spark_master, chunk_rows=chunk_rows)
-    _finish(result, out, _checkpoint(out, resume))
+    with claim(out, input_path, rules_path, model):
+        rules = rules_path or _suggested([input_path], sep, encoding)
+        result = run(input_path, rules, id_column=id_column, sep=sep, encoding=encoding,
+                     progress=progress, model=model, checkpoint=_checkpoint(out, resume),
+                     engine=engine, spark_master=spark_master, chunk_rows=chunk_rows)
+        _finish(result, out, _checkpoint(out, resume))
 
 
 @main.command(epilog=EXAMPLES)
@@ -143,11 +193,12 @@ def link(left, right, rules_path, out, id_column, sep, encoding, progress, model
     from linkage.api import link as run
 
     _warnings_to_stderr()
-    rules = rules_path or _suggested([left, right], sep, encoding)
-    result = run(left, right, rules, id_column=id_column, sep=sep, encoding=encoding,
-                 progress=progress, model=model, checkpoint=_checkpoint(out, resume),
-                 engine=engine, spark_master=spark_master, chunk_rows=chunk_rows)
-    _finish(result, out, _checkpoint(out, resume))
+    with claim(out, left, right, rules_path, model):
+        rules = rules_path or _suggested([left, right], sep, encoding)
+        result = run(left, right, rules, id_column=id_column, sep=sep, encoding=encoding,
+                     progress=progress, model=model, checkpoint=_checkpoint(out, resume),
+                     engine=engine, spark_master=spark_master, chunk_rows=chunk_rows)
+        _finish(result, out, _checkpoint(out, resume))
 
 
 @main.command()
@@ -174,8 +225,9 @@ def forget(run_dir, record_id, column, value, out, only_record):
         raise click.UsageError("give a RECORD_ID, or --column and --value (not both)")
     if column is not None and value is None:
         raise click.UsageError("--column needs --value")
-    plan = run_forget(run_dir, out, record_id, column=column, value=value,
-                      only_record=only_record)
+    with claim(out, run_dir):
+        plan = run_forget(run_dir, out, record_id, column=column, value=value,
+                          only_record=only_record)
     click.echo(plan.describe())
     click.echo(f"  wrote {out}/ ({run_dir}/ is unchanged)")
 
@@ -202,11 +254,12 @@ def decontaminate(train_path, eval_path, text_column, ngram, char_ngram, train_i
     from linkage.text.contamination import contamination_summary, write_contamination_report
     from linkage.text.contamination import decontaminate as run
 
-    train = read(train_path, sep=sep, encoding=encoding)
-    evaluation = read(eval_path, sep=sep, encoding=encoding)
-    result = run(train, evaluation, text_column=text_column, ngram=ngram,
-                 char_ngram=char_ngram, train_id=train_id, eval_id=eval_id)
-    write_contamination_report(result, out)
+    with claim(out, train_path, eval_path):
+        train = read(train_path, sep=sep, encoding=encoding)
+        evaluation = read(eval_path, sep=sep, encoding=encoding)
+        result = run(train, evaluation, text_column=text_column, ngram=ngram,
+                     char_ngram=char_ngram, train_id=train_id, eval_id=eval_id)
+        write_contamination_report(result, out)
     s = contamination_summary(result)
     click.echo(f"{s['contaminated']:,} of {s['train_records']:,} train records contaminated "
                f"({s['contamination_rate']:.2%}; {s['exact_matches']:,} exact copies)")
@@ -242,7 +295,8 @@ def lsh_params(threshold, num_perm, bands, rows):
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
 def check(input_path, rules_path, max_duplicate_rate, id_column, sep, encoding, as_json):
     """A data-quality gate for ETL: exit 0 when INPUT's duplicate rate is at most
-    --max-duplicate-rate, 1 when it is above, 2 on bad input or rules.
+    --max-duplicate-rate, 1 when it is above, 2 on bad input or rules (the message says what
+    to fix), 4 on a bug in linkage: 1 always means the gate failed.
 
     \b
     linkage check customers.csv --rules rules/customers.yaml --max-duplicate-rate 0.01 --json
@@ -272,12 +326,14 @@ def check(input_path, rules_path, max_duplicate_rate, id_column, sep, encoding, 
         "rules_hash": summary["rules"]["config_hash"],
         "input_checksum": summary["inputs"][0]["checksum"],
     }
+    click.get_current_context().meta[GATE] = 0 if passed else 1  # also when stdout is closed
     if as_json:
         click.echo(json_module.dumps(report, ensure_ascii=False))
     else:
         verdict = "PASS" if passed else "FAIL"
         click.echo(f"{verdict}: {report['duplicates']:,} of {report['records']:,} records are "
                    f"duplicates ({rate:.2%}; limit {max_duplicate_rate:.2%})")
+    sys.stdout.flush()
     sys.exit(0 if passed else 1)
 
 

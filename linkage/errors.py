@@ -1,7 +1,7 @@
 """The one family of errors that `linkage` raises on purpose.
 
 Every message says what was expected, what was found, and how to fix it. The CLI maps
-`LinkageError` to exit code 2 (bad input or rules); anything else is an internal error (exit 1).
+`LinkageError` to exit code 2 (bad input or rules); anything else is a bug in linkage (exit 4).
 """
 
 from __future__ import annotations

@@ -289,7 +289,7 @@ def forget(
 
         write_report(Result.load(folder), folder / "report.html")
 
-    write_atomically(out, fill)
+    write_atomically(out, fill, what="forget", inputs=[run_dir])
     return plan
 
 

@@ -241,7 +241,7 @@ class Update:
             (folder / "records.parquet").write_bytes(data)
             write_lineage(self.lineage, folder / "lineage.parquet")
 
-        return write_atomically(out, fill)
+        return write_atomically(out, fill, what="update")
 
     def format_summary(self) -> str:
         info = self.result.summary_data["update"]

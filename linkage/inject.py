@@ -879,7 +879,7 @@ class RecallReport:
             write_json(self.as_dict(), folder / "recall.json")
             self.result.write(folder / "run")
 
-        return write_atomically(out, fill)
+        return write_atomically(out, fill, what="recall")
 
 
 def measure_recall(table: Any, rules: Rules | str | Path | dict, n: int = 500, *,

@@ -7,8 +7,11 @@ into place only when every file is complete, so a failed run leaves `--out` as i
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import csv
+import errno
+import glob
 import hashlib
 import json
 import os
@@ -58,6 +61,12 @@ def _csv_errors(path: Path, encoding: str):
     """A CSV reader's errors as `InputError`s that name the file, the line and the fix."""
     label = str(path)
     try:
+        codecs.lookup(encoding)
+    except LookupError:
+        msg = (f"{label}: `--encoding` {encoding!r} is not a text encoding Python knows. Pass "
+               "one that is, such as 'utf-8' or 'cp949' (Korean Windows exports).")
+        raise InputError(msg) from None
+    try:
         yield
     except UnicodeDecodeError:
         line, column, byte = _first_bad_line(path, encoding)
@@ -76,6 +85,15 @@ def _csv_errors(path: Path, encoding: str):
 
 def _is_parquet(path: Path) -> bool:
     return path.is_dir() or path.suffix.lower() in (".parquet", ".pq")
+
+
+def _parquet_files(path: Path) -> list[Path]:
+    """The data files of a Parquet file or folder, in sorted order; as pyarrow does, names
+    starting with `_` or `.` (`_SUCCESS`, checksums) are not data."""
+    if not path.is_dir():
+        return [path]
+    return sorted(p for p in path.rglob("*") if p.is_file() and not any(
+        part.startswith(("_", ".")) for part in p.relative_to(path).parts))
 
 
 def _existing(source: str | os.PathLike) -> Path:
@@ -215,14 +233,29 @@ def _parquet_batches(path: Path, rows: int):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    # One row group decoded at a time (a dataset scanner would read many ahead).
+    for schema, batch in _arrow_batches(path, rows):
+        buffer = io.BytesIO()
+        pq.write_table(pa.Table.from_batches([batch], schema=schema), buffer)
+        buffer.seek(0)
+        yield pd.read_parquet(buffer)
+
+
+def _arrow_batches(path: Path, rows: int):
+    """(schema, record batch) pairs of a Parquet file or folder, one row group or file decoded
+    at a time (a scanner left to itself reads many ahead)."""
+    if path.is_dir():
+        import pyarrow.dataset as ds
+
+        dataset = ds.dataset(path, format="parquet")
+        for batch in dataset.to_batches(batch_size=rows, batch_readahead=0,
+                                        fragment_readahead=0, use_threads=False):
+            yield dataset.schema, batch
+        return
+    import pyarrow.parquet as pq
+
     with pq.ParquetFile(path) as handle:
-        schema = handle.schema_arrow
         for batch in handle.iter_batches(batch_size=rows, use_threads=False):
-            buffer = io.BytesIO()
-            pq.write_table(pa.Table.from_batches([batch], schema=schema), buffer)
-            buffer.seek(0)
-            yield pd.read_parquet(buffer)
+            yield handle.schema_arrow, batch
 
 
 def as_text(values: pd.Series) -> np.ndarray:
@@ -235,14 +268,17 @@ def as_text(values: pd.Series) -> np.ndarray:
 
 
 def checksum(source: TableLike, frame: pd.DataFrame) -> str:
-    """sha256 of the input file's bytes, or of a DataFrame's contents."""
+    """sha256 of the input file's bytes (a Parquet folder's data files one after another, in
+    sorted order), or of a DataFrame's contents."""
     if isinstance(source, pd.DataFrame):
         hashed = pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes()
         return "sha256:" + hashlib.sha256(hashed).hexdigest()
     digest = hashlib.sha256()
-    with open(source, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    path = Path(source)
+    for part in _parquet_files(path) if _is_parquet(path) else [path]:
+        with open(part, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
     return "sha256:" + digest.hexdigest()
 
 
@@ -502,27 +538,199 @@ def write_json(data: dict[str, Any], path: Path) -> None:
     path.write_text(text + "\n", encoding="utf-8")
 
 
-def write_atomically(out: str | os.PathLike, fill: Callable[[Path], None]) -> Path:
-    """Let `fill` write into a fresh temporary folder, then swap it in as `out`.
+MARKER = ".linkage"  # in every folder a run writes: it may be replaced by the next run
 
-    The old `out` (if any) is replaced only after `fill` returns; if `fill` raises, the
-    temporary folder is removed and `out` is untouched.
-    """
+_HELD: dict[Path, int] = {}  # `--out` folders this process has claimed, and how many times
+
+
+def check_out(out: str | os.PathLike, inputs=()) -> Path:
+    """Raise `InputError` unless `out` may be replaced by a run reading `inputs`: it is new,
+    empty, or a folder a run wrote (its `.linkage` marker says so), holds no input and is not
+    inside an input folder (a Parquet folder would read it as more records)."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise InputError(f"{out}: exists and is not a folder. Choose another `--out`.")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    where = Path(os.path.abspath(out))
+    for source in inputs:
+        path = Path(os.path.abspath(source))
+        if path == where or where in path.parents:
+            msg = (f"{out}: holds the input {source}, and `--out` is replaced by the run's "
+                   "outputs. Choose another `--out`.")
+            raise InputError(msg)
+        if path.is_dir() and path in where.parents:
+            msg = (f"{out}: is inside the input folder {source}. Choose another `--out`, "
+                   "outside it.")
+            raise InputError(msg)
+    if out.is_dir() and not (out / MARKER).is_file() and any(out.iterdir()):
+        msg = (f"{out}: holds files no linkage run wrote (it has no `{MARKER}` marker), and "
+               "`--out` is replaced by the run's outputs. Choose another `--out`, or empty "
+               "the folder.")
+        raise InputError(msg)
+    return out
+
+
+# What the machine, not linkage, gets wrong when a run writes: (what happened, the fix).
+_WRITE_FAULTS = {
+    errno.ENOSPC: ("no space left on device", "free space or choose another `--out`"),
+    errno.EDQUOT: ("disk quota exceeded", "free space or choose another `--out`"),
+    errno.EFBIG: ("file too large", "raise the file-size limit (`ulimit -f`) or choose "
+                  "another `--out`"),
+    errno.EROFS: ("read-only file system", "choose another `--out`"),
+    errno.EACCES: ("permission denied", "choose another `--out`, or fix its permissions"),
+    errno.EPERM: ("operation not permitted", "choose another `--out`, or fix its "
+                  "permissions"),
+}
+
+
+def write_fault(err: OSError, where: str | os.PathLike) -> str | None:
+    """The message for an `OSError` the machine caused while writing `where` (None for any
+    other error, which may be linkage's)."""
+    if err.errno not in _WRITE_FAULTS:
+        return None
+    what, fix = _WRITE_FAULTS[err.errno]
+    return f"{what} writing {where}: {fix}."
+
+
+@contextlib.contextmanager
+def _writing(out: Path):
+    """Errors of the machine while writing `out` as `InputError`s naming it and the fix."""
     try:
-        fill(staging)
-        if out.exists():
-            retired = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            os.replace(out, retired / out.name)
-            os.replace(staging, out)
-            shutil.rmtree(retired, ignore_errors=True)
-        else:
-            os.replace(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+        yield
+    except OSError as err:
+        msg = write_fault(err, out)
+        if msg is None:
+            raise
+        raise InputError(msg) from None
+
+
+@contextlib.contextmanager
+def claiming(out: str | os.PathLike, inputs=()):
+    """Hold `out` for this process while a run computes and writes it: check that it may be
+    replaced (`check_out`), take the lock `.OUT.lock` beside it or refuse when another run
+    holds it, and remove what killed runs left beside it. The OS releases the lock of a run
+    that dies (`flock`); the lock file goes when the claim ends. Claims nest."""
+    out = check_out(out, inputs)
+    key = Path(os.path.abspath(out))
+    if key in _HELD:
+        _HELD[key] += 1
+        try:
+            yield out
+        finally:
+            _HELD[key] -= 1
+        return
+    with _writing(out.parent):
+        out.parent.mkdir(parents=True, exist_ok=True)
+        handle = _lock(out)
+    _HELD[key] = 1
+    try:
+        _remove_abandoned_staging(out)
+        yield out
+    finally:
+        del _HELD[key]
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(_lock_path(out))  # still locked, so no run can have opened it since
+        os.close(handle)
+
+
+def _lock_path(out: Path) -> Path:
+    return out.parent / f".{out.name}.lock"
+
+
+def _lock(out: Path) -> int:
+    import fcntl
+
+    path = _lock_path(out)
+    while True:
+        handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            owner = os.pread(handle, 32, 0).decode(errors="replace").strip() or "unknown"
+            os.close(handle)
+            msg = (f"another linkage run (pid {owner}) is writing {out}; wait for it or "
+                   "choose another `--out`.")
+            raise InputError(msg) from None
+        # Its last owner may have removed the file between our open and our lock.
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(path).st_ino == os.fstat(handle).st_ino:
+                break
+        os.close(handle)
+    os.ftruncate(handle, 0)
+    os.write(handle, f"{os.getpid()}\n".encode())
+    return handle
+
+
+def owned_prefix(prefix: str) -> str:
+    """`prefix` with this process's id, for a temporary folder `remove_abandoned` may clean."""
+    return f"{prefix}{os.getpid()}-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _abandoned(path: Path, prefix: str, unowned: bool) -> bool:
+    """Whether the process named in `path`'s name after `prefix` is gone (`unowned` when the
+    name has no pid: written before names had one)."""
+    pid = path.name[len(prefix):].split("-", 1)[0]
+    return not _alive(int(pid)) if pid.isdigit() else unowned
+
+
+def remove_abandoned(folder: Path, prefix: str, *, unowned: bool = False) -> None:
+    """Delete the folders `folder/prefix<pid>-*` of processes that are gone (a killed run's);
+    with `unowned`, also those with no pid in the name."""
+    for path in sorted(folder.glob(glob.escape(prefix) + "*")):
+        if path.is_dir() and _abandoned(path, prefix, unowned):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _remove_abandoned_staging(out: Path) -> None:
+    """A killed run's staging folders beside `out`. One killed between its two renames kept
+    the previous run in `.OUT.old-*`: that goes back into place first. The claim's lock
+    means no live run of this `out` owns any of them."""
+    retired = f".{out.name}.old-"
+    for folder in sorted(out.parent.glob(glob.escape(retired) + "*")):
+        if (not out.exists() and (folder / out.name).is_dir()
+                and _abandoned(folder, retired, True)):
+            os.replace(folder / out.name, out)
+    for prefix in (f".{out.name}.tmp-", retired):
+        remove_abandoned(out.parent, prefix, unowned=True)
+
+
+def write_atomically(out: str | os.PathLike, fill: Callable[[Path], None], *,
+                     what: str = "linkage", inputs=()) -> Path:
+    """Let `fill` write into a fresh temporary folder, mark it as a run's (`MARKER`, naming
+    `what` wrote it), then swap it in as `out`.
+
+    `out` must be new, empty or an earlier run's folder, hold none of `inputs`, and not be
+    written by another run at the same time (`claiming`). The old `out` (if any) is replaced
+    only after `fill` returns; if `fill` raises, the temporary folder is removed and `out` is
+    untouched. The machine's write errors (disk full, a file-size limit, no permission)
+    become `InputError`s naming `out`.
+    """
+    from linkage import __version__
+
+    with claiming(out, inputs) as out, _writing(out):
+        staging = Path(tempfile.mkdtemp(prefix=owned_prefix(f".{out.name}.tmp-"),
+                                        dir=out.parent))
+        try:
+            fill(staging)
+            write_json({"written_by": what, "linkage": __version__}, staging / MARKER)
+            if out.exists():
+                retired = Path(tempfile.mkdtemp(prefix=owned_prefix(f".{out.name}.old-"),
+                                                dir=out.parent))
+                os.replace(out, retired / out.name)
+                os.replace(staging, out)
+                shutil.rmtree(retired, ignore_errors=True)
+            else:
+                os.replace(staging, out)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
     return out

@@ -33,7 +33,13 @@ from linkage.clustering import connected_components, one_to_one
 from linkage.errors import InputError, LinkageWarning
 from linkage.golden import build_golden
 from linkage.guards import GuardContext, apply_guards
-from linkage.io import ParquetFrame, ParquetSink, remove_temporary
+from linkage.io import (
+    ParquetFrame,
+    ParquetSink,
+    owned_prefix,
+    remove_abandoned,
+    remove_temporary,
+)
 from linkage.keep import CENTROID_DISTANCE, id_rank, keeper_rank
 from linkage.normalize._encoded import (
     EncodedColumn,
@@ -129,6 +135,13 @@ def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) ->
                     "or remove it from the rules."
                 )
                 raise InputError(msg)
+        if id_column is None and ROW_ID in columns:
+            msg = (
+                f"{table.name}: has a column `{ROW_ID}`, where a run without an id column "
+                f"numbers the records. Pass `--id-column {ROW_ID}` (or set `id_column: "
+                f"{ROW_ID}` in {rules.source}) if it holds the ids, or rename the column."
+            )
+            raise InputError(msg)
         if id_column is not None:
             if id_column not in columns:
                 msg = (
@@ -648,7 +661,10 @@ class _Streamed:
         parent = Path(checkpoint) if checkpoint is not None else None
         if parent is not None:
             parent.mkdir(parents=True, exist_ok=True)
-        self.folder = Path(tempfile.mkdtemp(prefix="linkage-pairs-", dir=parent))
+        # Named by this process, so the next run removes it if this one is killed.
+        parent = Path(tempfile.gettempdir()) if parent is None else parent
+        remove_abandoned(parent, "linkage-pairs-")
+        self.folder = Path(tempfile.mkdtemp(prefix=owned_prefix("linkage-pairs-"), dir=parent))
         self.spills = (self.folder / "levels.bin", self.folder / "similarities.bin")
         # Gone with this object, also when the run fails; the output tables live on.
         weakref.finalize(self, remove_temporary, *self.spills)

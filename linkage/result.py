@@ -165,7 +165,9 @@ class Result:
             seconds = {**self.timings, "write": round(time.perf_counter() - start, 4)}
             write_json({"seconds": seconds}, folder / "timings.json")
 
-        return write_atomically(out, fill)
+        inputs = [i["name"] for i in self.summary_data.get("inputs", [])
+                  if Path(i["name"]).exists()]  # not a DataFrame's name
+        return write_atomically(out, fill, what=self.mode, inputs=inputs)
 
     def format_summary(self) -> str:
         """A short human summary for the terminal."""

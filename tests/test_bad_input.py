@@ -45,6 +45,7 @@ def _setup(tmp_path: Path, table: pd.DataFrame | str, rules: str = RULES):
     out = tmp_path / "out"
     out.mkdir()
     (out / "keep-me.txt").write_text("previous run")
+    (out / ".linkage").write_text('{"written_by": "dedupe"}\n')  # a run's folder may be replaced
     return data, rules_file, out
 
 
@@ -53,7 +54,7 @@ def _assert_rejected(done, out: Path, *fragments: str) -> None:
     for fragment in fragments:
         assert fragment in done.stderr, (fragment, done.stderr)
     assert "Traceback" not in done.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["keep-me.txt"]
+    assert sorted(p.name for p in out.iterdir()) == [".linkage", "keep-me.txt"]
     assert (out / "keep-me.txt").read_text() == "previous run"
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".out.")]
 
@@ -132,8 +133,8 @@ def test_good_run_replaces_out(tmp_path):
     done = run_cli("dedupe", data, "--rules", rules, "--out", out)
     assert done.returncode == 0, done.stderr
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["clusters.parquet", "deduplicated.parquet", "pairs.parquet", "report.html",
-                     "rules.yaml", "summary.json", "timings.json"]
+    assert names == [".linkage", "clusters.parquet", "deduplicated.parquet", "pairs.parquet",
+                     "report.html", "rules.yaml", "summary.json", "timings.json"]
 
 
 def test_budget_exceeded_names_the_blocker(tmp_path):

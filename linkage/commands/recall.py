@@ -42,18 +42,18 @@ def command(input_path, rules_path, n, kinds, fields_per_copy, seed, id_column, 
     """
     import json
 
+    from linkage.cli import _suggested, claim
     from linkage.inject import measure_recall, parse_kinds
 
     chosen = parse_kinds(kinds)  # a bad --kinds fails before any run
-    if rules_path is None:
-        from linkage.cli import _suggested
-
-        rules_path = _suggested([input_path], sep, encoding)
-    report = measure_recall(input_path, rules_path, n, kinds=chosen, seed=seed,
-                            id_column=id_column, fields_per_copy=fields_per_copy, sep=sep,
-                            encoding=encoding)
-    if out is not None:
-        report.write(out)
+    with claim(out, input_path, rules_path):
+        if rules_path is None:
+            rules_path = _suggested([input_path], sep, encoding)
+        report = measure_recall(input_path, rules_path, n, kinds=chosen, seed=seed,
+                                id_column=id_column, fields_per_copy=fields_per_copy, sep=sep,
+                                encoding=encoding)
+        if out is not None:
+            report.write(out)
     if as_json:
         click.echo(json.dumps(report.as_dict(), ensure_ascii=False))
     else:

@@ -27,10 +27,11 @@ def command(run_dir, new_input, out, sep, encoding):
     \b
     linkage update out/customers new_customers.csv --out out/customers-2
     """
-    from linkage.cli import _warnings_to_stderr
+    from linkage.cli import _warnings_to_stderr, claim
     from linkage.incremental import update
 
     _warnings_to_stderr()
-    done = update(run_dir, new_input, out=out, sep=sep, encoding=encoding)
+    with claim(out, run_dir, new_input):
+        done = update(run_dir, new_input, out=out, sep=sep, encoding=encoding)
     click.echo(done.format_summary())
     click.echo(f"  wrote {out}/ ({run_dir}/ is unchanged)")

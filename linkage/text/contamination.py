@@ -327,4 +327,4 @@ def write_contamination_report(result: pd.DataFrame, out_dir: str | os.PathLike)
         write_parquet(result, folder / RESULT_FILE)
         write_json(contamination_summary(result), folder / SUMMARY_FILE)
 
-    return write_atomically(out_dir, fill)
+    return write_atomically(out_dir, fill, what="decontaminate")

@@ -1,0 +1,123 @@
+"""Issue 13, items 6 and 7: bad input exits 2 with the file, the key and the fix; a bug in
+linkage exits 4; 1 is only `linkage check`'s gate. A folder of Parquet files is one table."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from tests.conftest import ROOT
+from tests.hostile.conftest import assert_unchanged_outside, run_cli, snapshot
+
+CUSTOMERS = ROOT / "sample_data" / "customers.csv"
+RULES = ROOT / "rules" / "customers.yaml"
+
+
+def _rules_without_id(workdir: Path) -> Path:
+    text = RULES.read_text(encoding="utf-8").replace("id_column: customer_id\n", "")
+    (workdir / "rules.yaml").write_text(text, encoding="utf-8")
+    return workdir / "rules.yaml"
+
+
+def test_check_with_a_row_id_column_and_no_id_column_is_bad_input(workdir):
+    frame = pd.read_csv(CUSTOMERS, dtype=str)
+    frame.insert(0, "row_id", [str(i) for i in range(len(frame))])
+    frame.to_csv(workdir / "table.csv", index=False)
+    rules = _rules_without_id(workdir)
+    before = snapshot(workdir)
+    done = run_cli("check", workdir / "table.csv", "--rules", rules,
+                   "--max-duplicate-rate", "0.5", cwd=workdir)
+    assert done.returncode == 2, done.stderr
+    assert "table.csv" in done.stderr and "`row_id`" in done.stderr
+    assert "--id-column row_id" in done.stderr and "rename" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert snapshot(workdir) == before
+
+
+def test_an_unknown_encoding_is_bad_input(workdir):
+    before = snapshot(workdir)
+    for args in (["check", CUSTOMERS, "--rules", RULES, "--max-duplicate-rate", "0.5"],
+                 ["dedupe", CUSTOMERS, "--rules", RULES, "--out", workdir / "out"],
+                 ["suggest", CUSTOMERS]):
+        done = run_cli(*args, "--encoding", "utf8x", cwd=workdir)
+        assert done.returncode == 2, done.stderr
+        assert "`--encoding`" in done.stderr and "'utf8x'" in done.stderr
+        assert "utf-8" in done.stderr and "Traceback" not in done.stderr
+    assert snapshot(workdir) == before
+
+
+def test_a_bug_in_linkage_exits_4_not_the_gates_1(workdir):
+    """A command that fails inside linkage's code (a command added to the real group for the
+    test: nothing in linkage fails on purpose)."""
+    script = ("import sys\nfrom linkage.cli import main\n"
+              "@main.command()\ndef crash():\n    {}['missing']\n"
+              "sys.exit(main())\n")
+    done = subprocess.run([sys.executable, "-c", script, "crash"], capture_output=True,
+                          text=True, cwd=workdir, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 4, done.stderr
+    assert "KeyError" in done.stderr and "this is a bug in linkage" in done.stderr
+
+
+def test_check_help_states_every_exit_code():
+    done = run_cli("check", "--help")
+    text = " ".join(done.stdout.split())
+    assert "0 when" in text and "1 when" in text and "2 on" in text and "4 " in text
+
+
+def _parts(workdir: Path) -> Path:
+    """The sample customers as a Spark-style folder: three part files and `_SUCCESS`."""
+    frame = pd.read_csv(CUSTOMERS, dtype=str, keep_default_na=False, na_values=[""])
+    folder = workdir / "customers.parquet"
+    folder.mkdir()
+    for number, start in enumerate(range(0, len(frame), 700)):
+        frame.iloc[start:start + 700].to_parquet(folder / f"part-{number}.parquet", index=False)
+    (folder / "_SUCCESS").write_bytes(b"")
+    return folder
+
+
+def test_a_folder_of_parquet_files_is_one_table(workdir):
+    folder = _parts(workdir)
+    whole = run_cli("dedupe", CUSTOMERS, "--rules", RULES, "--out", workdir / "whole",
+                    cwd=workdir)
+    assert whole.returncode == 0, whole.stderr
+    before = snapshot(workdir)
+    done = run_cli("dedupe", folder, "--rules", RULES, "--out", workdir / "out", cwd=workdir)
+    assert done.returncode == 0, done.stderr
+    ours = pd.read_parquet(workdir / "out" / "clusters.parquet")
+    theirs = pd.read_parquet(workdir / "whole" / "clusters.parquet")
+    assert len(ours) == 2004
+    pd.testing.assert_frame_equal(ours, theirs)
+    summary = json.loads((workdir / "out" / "summary.json").read_text())
+    checksum = summary["inputs"][0]["checksum"]
+    assert checksum.startswith("sha256:")
+    assert_unchanged_outside(before, snapshot(workdir), "out")
+
+    chunked = run_cli("dedupe", folder, "--rules", RULES, "--out", workdir / "chunked",
+                      "--chunk-rows", "500", cwd=workdir)
+    assert chunked.returncode == 0, chunked.stderr
+    assert (workdir / "chunked" / "clusters.parquet").read_bytes() == \
+        (workdir / "out" / "clusters.parquet").read_bytes()
+
+    gate = run_cli("check", folder, "--rules", RULES, "--max-duplicate-rate", "0.5", "--json",
+                   cwd=workdir)
+    assert gate.returncode == 0, gate.stderr
+    assert json.loads(gate.stdout)["input_checksum"] == checksum
+
+    # An --out inside the folder would be read as more of the table by the next run.
+    inside = run_cli("dedupe", folder, "--rules", RULES, "--out", folder / "run", cwd=workdir)
+    assert inside.returncode == 2, inside.stderr
+    assert f"{folder / 'run'}: is inside the input folder {folder}" in inside.stderr
+    assert "choose another `--out`" in inside.stderr.lower()
+    assert not (folder / "run").exists()
+
+    # The checksum covers the files' bytes: a changed part changes it.
+    part = folder / "part-2.parquet"
+    pd.read_parquet(part).iloc[:-1].to_parquet(part, index=False)
+    gate = run_cli("check", folder, "--rules", RULES, "--max-duplicate-rate", "0.5", "--json",
+                   cwd=workdir)
+    assert json.loads(gate.stdout)["input_checksum"] != checksum
