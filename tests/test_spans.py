@@ -136,7 +136,10 @@ def test_cli_bad_column_and_bad_option_exit_2_with_the_fix(tmp_path):
     clash = run_cli("strip-boilerplate", work / "docs.csv", "--column", "body", "--into", "id",
                     "--out", work / "o")
     assert clash.returncode == 2 and "`id`" in clash.stderr and "--into" in clash.stderr
-    for result in (done, bad, clash):
+    into_input = run_cli("strip-boilerplate", work / "docs.csv", "--column", "body",
+                         "--out", work)
+    assert into_input.returncode == 2 and "--out" in into_input.stderr
+    for result in (done, bad, clash, into_input):
         assert "Traceback" not in result.stderr
     assert snapshot(work) == before
 

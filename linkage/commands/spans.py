@@ -34,6 +34,15 @@ def command(input_path, column, min_documents, span_sentences, min_chars, into, 
     linkage strip-boilerplate crawl.parquet --column text --min-documents 3 --out out/stripped
     linkage strip-boilerplate docs.csv --span-sentences 3 --into body_clean --out out/s
     """
+    from linkage.cli import claim
+
+    with claim(out, input_path):
+        _strip(input_path, column, min_documents, span_sentences, min_chars, into, out, sep,
+               encoding)
+
+
+def _strip(input_path, column, min_documents, span_sentences, min_chars, into, out, sep,
+           encoding) -> None:
     from linkage.errors import InputError
     from linkage.io import read, write_atomically, write_json, write_parquet
     from linkage.text.spans import strip_spans
@@ -59,7 +68,7 @@ def command(input_path, column, min_documents, span_sentences, min_chars, into, 
         write_parquet(table, folder / "stripped.parquet")
         write_json(summary, folder / "summary.json")
 
-    write_atomically(out, fill)
+    write_atomically(out, fill, what="strip-boilerplate", inputs=[input_path])
     click.echo(f"{summary['removed_spans']:,} boilerplate spans removed from "
                f"{summary['documents_changed']:,} of {summary['documents']:,} documents "
                f"({summary['removed_chars']:,} characters; {summary['documents_emptied']:,} "
