@@ -175,6 +175,32 @@ def stage_bit(rules: Rules, stage: str) -> int:
     return 1 << (len(rules.blocking) + STAGE_BITS.index(stage))
 
 
+def stage_reasons(rules: Rules) -> list[tuple[str, str]]:
+    """(name, what it means) of each stage in the rules, in the order a pair proposed by
+    several is told by: the plainest evidence first."""
+    out = []
+    if rules.exact is not None:
+        what = ", ".join(rules.exact.columns or []) or "records"
+        how = "normalized " if rules.exact.normalize else ""
+        out.append(("exact", f"identical {how}{what} (exact stage)"))
+    if rules.url is not None:
+        out.append(("url", "same URL (url stage)"))
+    if rules.semantic is not None:
+        cosine = 1 - rules.semantic.epsilon
+        out.append(("semantic", f"semantic: cosine >= {cosine:g} (semantic stage)"))
+    return out
+
+
+def pair_stage(rules: Rules, mask) -> np.ndarray:
+    """Per pair, the index in `stage_reasons(rules)` of the stage that matched it; -1 for a
+    pair no stage proposed (its match weight decides)."""
+    mask = np.asarray(mask, dtype=np.int64)
+    code = np.full(len(mask), -1, dtype=np.int64)
+    for k, (name, _) in reversed(list(enumerate(stage_reasons(rules)))):
+        code[(mask & stage_bit(rules, name)) > 0] = k
+    return code
+
+
 def stage_star(frame: pd.DataFrame, *, normalize: bool) -> tuple[np.ndarray, np.ndarray]:
     """(first member, copy) edges of the groups of identical rows; rows with nothing in
     these columns are no one's copy."""
@@ -866,12 +892,10 @@ def run_local(
                 random_matrix = compare_pairs(rules.comparisons, work, ri, rj)
             scorer = scored.fit(scorer, random_matrix)
         weight, probability = scored.weights(scorer)
-        matched = weight >= scorer.threshold
+        above = weight >= scorer.threshold
         # Exact copies and SemDeDup pairs are duplicates by their stage; guards may differ.
-        stage_bits = sum(stage_bit(rules, name) for name in STAGE_BITS
-                         if getattr(rules, name) is not None)
-        if stage_bits:
-            matched |= (pairs.mask & stage_bits) > 0
+        staged = pair_stage(rules, pairs.mask)
+        matched = above | (staged >= 0)
 
     with clock.stage("guard"):
         if rules.guards:
@@ -884,9 +908,10 @@ def run_local(
 
     with clock.stage("cluster"):
         ml, mr, mw = pairs.left[matched], pairs.right[matched], weight[matched]
+        ms = staged[matched]
         if mode == "link" and rules.one_to_one:
             keep_edge = one_to_one(ml, mr, mw)
-            ml, mr, mw = ml[keep_edge], mr[keep_edge], mw[keep_edge]
+            ml, mr, mw, ms = ml[keep_edge], mr[keep_edge], mw[keep_edge], ms[keep_edge]
         clusters = connected_components(n, ml, mr)
 
     with clock.stage("keep"):
@@ -905,15 +930,21 @@ def run_local(
         outputs = _record_outputs(
             mode, ids, id_name, source, clusters, keeper, is_keeper, (ml, mr, mw), frames,
             scorer.threshold, guard, chunk=scored.chunk, folder=scored.folder,
-            whole_rows=whole_rows)
+            whole_rows=whole_rows, stages=(ms, [text for _, text in stage_reasons(rules)]))
         outputs["pairs"] = scored.pair_table(ids, weight, probability, matched)
         if rules.golden is not None and mode == "dedupe":
             outputs["golden"] = build_golden(rules.golden, combined, ids, clusters, id_name)
 
     summary = _summary(
         mode, tables, rules, n, sizes, normalize_stats, pairs, scored.tally, matched, clusters,
-        outputs["clusters"], id_column, combined,
+        outputs["clusters"], id_column, combined, above=int(above.sum()),
     )
+    if stage_reasons(rules):
+        # Pairs below the threshold that a stage matched: with those above it, `is_match`.
+        below = matched & ~above
+        summary["stages"]["score"]["matched_by_stage"] = {
+            name: int((below & (staged == k)).sum())
+            for k, (name, _) in enumerate(stage_reasons(rules))}
     summary["stages"]["score"].update(scorer_report(scorer))
     for name, stats in exact_stats.items():
         summary["stages"][name] = stats
@@ -935,28 +966,35 @@ def _outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, mat
 
 def _record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, accepted, frames,
                     threshold, guard, *, chunk: int | None = None, folder: Path | None = None,
-                    whole_rows: Callable[[int], Iterator[tuple[int, pd.DataFrame]]] | None = None):
+                    whole_rows: Callable[[int], Iterator[tuple[int, pd.DataFrame]]] | None = None,
+                    stages: tuple[np.ndarray, list[str]] | None = None):
     """clusters, deduplicated / links, review and guards: the outputs with a row per record
     or per accepted link. With `chunk` (and a `folder` for the files), clusters and
     deduplicated are built that many records at a time into Parquet files (`ParquetFrame`).
     `whole_rows`: where the input's whole rows come from when `frames` hold only some columns
-    (`_rows_of`); deduplicated and review records are then taken in one pass over them."""
+    (`_rows_of`); deduplicated and review records are then taken in one pass over them.
+    `stages`: per accepted link, the index of the stage that matched it (-1: its weight),
+    and the stages' reasons (`stage_reasons`)."""
     n = len(ids)
     ml, mr, mw = accepted
+    link_stage, stage_texts = stages if stages is not None else (np.full(len(ml), -1), [])
     # Each record's strongest accepted link, for its reason.
     best_w = np.full(n, -np.inf)
     best_other = np.full(n, -1, dtype=np.int64)
+    best_stage = np.full(n, -1, dtype=np.int64)
     degree = np.zeros(n, dtype=np.int64)
     if len(ml):
         both = np.concatenate([ml, mr])
         other = np.concatenate([mr, ml])
         w = np.concatenate([mw, mw])
+        by = np.concatenate([link_stage, link_stage])
         order = np.lexsort((other, -w, both))
-        both, other, w = both[order], other[order], w[order]
+        both, other, w, by = both[order], other[order], w[order], by[order]
         first = np.ones(len(both), dtype=bool)
         first[1:] = both[1:] != both[:-1]
         best_w[both[first]] = w[first]
         best_other[both[first]] = other[first]
+        best_stage[both[first]] = by[first]
         degree = np.bincount(both, minlength=n)
     cluster_size = np.bincount(clusters)[clusters] if n else np.zeros(0, dtype=np.int64)
     single = cluster_size == 1
@@ -980,7 +1018,7 @@ def _record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, acc
         if len(linked):
             reasons[linked - start] = _link_reasons(mode, ids, linked, best_other, best_w,
                                                     cluster_size, degree, is_keeper, keeper,
-                                                    threshold)
+                                                    threshold, best_stage, stage_texts)
         if guarded[rows].any():
             reasons[guarded[rows]] = guard.reason[rows][guarded[rows]]
         frame = pd.DataFrame({id_name: ids.iloc[rows].reset_index(drop=True)})
@@ -1133,7 +1171,7 @@ def _like_rows(records: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
 
 
 def _link_reasons(mode, ids, idx, best_other, best_w, cluster_size, degree, is_keeper,
-                  keeper, threshold) -> np.ndarray:
+                  keeper, threshold, best_stage, stage_texts) -> np.ndarray:
     """The reasons of the records `idx` (in clusters of several): built as Arrow string
     columns, one piece of text per column, with one Python str per record only at the end."""
     import pyarrow as pa
@@ -1154,6 +1192,14 @@ def _link_reasons(mode, ids, idx, best_other, best_w, cluster_size, degree, is_k
     weights = text(pd.Series(np.round(best_w[idx], 2)).map("{:.2f}".format))
     sizes = text(cluster_size[idx])
     tail = join(" (match weight ", weights, f" >= {threshold:g})")
+    stage = best_stage[idx]
+    if (stage >= 0).any():
+        # A stage's link says so, with its weight on whichever side of the threshold it is.
+        said = text(pd.Series(stage).map(dict(enumerate(stage_texts))).fillna(""))
+        side = text(np.where(best_w[idx] >= threshold, " >= ", " < "))
+        tail = pc.if_else(pa.array(stage >= 0),
+                          join(" (", said, "; match weight ", weights, side, f"{threshold:g})"),
+                          tail)
     if mode == "dedupe":
         head = pc.if_else(pa.array(is_keeper[idx]), join("kept for cluster of ", sizes),
                           join("duplicate of ", text(_take(ids, keeper[idx]))))
@@ -1319,7 +1365,9 @@ class LevelTally:
 
 
 def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matched, clusters,
-             cluster_frame, id_column, records):
+             cluster_frame, id_column, records, *, above: int | None = None):
+    """`above`: the pairs whose match weight reaches the threshold, when stages or guards
+    make that differ from the pairs `matched`."""
     from linkage.normalize import NORMALIZATION_VERSION
 
     all_pairs = n * (n - 1) // 2 if mode == "dedupe" else sizes[0] * sizes[1]
@@ -1364,7 +1412,8 @@ def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matc
             "score": {
                 "scorer": rules.scoring.kind,
                 "threshold": rules.scoring.threshold,
-                "pairs_at_or_above_threshold": int(matched.sum()),
+                "pairs_at_or_above_threshold": int(matched.sum()) if above is None else above,
+                "matched_pairs": int(matched.sum()),
             },
             "cluster": {
                 "clusters": len(cluster_sizes),
