@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -1311,13 +1311,13 @@ def removals_by(values: pd.Series, removed: np.ndarray) -> dict[str, dict]:
     }
 
 
-def _versions() -> dict[str, str]:
+def _versions(rules: Rules) -> dict[str, Any]:
     import jellyfish
     import pyarrow
     import rapidfuzz
     import scipy
 
-    return {
+    versions: dict[str, Any] = {
         "linkage": __version__,
         "python": platform.python_version(),
         "numpy": np.__version__,
@@ -1327,6 +1327,21 @@ def _versions() -> dict[str, str]:
         "jellyfish": getattr(jellyfish, "__version__", "unknown"),
         "scipy": scipy.__version__,
     }
+    from linkage.text.embeddings import STATIC_MODEL, embedding_models, model_manifest
+
+    models = embedding_models(rules)
+    if models:  # the libraries and weights behind the vectors; read, never imported here
+        from importlib.metadata import PackageNotFoundError, version
+
+        libraries = ["torch", "sentence-transformers"]
+        libraries += ["model2vec"] if STATIC_MODEL in models else []
+        for library in libraries:
+            try:
+                versions[library] = version(library)
+            except PackageNotFoundError:
+                versions[library] = "not installed"
+        versions["embedding_models"] = {m: model_manifest(m) for m in models}
+    return versions
 
 
 @dataclass
@@ -1391,7 +1406,7 @@ def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matc
         "rules": {"source": rules.source, "config_hash": rules.config_hash(),
                   "seed": getattr(rules.scoring, "seed", None)},
         "normalization_version": NORMALIZATION_VERSION,
-        "versions": _versions(),
+        "versions": _versions(rules),
         "stages": {
             "read": {"records": n},
             "normalize": normalize_stats,

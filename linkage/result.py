@@ -152,7 +152,7 @@ class Result:
                 write_parquet(self.review, folder / "review.parquet")
             if self.guard_decisions is not None:
                 write_parquet(self.guard_decisions, folder / "guards.parquet")
-            self.rules.to_yaml(folder / "rules.yaml")
+            self.rules.to_yaml(folder / "rules.yaml", explicit=True)  # defaults too
             if self.scorer is not None and hasattr(self.scorer, "save"):
                 self.scorer.save(folder / "model.json")
             write_json(self.summary_data, folder / "summary.json")

@@ -335,6 +335,51 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------
+# The manifest: which model made the vectors
+
+
+_MODEL_HASHES: dict[tuple, str] = {}
+
+
+def model_folder(model: str, cache_dir: str | Path | None = None) -> Path:
+    """The folder whose files are `model`: the bundled package's, the distilled static
+    model's, or the local folder named."""
+    if model in _BUNDLED_ALIASES:
+        return Path(bundled_model_path())
+    if model == STATIC_MODEL:
+        return static_model_path(BUNDLED_MODEL, cache_dir=cache_dir)
+    return Path(model)
+
+
+def model_manifest(model: str) -> dict[str, Any]:
+    """`model`'s identity for a run's manifest: the sha256 of its files (weights, tokenizer,
+    configuration; not its documentation), so two runs can tell whether the same model made
+    their vectors. Hashed once per process and file state."""
+    folder = model_folder(model)
+    files = sorted(f for f in folder.rglob("*") if f.is_file() and f.suffix != ".md"
+                   and not f.name.startswith("."))
+    state = (str(folder), *((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files))
+    if state not in _MODEL_HASHES:
+        digest = hashlib.sha256()
+        for f in files:
+            digest.update(f.relative_to(folder).as_posix().encode("utf-8") + b"\0")
+            with open(f, "rb") as fh:
+                for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                    digest.update(block)
+        _MODEL_HASHES[state] = digest.hexdigest()
+    return {"sha256": _MODEL_HASHES[state], "files": len(files)}
+
+
+def embedding_models(rules) -> list[str]:
+    """The embedding models the rules use (semantic stage, embedding blockers, cosine
+    comparisons), each once, in the rules' order."""
+    models = [rules.semantic.model] if rules.semantic is not None else []
+    models += [part.model for part in [*rules.blocking, *rules.comparisons]
+               if isinstance(part, EmbeddingBlocker | Cosine)]
+    return list(dict.fromkeys(models))
+
+
+# --------------------------------------------------------------------------------------------
 # Blocking
 
 

@@ -84,3 +84,48 @@ def test_report_and_summary_count_the_pairs_of_pairs_parquet(docs):
     assert cards == [f"{score['matched_pairs']:,}"]
     for name, k in score["matched_by_stage"].items():
         assert f"pairs below it matched by the {name} stage" in report and f"{k:,}" in report
+
+
+def test_a_runs_rules_spell_out_every_default_and_rerun_to_the_same_bytes(docs, tmp_path):
+    written = docs / "rules.yaml"
+    text = written.read_text(encoding="utf-8")
+    for key in ("num_perm: 128", "threshold: 0.8", "seed: 0", "max_block_size: 5000",
+                "policy: first", "normalize: true", "url: null"):
+        assert key in text, f"the run's rules.yaml leaves `{key}` to the version's default"
+    assert Rules.from_yaml(written).to_yaml(explicit=True) == text
+    assert Rules.from_yaml(written).config_hash() == Rules.from_yaml(DOCUMENTS).config_hash()
+    before = snapshot(docs.parent)
+    again = tmp_path / "again"
+    done = run_cli("dedupe", docs.parent / "texts.csv", "--rules", written, "--out", again)
+    assert done.returncode == 0, done.stderr
+    assert snapshot(docs.parent) == before  # the first run, its rules and input untouched
+    for name in ("clusters.parquet", "pairs.parquet", "deduplicated.parquet", "rules.yaml"):
+        assert (again / name).read_bytes() == (docs / name).read_bytes(), name
+
+
+def test_the_manifest_names_the_embedding_model_and_its_libraries(docs):
+    versions = json.loads((docs / "summary.json").read_text())["versions"]
+    model = versions["embedding_models"]["all-MiniLM-L6-v2"]
+    assert re.fullmatch(r"[0-9a-f]{64}", model["sha256"])
+    assert versions["torch"] and versions["sentence-transformers"]
+
+
+def test_the_manifest_leaves_embeddings_out_when_none_are_used(tmp_path):
+    out = tmp_path / "out"
+    done = run_cli("dedupe", ROOT / "sample_data" / "customers.csv", "--rules",
+                   ROOT / "rules" / "customers.yaml", "--out", out)
+    assert done.returncode == 0, done.stderr
+    versions = json.loads((out / "summary.json").read_text())["versions"]
+    assert not {"torch", "sentence-transformers", "embedding_models"} & set(versions)
+
+
+def test_validate_prints_every_part_of_the_rules():
+    done = run_cli("validate", DOCUMENTS)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    for said in ("exact: identical normalized text", "semantic: SemDeDup on text",
+                 "all-MiniLM-L6-v2", "epsilon 0.02", "where source in [qa, synthetic]",
+                 "guard max_cluster_size", "guard conflicting_labels", "guard keep_up_to",
+                 "keep: first", "source column: source", "report columns: domain",
+                 "max removal rate: 50%"):
+        assert said in out, f"`linkage validate` does not say {said!r}:\n{out}"
