@@ -257,9 +257,11 @@ def union_pairs(pairs, left, right, bit: int, n: int):
     return pairs
 
 
-def semantic_stage(spec, records: pd.DataFrame, n: int):
-    """SemDeDup over the selected records: duplicate pairs (row numbers) and each record's
-    distance to its k-means centroid (NaN for records the stage did not embed)."""
+def semantic_stage(spec, records: pd.DataFrame, n: int, groups: np.ndarray | None = None):
+    """SemDeDup over the selected records: duplicate pairs (row numbers), each record's
+    distance to its k-means centroid (NaN for records the stage did not select) and the
+    stage's counts. `groups`: the groups the url and exact stages joined; one selected record
+    of each is embedded and stands for the others, which take its centroid distance."""
     from linkage.text.embeddings import Encoder
     from linkage.text.semdedup import semdedup
 
@@ -268,17 +270,26 @@ def semantic_stage(spec, records: pd.DataFrame, n: int):
     for column, allowed in (spec.where or {}).items():
         selected &= records[column].astype(str).isin([str(v) for v in allowed]).to_numpy()
     rows = np.flatnonzero(selected)
+    if groups is not None:  # the first selected record of each group, in row order
+        rows = rows[~pd.Series(groups[rows]).duplicated().to_numpy()]
+    encoder = Encoder(model=spec.model)
+    stats = {"records_embedded": len(rows),
+             "copies_not_embedded": int(selected.sum()) - len(rows)}
     distance = np.full(n, np.nan)
-    if len(rows) < 2:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), distance, len(rows)
-    vectors = Encoder(model=spec.model).encode(values.to_numpy()[rows].astype(str).tolist())
-    clusters = spec.n_clusters or max(1, round(float(np.sqrt(len(rows)))))
-    result = semdedup(vectors, n_clusters=min(clusters, len(rows)), epsilon=spec.epsilon,
-                      seed=spec.seed)
-    _, found = result
-    found = np.asarray(found, dtype=np.int64).reshape(-1, 2)
-    distance[rows] = result.centroid_distance
-    return rows[found[:, 0]], rows[found[:, 1]], distance, len(rows)
+    found = np.zeros((0, 2), dtype=np.int64)
+    if len(rows) >= 2:
+        vectors = encoder.encode(values.to_numpy()[rows].astype(str).tolist())
+        clusters = spec.n_clusters or max(1, round(float(np.sqrt(len(rows)))))
+        result = semdedup(vectors, n_clusters=min(clusters, len(rows)), epsilon=spec.epsilon,
+                          seed=spec.seed)
+        found = np.asarray(result.pairs, dtype=np.int64).reshape(-1, 2)
+        distance[rows] = result.centroid_distance
+        if groups is not None:
+            stand_in = pd.Series(rows, index=groups[rows])
+            copies = np.flatnonzero(selected & np.isnan(distance))
+            distance[copies] = distance[stand_in.loc[groups[copies]].to_numpy()]
+    stats.update(long_texts=encoder.long_texts, window_word_pieces=encoder.window)
+    return rows[found[:, 0]], rows[found[:, 1]], distance, stats
 
 
 def compare_pairs(
@@ -519,10 +530,13 @@ def _exact_and_block(rules, combined, id_name, mode, work, source, n, progress, 
         if rules.semantic is not None:
             if mode == "link":
                 raise InputError(f"{rules.source}: `semantic` is for dedupe runs.")
-            sl, sr, centroid_distance, embedded = semantic_stage(rules.semantic, combined, n)
+            groups = None if representatives is None else connected_components(
+                n, *(np.concatenate([s[k] for s in stars.values()]) for k in (0, 1)))
+            sl, sr, centroid_distance, stats = semantic_stage(rules.semantic, combined, n,
+                                                              groups)
             pairs = union_pairs(pairs, sl, sr, stage_bit(rules, "semantic"), n)
             pairs.proposed["semantic"] = len(sl)
-            exact_stats["semantic"] = {"records_embedded": embedded, "duplicate_pairs": len(sl)}
+            exact_stats["semantic"] = {**stats, "duplicate_pairs": len(sl)}
 
     return pairs, exact_stats, centroid_distance
 

@@ -21,18 +21,24 @@ TEXTS = ROOT / "sample_data" / "labelled_text.csv"
 DOCUMENTS = ROOT / "rules" / "documents.yaml"
 
 
-@pytest.fixture(scope="module")
-def docs(tmp_path_factory) -> Path:
-    """A run of rules/documents.yaml on the bundled documents, in a folder of its own."""
-    work = tmp_path_factory.mktemp("docs")
-    shutil.copy(TEXTS, work / "texts.csv")
-    shutil.copy(DOCUMENTS, work / "rules.yaml")
+def _dedupe(work: Path) -> Path:
+    """`linkage dedupe` of work/texts.csv by work/rules.yaml into work/out, which is all it
+    changes."""
     before = snapshot(work)
     done = run_cli("dedupe", work / "texts.csv", "--rules", work / "rules.yaml", "--out",
                    work / "out")
     assert done.returncode == 0, done.stderr
     assert_unchanged_outside(before, snapshot(work), "out")
     return work / "out"
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory) -> Path:
+    """A run of rules/documents.yaml on the bundled documents, in a folder of its own."""
+    work = tmp_path_factory.mktemp("docs")
+    shutil.copy(TEXTS, work / "texts.csv")
+    shutil.copy(DOCUMENTS, work / "rules.yaml")
+    return _dedupe(work)
 
 
 def _stage_pair(pairs: pd.DataFrame, rules: Rules, stage: str) -> pd.Series:
@@ -129,3 +135,52 @@ def test_validate_prints_every_part_of_the_rules():
                  "keep: first", "source column: source", "report columns: domain",
                  "max removal rate: 50%"):
         assert said in out, f"`linkage validate` does not say {said!r}:\n{out}"
+
+
+def _long(topic: str, sentences: int = 40) -> str:
+    return " ".join(f"{topic} number {i} is written down in this long document." for i in
+                    range(sentences))
+
+
+@pytest.fixture(scope="module")
+def long_documents(tmp_path_factory):
+    """Two documents that share their first 400 word pieces and differ after them, a short
+    text with an exact copy and a paraphrase, and a few others; the semantic stage on all."""
+    work = tmp_path_factory.mktemp("long")
+    head = _long("The budget committee reviewed item")
+    texts = {
+        "a": f"{head} {_long('The football match ended in a draw after extra time')}",
+        "b": f"{head} {_long('Bake the bread with flour, water, salt and yeast')}",
+        "c": "How do I reset my password?",
+        "d": "How do I reset my password?",  # an exact copy: the exact stage joins it to c
+        "e": "How can I reset my password?",
+        "f": "What time does the store open on Sunday?",
+        "g": "Quarterly revenue grew by ten percent.",
+    }
+    pd.DataFrame({"id": list(texts), "text": list(texts.values())}).to_csv(
+        work / "texts.csv", index=False)
+    (work / "rules.yaml").write_text(
+        "id_column: id\nexact: {columns: [text]}\n"
+        "blocking: [{type: minhash, column: text, threshold: 0.9}]\n"
+        "semantic: {column: text, epsilon: 0.02, n_clusters: 1}\n"
+        "comparisons: [{type: jaccard, column: text}]\n"
+        "scoring: {type: rule_sum, threshold: 1, weights: {text: {exact: 2}}}\n")
+    return _dedupe(work)
+
+
+def test_the_semantic_stage_embeds_one_record_of_each_exact_group(long_documents):
+    semantic = json.loads((long_documents / "summary.json").read_text())["stages"]["semantic"]
+    assert semantic["records_embedded"] == 6  # d is c's exact copy: c stands for both
+    assert semantic["copies_not_embedded"] == 1
+    clusters = pd.read_parquet(long_documents / "clusters.parquet").set_index("id")
+    assert clusters.loc["c", "cluster_id"] == clusters.loc["d", "cluster_id"] \
+        == clusters.loc["e", "cluster_id"]  # d still joins the paraphrase through c
+
+
+def test_a_long_document_is_embedded_whole_and_the_summary_says_so(long_documents):
+    summary = json.loads((long_documents / "summary.json").read_text())
+    semantic = summary["stages"]["semantic"]
+    assert semantic["long_texts"] == 2 and semantic["window_word_pieces"] == 256
+    clusters = pd.read_parquet(long_documents / "clusters.parquet").set_index("id")
+    # Cut at 256 word pieces the two would be one text; their different halves keep them apart.
+    assert clusters.loc["a", "cluster_id"] != clusters.loc["b", "cluster_id"]
