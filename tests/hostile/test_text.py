@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from linkage.pipeline import stage_bit
 from linkage.settings import Rules
@@ -184,3 +185,63 @@ def test_a_long_document_is_embedded_whole_and_the_summary_says_so(long_document
     clusters = pd.read_parquet(long_documents / "clusters.parquet").set_index("id")
     # Cut at 256 word pieces the two would be one text; their different halves keep them apart.
     assert clusters.loc["a", "cluster_id"] != clusters.loc["b", "cluster_id"]
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory) -> Path:
+    """The bundled documents as crawled pages: each with a URL of its own, and rules with a
+    `url:` stage beside a copy without it."""
+    work = tmp_path_factory.mktemp("pages")
+    texts = pd.read_csv(TEXTS, dtype=str)
+    texts["url"] = "https://docs.example.org/" + texts["source"] + "/" + texts["doc_id"]
+    texts.to_csv(work / "pages.csv", index=False)
+    # rules/documents.yaml without its semantic stage, which the URL has nothing to do with.
+    rules = Rules.from_yaml(DOCUMENTS).to_dict()
+    del rules["semantic"]
+    rules = yaml.safe_dump(rules, sort_keys=False)
+    (work / "no_url.yaml").write_text(rules, encoding="utf-8")
+    (work / "url.yaml").write_text(rules + "url: {column: url}\n", encoding="utf-8")
+    return work
+
+
+def _recall(pages: Path, rules: str, out: str) -> dict:
+    before = snapshot(pages)
+    done = run_cli("recall", pages / "pages.csv", "--rules", pages / rules, "--inject", "60",
+                   "--kinds", "word,typo", "--json", "--out", pages / out)
+    assert done.returncode == 0, done.stderr
+    assert_unchanged_outside(before, snapshot(pages), out)
+    return json.loads(done.stdout)
+
+
+def test_recall_with_a_url_stage_is_not_handed_over_by_the_url(pages):
+    from linkage.normalize import normalize_url
+
+    with_url = _recall(pages, "url.yaml", "with_url")
+    without = _recall(pages, "no_url.yaml", "without")
+    assert with_url["overall"]["recall"] < 1.0
+    # The URL finds none of the copies: recall is what the text stages find, copy for copy.
+    assert with_url["overall"] == without["overall"]
+    copies = pd.read_csv(pages / "with_url" / "injected.csv", dtype=str)
+    log = pd.read_csv(pages / "with_url" / "outcomes.csv", dtype=str)
+    sources = pd.read_csv(pages / "pages.csv", dtype=str).set_index("doc_id")
+    source_urls = sources.loc[log.set_index("injected_id").loc[copies["doc_id"], "source_id"],
+                              "url"]
+    assert not (normalize_url(copies["url"]).to_numpy()
+                == normalize_url(source_urls.reset_index(drop=True)).to_numpy()).any()
+    host = copies["url"].str.extract(r"^(https://[^/]+)/")[0]
+    assert (host == "https://docs.example.org").all()  # another page of the same site
+
+
+def test_copies_differ_where_the_exact_stage_looks(pages):
+    """An exact stage on a column the comparisons do not read (here the URL): a copy changed
+    only in the compared text would be an exact copy, found for free."""
+    rules = (pages / "no_url.yaml").read_text(encoding="utf-8")
+    exact_url = rules.replace("exact:\n  columns:\n  - text", "exact:\n  columns:\n  - url")
+    assert exact_url != rules
+    (pages / "exact_url.yaml").write_text(exact_url, encoding="utf-8")
+    result = _recall(pages, "exact_url.yaml", "exact_url")
+    assert result["overall"]["recall"] < 1.0
+    copies = pd.read_csv(pages / "exact_url" / "injected.csv", dtype=str)
+    log = pd.read_csv(pages / "exact_url" / "outcomes.csv", dtype=str)
+    sources = pd.read_csv(pages / "pages.csv", dtype=str).set_index("doc_id")
+    assert (copies["url"].to_numpy() != sources.loc[log["source_id"], "url"].to_numpy()).all()
