@@ -431,10 +431,11 @@ def _rules_lines(rules) -> list[str]:
         options = _settings(step, skip=("type", "column"))
         lines.append(f"normalize {step.column} as {step.type}" + (f" ({options})" * bool(options)))
     if rules.url is not None:
-        lines.append(f"url: records whose normalized `{rules.url.column}` is the same are one")
+        lines.append(f"url: records whose normalized `{rules.url.column}` is the same are "
+                     "copies of one, linked before blocking")
     if rules.exact is not None:
         what = dict(stage_reasons(rules))["exact"].removesuffix(" (exact stage)")
-        lines.append(f"exact: {what} are one record's copies, linked before blocking")
+        lines.append(f"exact: records with {what} are copies of one, linked before blocking")
     lines += [f"block {name}: {b.describe()}"
               for name, b in zip(blocker_names(rules.blocking), rules.blocking, strict=True)]
     if rules.semantic is not None:

@@ -193,12 +193,32 @@ def stage_reasons(rules: Rules) -> list[tuple[str, str]]:
 
 def pair_stage(rules: Rules, mask) -> np.ndarray:
     """Per pair, the index in `stage_reasons(rules)` of the stage that matched it; -1 for a
-    pair no stage proposed (its match weight decides)."""
+    pair no stage proposed (its match weight decides). One byte a pair."""
     mask = np.asarray(mask, dtype=np.int64)
-    code = np.full(len(mask), -1, dtype=np.int64)
+    code = np.full(len(mask), -1, dtype=np.int8)
     for k, (name, _) in reversed(list(enumerate(stage_reasons(rules)))):
         code[(mask & stage_bit(rules, name)) > 0] = k
     return code
+
+
+def stage_matches(rules: Rules, mask, weight: np.ndarray, threshold: float):
+    """(pairs at or above the threshold, each pair's stage (`pair_stage`), pairs matched): a
+    pair an exact, url or semantic stage proposed is a duplicate by that stage whatever its
+    weight; guards may still change that."""
+    above = weight >= threshold
+    staged = pair_stage(rules, mask)
+    return above, staged, above | (staged >= 0)
+
+
+def matched_by_stage(rules: Rules, above: np.ndarray, staged: np.ndarray,
+                     matched: np.ndarray) -> dict[str, dict[str, int]]:
+    """summary.json's count, per stage, of the matched pairs below the threshold (with those
+    above it, the pairs marked `is_match`); nothing for rules without stages."""
+    if not stage_reasons(rules):
+        return {}
+    below = matched & ~above
+    return {"matched_by_stage": {name: int((below & (staged == k)).sum())
+                                 for k, (name, _) in enumerate(stage_reasons(rules))}}
 
 
 def stage_star(frame: pd.DataFrame, *, normalize: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -906,10 +926,7 @@ def run_local(
                 random_matrix = compare_pairs(rules.comparisons, work, ri, rj)
             scorer = scored.fit(scorer, random_matrix)
         weight, probability = scored.weights(scorer)
-        above = weight >= scorer.threshold
-        # Exact copies and SemDeDup pairs are duplicates by their stage; guards may differ.
-        staged = pair_stage(rules, pairs.mask)
-        matched = above | (staged >= 0)
+        above, staged, matched = stage_matches(rules, pairs.mask, weight, scorer.threshold)
 
     with clock.stage("guard"):
         if rules.guards:
@@ -953,12 +970,7 @@ def run_local(
         mode, tables, rules, n, sizes, normalize_stats, pairs, scored.tally, matched, clusters,
         outputs["clusters"], id_column, combined, above=int(above.sum()),
     )
-    if stage_reasons(rules):
-        # Pairs below the threshold that a stage matched: with those above it, `is_match`.
-        below = matched & ~above
-        summary["stages"]["score"]["matched_by_stage"] = {
-            name: int((below & (staged == k)).sum())
-            for k, (name, _) in enumerate(stage_reasons(rules))}
+    summary["stages"]["score"].update(matched_by_stage(rules, above, staged, matched))
     summary["stages"]["score"].update(scorer_report(scorer))
     for name, stats in exact_stats.items():
         summary["stages"][name] = stats
@@ -969,10 +981,11 @@ def run_local(
 
 
 def _outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, matrix, weight,
-             probability, matched, accepted, combined, frames, tables, threshold, guard):
+             probability, matched, accepted, combined, frames, tables, threshold, guard,
+             stages=None):
     """Every output table of a run whose pairs and comparison matrix are in memory."""
     out = _record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, accepted,
-                          frames, threshold, guard)
+                          frames, threshold, guard, stages=stages)
     out["pairs"] = _pair_frame(ids, pairs.left, pairs.right, pairs.mask, matrix, weight,
                                probability, matched)
     return out

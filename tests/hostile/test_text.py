@@ -130,7 +130,7 @@ def test_validate_prints_every_part_of_the_rules():
     done = run_cli("validate", DOCUMENTS)
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    for said in ("exact: identical normalized text", "semantic: SemDeDup on text",
+    for said in ("exact: records with identical normalized text", "semantic: SemDeDup on text",
                  "all-MiniLM-L6-v2", "epsilon 0.02", "where source in [qa, synthetic]",
                  "guard max_cluster_size", "guard conflicting_labels", "guard keep_up_to",
                  "keep: first", "source column: source", "report columns: domain",
@@ -245,3 +245,31 @@ def test_copies_differ_where_the_exact_stage_looks(pages):
     log = pd.read_csv(pages / "exact_url" / "outcomes.csv", dtype=str)
     sources = pd.read_csv(pages / "pages.csv", dtype=str).set_index("doc_id")
     assert (copies["url"].to_numpy() != sources.loc[log["source_id"], "url"].to_numpy()).all()
+
+
+def test_update_tells_an_exact_stage_match_as_that_stage(workdir):
+    """`linkage update` finishes a run as `dedupe` does: a copy the exact stage found below
+    the threshold says so."""
+    pd.DataFrame({"id": ["a", "b", "c"], "text": [
+        "The Cat Sat On The Mat, Again!", "the cat sat on the mat again",
+        "Quarterly revenue grew by ten percent this year"]}).to_csv(workdir / "base.csv",
+                                                                  index=False)
+    pd.DataFrame({"id": ["e"], "text": ["THE CAT -- SAT ON THE MAT AGAIN"]}).to_csv(
+        workdir / "new.csv", index=False)
+    (workdir / "rules.yaml").write_text(
+        "id_column: id\nexact: {columns: [text]}\nmax_removal_rate: 1\n"
+        "blocking: [{type: minhash, column: text, threshold: 0.9}]\n"
+        "comparisons: [{type: jaccard, column: text}]\n"
+        "scoring: {type: rule_sum, threshold: 1, weights: {text: {exact: 2, else: -2}}}\n")
+    done = run_cli("dedupe", workdir / "base.csv", "--rules", workdir / "rules.yaml", "--out",
+                   workdir / "out")
+    assert done.returncode == 0, done.stderr
+    before = snapshot(workdir)
+    done = run_cli("update", workdir / "out", workdir / "new.csv", "--out", workdir / "out2")
+    assert done.returncode == 0, done.stderr
+    assert_unchanged_outside(before, snapshot(workdir), "out2")
+    reasons = pd.read_parquet(workdir / "out2" / "clusters.parquet").set_index("id")["reason"]
+    assert reasons["e"] == ("duplicate of a: linked by 1 pair(s), strongest with a (identical "
+                            "normalized text (exact stage); match weight 0.00 < 1)")
+    score = json.loads((workdir / "out2" / "summary.json").read_text())["stages"]["score"]
+    assert score["matched_by_stage"] == {"exact": 2} and score["pairs_at_or_above_threshold"] == 0
