@@ -8,14 +8,37 @@ reads. Errors name the place: `rules/customers.yaml: blocking[1].keys[0] must be
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import difflib
 import inspect
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Literal, Union
 
 from linkage.errors import RulesError
+
+# Inside `explicit_defaults()`, `to_dict()` writes every argument, defaults too.
+_EXPLICIT: contextvars.ContextVar[bool] = contextvars.ContextVar("explicit", default=False)
+
+
+@contextlib.contextmanager
+def explicit_defaults() -> Iterator[None]:
+    """Make `to_dict()` write every argument, so that the rules a run wrote mean the same to
+    a version of `linkage` whose defaults differ."""
+    token = _EXPLICIT.set(True)
+    try:
+        yield
+    finally:
+        _EXPLICIT.reset(token)
+
+
+def is_default(param: inspect.Parameter, value: Any) -> bool:
+    """Whether `to_dict()` leaves this argument out: it holds its default, and defaults are
+    not being written (`explicit_defaults`)."""
+    return (not _EXPLICIT.get() and param.default is not inspect.Parameter.empty
+            and _plain(value) == _plain(param.default))
 
 
 class SchemaViolation(RulesError):
@@ -240,9 +263,7 @@ class Configurable:
             out["type"] = self.kind
         for name, param in self._params().items():
             value = getattr(self, name)
-            if param.default is not inspect.Parameter.empty and _plain(value) == _plain(
-                param.default
-            ):
+            if is_default(param, value):
                 continue
             out[name] = _plain(value)
         return out

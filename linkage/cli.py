@@ -460,20 +460,64 @@ def explain(run_dir, record_id, other_id):
 @click.argument("rules_path", metavar="FILE", type=click.Path(path_type=Path))
 def validate(rules_path):
     """Check a rules FILE and print what it will do; exit 2 with the fix if it is invalid."""
-    from linkage.blocking import blocker_names
     from linkage.settings import Rules
 
     rules = Rules.from_yaml(rules_path)
     click.echo(f"{rules_path}: valid")
-    click.echo(f"  id column: {rules.id_column or '(row numbers)'}")
+    click.echo("\n".join(f"  {line}" for line in _rules_lines(rules)))
+
+
+def _settings(part, skip: tuple[str, ...] = ("type",)) -> str:
+    """A part's every setting that is set, defaults too, as `key value, ...`."""
+    from linkage._schema import explicit_defaults
+
+    with explicit_defaults():
+        data = part.to_dict()
+    return ", ".join(f"{k} " + (f"[{', '.join(map(str, v))}]" if isinstance(v, list) else str(v))
+                     for k, v in data.items() if k not in skip and v is not None)
+
+
+def _rules_lines(rules) -> list[str]:
+    """What `linkage validate` says the rules will do, in the order a run does it."""
+    from linkage.blocking import blocker_names
+    from linkage.pipeline import stage_reasons
+
+    lines = [f"id column: {rules.id_column or '(row numbers)'}"]
     for step in rules.normalize:
-        click.echo(f"  normalize {step.column} as {step.type}")
-    for name, b in zip(blocker_names(rules.blocking), rules.blocking, strict=True):
-        click.echo(f"  block {name}: {b.describe()}")
-    for c in rules.comparisons:
-        click.echo(f"  compare {c.output_name}: {c.kind} on {c.column} "
-                   f"(levels: {', '.join(c.level_labels)})")
-    click.echo(f"  score: {rules.scoring.kind}, threshold {rules.scoring.threshold:g}")
+        options = _settings(step, skip=("type", "column"))
+        lines.append(f"normalize {step.column} as {step.type}" + (f" ({options})" * bool(options)))
+    if rules.url is not None:
+        lines.append(f"url: records whose normalized `{rules.url.column}` is the same are "
+                     "copies of one, linked before blocking")
+    if rules.exact is not None:
+        what = dict(stage_reasons(rules))["exact"].removesuffix(" (exact stage)")
+        lines.append(f"exact: records with {what} are copies of one, linked before blocking")
+    lines += [f"block {name}: {b.describe()}"
+              for name, b in zip(blocker_names(rules.blocking), rules.blocking, strict=True)]
+    if rules.semantic is not None:
+        sem = rules.semantic
+        where = "".join(f", where {c} in [{', '.join(map(str, v))}]"
+                        for c, v in (sem.where or {}).items())
+        lines.append(f"semantic: SemDeDup on {sem.column} with {sem.model}, epsilon "
+                     f"{sem.epsilon:g} (duplicates above cosine {1 - sem.epsilon:g}), "
+                     f"n_clusters {sem.n_clusters or 'auto (square root of the records)'}, "
+                     f"seed {sem.seed}{where}")
+    lines += [f"compare {c.output_name}: {c.kind} on {c.column} "
+              f"(levels: {', '.join(c.level_labels)})" for c in rules.comparisons]
+    lines.append(f"score: {rules.scoring.kind}, threshold {rules.scoring.threshold:g}")
+    lines += [f"guard {g.kind}: {_settings(g)}" for g in rules.guards]
+    lines.append(f"keep: {_settings(rules.keep).removeprefix('policy ')}")
+    if rules.golden is not None:
+        lines.append(f"golden: {_settings(rules.golden)}")
+    group_by = getattr(rules, "group_by", None)  # per-group runs, where the rules have them
+    if group_by:
+        lines.append(f"group by: {group_by}")
+    lines += [f"source column: {rules.source_column or '(none)'}",
+              f"report columns: {', '.join(rules.report_columns) or '(none)'}",
+              f"max removal rate: {rules.max_removal_rate:.0%}",
+              f"limits: max_pairs {rules.max_pairs:,}, max_block_size {rules.max_block_size:,}"
+              + (", one_to_one" if rules.one_to_one else "")]
+    return lines
 
 
 def _register() -> None:

@@ -56,12 +56,25 @@ def contributions_table(pairs: pd.DataFrame, rules, scorer) -> list[pd.DataFrame
 
 
 def _pair_lines(pairs: pd.DataFrame, rules, scorer) -> list[str]:
+    from linkage.pipeline import pair_stage, stage_reasons
+
+    reasons = [text for _, text in stage_reasons(rules)]
+    stages = pair_stage(rules, pairs["blockers"].to_numpy())
     lines = []
-    for (_, pair), table in zip(pairs.iterrows(), contributions_table(pairs, rules, scorer),
-                                strict=True):
-        verdict = "match" if pair["match_weight"] >= scorer.threshold else "no match"
-        lines.append(f"  pair {pair['id_l']} ~ {pair['id_r']}: match weight "
-                     f"{pair['match_weight']:.2f} ({verdict}, threshold {scorer.threshold:g})")
+    for (_, pair), table, stage in zip(pairs.iterrows(),
+                                       contributions_table(pairs, rules, scorer), stages,
+                                       strict=True):
+        weight, threshold = pair["match_weight"], scorer.threshold
+        # `is_match` is the run's verdict: a stage's pair matches whatever its weight.
+        verdict = "match" if pair.get("is_match", weight >= threshold) else "no match"
+        if stage >= 0:
+            side = ">=" if weight >= threshold else "<"
+            lines.append(f"  pair {pair['id_l']} ~ {pair['id_r']}: {verdict} by "
+                         f"{reasons[stage]}; match weight {weight:.2f} {side} threshold "
+                         f"{threshold:g}")
+        else:
+            lines.append(f"  pair {pair['id_l']} ~ {pair['id_r']}: match weight "
+                         f"{weight:.2f} ({verdict}, threshold {threshold:g})")
         for _, t in table.iterrows():
             sim = "" if np.isnan(t["similarity"]) else f" similarity {t['similarity']:.3f}"
             lines.append(f"    {t['comparison']:<20} {t['level']:<20}{sim:<18} "

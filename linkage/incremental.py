@@ -706,23 +706,20 @@ def finish_run(rules, scorer, combined, id_name, table, pairs, matrix, weight, p
     from linkage.guards import GuardContext, apply_guards
     from linkage.keep import id_rank, keeper_rank
     from linkage.pipeline import (
-        STAGE_BITS,
         _outputs,
         _summary,
         guard_counts,
+        matched_by_stage,
         scorer_report,
-        stage_bit,
+        stage_matches,
+        stage_reasons,
     )
     from linkage.result import Result
 
     n = len(combined)
     ids = combined[id_name]
     source = np.zeros(n, dtype=np.int8)
-    matched = weight >= scorer.threshold
-    stage_bits = sum(stage_bit(rules, name) for name in STAGE_BITS
-                     if getattr(rules, name) is not None)
-    if stage_bits:
-        matched |= (pairs.mask & stage_bits) > 0
+    above, staged, matched = stage_matches(rules, pairs.mask, weight, scorer.threshold)
     with clock.stage("guard"):
         guard = GuardContext(combined, ids.to_numpy(), source, pairs.left, pairs.right, weight,
                              matched, scorer.threshold)
@@ -741,12 +738,15 @@ def finish_run(rules, scorer, combined, id_name, table, pairs, matrix, weight, p
         representative_row[clusters[ranks == 0]] = np.flatnonzero(ranks == 0)
         outputs = _outputs("dedupe", ids, id_name, source, clusters, representative_row[clusters],
                            is_keeper, pairs, matrix, weight, probability, matched, (ml, mr, mw),
-                           combined, [combined], [table], scorer.threshold, guard)
+                           combined, [combined], [table], scorer.threshold, guard,
+                           stages=(staged[matched], [t for _, t in stage_reasons(rules)]))
         if rules.golden is not None:
             outputs["golden"] = build_golden(rules.golden, combined, ids, clusters, id_name)
     id_column = None if id_name == "row_id" else id_name
     summary = _summary("dedupe", [table], rules, n, [n], normalize_stats, pairs, matrix, matched,
-                       clusters, outputs["clusters"], id_column, combined)
+                       clusters, outputs["clusters"], id_column, combined,
+                       above=int(above.sum()))
+    summary["stages"]["score"].update(matched_by_stage(rules, above, staged, matched))
     summary["stages"]["score"].update(scorer_report(scorer))
     summary["stages"].update(exact_stats)
     summary["stages"]["guard"] = guard_counts(rules, guard.decisions)

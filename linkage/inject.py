@@ -686,6 +686,42 @@ def _make_copy(row: pd.Series, kind: str, position: int, fields: list[Field], se
     return [options[i] for i in picked]
 
 
+def exact_stage_fields(rules: Rules, frame: pd.DataFrame, id_name: str,
+                       fields: list[Field]) -> list[Field]:
+    """The columns the exact stage hashes, as fields (a compared column keeps its role; any
+    other is text); none without an exact stage."""
+    if rules.exact is None:
+        return []
+    roles = {f.column: f for f in fields}
+    columns = rules.exact.columns or [c for c in frame.columns if c != id_name]
+    return [roles.get(c, Field(c, "text")) for c in columns]
+
+
+def _past_the_exact_stage(row: pd.Series, kind: str, position: int, seed: int,
+                          changes: list[tuple[str, str, str]], stage: list[Field]
+                          ) -> list[tuple[str, str, str]] | None:
+    """`changes`, with one more in a column the exact stage hashes when none of them is there
+    (a copy equal to its source where that stage looks would be found by it for free): of the
+    same kind, else a typo, which any value can take. None when no such column can."""
+    if not stage or any(c in {f.column for f in stage} for c, _, _ in changes):
+        return changes
+    for extra in dict.fromkeys((kind, "typo")):
+        more = _make_copy(row, extra, position, stage, seed + 1)
+        if more is not None:
+            return changes + more
+    return None
+
+
+def _another_page(url: Any, new_id: Any) -> Any:
+    """Another page of the same site as `url` (its path extended by the copy's id, without
+    query or fragment), so a `url:` stage does not find the copy for free; a missing URL stays
+    missing."""
+    if not _present(url):
+        return url
+    page = re.split(r"[?#]", url.strip(), maxsplit=1)[0].rstrip("/")
+    return f"{page}/{new_id}"
+
+
 def _joined(changes: list[tuple[str, str, str]], part: int) -> str:
     """One log cell for the changed fields: their names, old or new values, joined by " | "."""
     return " | ".join(change[part] for change in changes)
@@ -715,6 +751,9 @@ def inject(frame: pd.DataFrame, rules: Rules, n: int, *, baseline: Result,
     row_numbers = (id_column or rules.id_column) is None
     ids = pd.Series(np.arange(len(frame)), name=id_name) if row_numbers else frame[id_name]
     clean = clean_positions(frame, ids, baseline, fields, id_name)
+    exact_fields = exact_stage_fields(rules, frame, id_name, fields)
+    if rules.url is not None and rules.url.column in {f.column for f in exact_fields}:
+        exact_fields = []  # every copy's new URL takes it past the exact stage already
     source_name = frame.attrs.get("linkage_source", "the input")
     if n > len(clean):
         raise InputError(
@@ -735,8 +774,11 @@ def inject(frame: pd.DataFrame, rules: Rules, n: int, *, baseline: Result,
                 pointer[kind] += 1
                 if position in used:
                     continue
-                change = _make_copy(frame.iloc[position], kind, position, fields, seed,
-                                    fields_per_copy)
+                row = frame.iloc[position]
+                change = _make_copy(row, kind, position, fields, seed, fields_per_copy)
+                if change is not None and kind != "exact":  # the control stays exact
+                    change = _past_the_exact_stage(row, kind, position, seed, change,
+                                                   exact_fields)
                 if change is not None:
                     used.add(position)
                     chosen.append((position, kind, change))
@@ -756,9 +798,12 @@ def inject(frame: pd.DataFrame, rules: Rules, n: int, *, baseline: Result,
     positions = [c[0] for c in chosen]
     new_ids = _new_ids(ids, n, row_numbers)
     copies = frame.iloc[positions].copy().reset_index(drop=True)
-    for k, (_, _, changes) in enumerate(chosen):
+    for k, (_, kind, changes) in enumerate(chosen):
         for column, _, after in changes:
             copies.at[k, column] = after
+        if rules.url is not None and kind != "exact":
+            copies.at[k, rules.url.column] = _another_page(copies.at[k, rules.url.column],
+                                                           new_ids[k])
     if not row_numbers:
         copies[id_name] = pd.Series(new_ids, dtype=frame[id_name].dtype)
     log = pd.DataFrame({

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -189,6 +189,52 @@ def stage_bit(rules: Rules, stage: str) -> int:
     return 1 << (len(rules.blocking) + STAGE_BITS.index(stage))
 
 
+def stage_reasons(rules: Rules) -> list[tuple[str, str]]:
+    """(name, what it means) of each stage in the rules, in the order a pair proposed by
+    several is told by: the plainest evidence first."""
+    out = []
+    if rules.exact is not None:
+        what = ", ".join(rules.exact.columns or []) or "records"
+        how = "normalized " if rules.exact.normalize else ""
+        out.append(("exact", f"identical {how}{what} (exact stage)"))
+    if rules.url is not None:
+        out.append(("url", "same URL (url stage)"))
+    if rules.semantic is not None:
+        cosine = 1 - rules.semantic.epsilon
+        out.append(("semantic", f"semantic: cosine >= {cosine:g} (semantic stage)"))
+    return out
+
+
+def pair_stage(rules: Rules, mask) -> np.ndarray:
+    """Per pair, the index in `stage_reasons(rules)` of the stage that matched it; -1 for a
+    pair no stage proposed (its match weight decides). One byte a pair."""
+    mask = np.asarray(mask, dtype=np.int64)
+    code = np.full(len(mask), -1, dtype=np.int8)
+    for k, (name, _) in reversed(list(enumerate(stage_reasons(rules)))):
+        code[(mask & stage_bit(rules, name)) > 0] = k
+    return code
+
+
+def stage_matches(rules: Rules, mask, weight: np.ndarray, threshold: float):
+    """(pairs at or above the threshold, each pair's stage (`pair_stage`), pairs matched): a
+    pair an exact, url or semantic stage proposed is a duplicate by that stage whatever its
+    weight; guards may still change that."""
+    above = weight >= threshold
+    staged = pair_stage(rules, mask)
+    return above, staged, above | (staged >= 0)
+
+
+def matched_by_stage(rules: Rules, above: np.ndarray, staged: np.ndarray,
+                     matched: np.ndarray) -> dict[str, dict[str, int]]:
+    """summary.json's count, per stage, of the matched pairs below the threshold (with those
+    above it, the pairs marked `is_match`); nothing for rules without stages."""
+    if not stage_reasons(rules):
+        return {}
+    below = matched & ~above
+    return {"matched_by_stage": {name: int((below & (staged == k)).sum())
+                                 for k, (name, _) in enumerate(stage_reasons(rules))}}
+
+
 def stage_star(frame: pd.DataFrame, *, normalize: bool) -> tuple[np.ndarray, np.ndarray]:
     """(first member, copy) edges of the groups of identical rows; rows with nothing in
     these columns are no one's copy."""
@@ -245,9 +291,11 @@ def union_pairs(pairs, left, right, bit: int, n: int):
     return pairs
 
 
-def semantic_stage(spec, records: pd.DataFrame, n: int):
-    """SemDeDup over the selected records: duplicate pairs (row numbers) and each record's
-    distance to its k-means centroid (NaN for records the stage did not embed)."""
+def semantic_stage(spec, records: pd.DataFrame, n: int, groups: np.ndarray | None = None):
+    """SemDeDup over the selected records: duplicate pairs (row numbers), each record's
+    distance to its k-means centroid (NaN for records the stage did not select) and the
+    stage's counts. `groups`: the groups the url and exact stages joined; one selected record
+    of each is embedded and stands for the others, which take its centroid distance."""
     from linkage.text.embeddings import Encoder
     from linkage.text.semdedup import semdedup
 
@@ -256,17 +304,26 @@ def semantic_stage(spec, records: pd.DataFrame, n: int):
     for column, allowed in (spec.where or {}).items():
         selected &= records[column].astype(str).isin([str(v) for v in allowed]).to_numpy()
     rows = np.flatnonzero(selected)
+    if groups is not None:  # the first selected record of each group, in row order
+        rows = rows[~pd.Series(groups[rows]).duplicated().to_numpy()]
+    encoder = Encoder(model=spec.model)
+    stats = {"records_embedded": len(rows),
+             "copies_not_embedded": int(selected.sum()) - len(rows)}
     distance = np.full(n, np.nan)
-    if len(rows) < 2:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), distance, len(rows)
-    vectors = Encoder(model=spec.model).encode(values.to_numpy()[rows].astype(str).tolist())
-    clusters = spec.n_clusters or max(1, round(float(np.sqrt(len(rows)))))
-    result = semdedup(vectors, n_clusters=min(clusters, len(rows)), epsilon=spec.epsilon,
-                      seed=spec.seed)
-    _, found = result
-    found = np.asarray(found, dtype=np.int64).reshape(-1, 2)
-    distance[rows] = result.centroid_distance
-    return rows[found[:, 0]], rows[found[:, 1]], distance, len(rows)
+    found = np.zeros((0, 2), dtype=np.int64)
+    if len(rows) >= 2:
+        vectors = encoder.encode(values.to_numpy()[rows].astype(str).tolist())
+        clusters = spec.n_clusters or max(1, round(float(np.sqrt(len(rows)))))
+        result = semdedup(vectors, n_clusters=min(clusters, len(rows)), epsilon=spec.epsilon,
+                          seed=spec.seed)
+        found = np.asarray(result.pairs, dtype=np.int64).reshape(-1, 2)
+        distance[rows] = result.centroid_distance
+        if groups is not None:
+            stand_in = pd.Series(rows, index=groups[rows])
+            copies = np.flatnonzero(selected & np.isnan(distance))
+            distance[copies] = distance[stand_in.loc[groups[copies]].to_numpy()]
+    stats.update(long_texts=encoder.long_texts, window_word_pieces=encoder.window)
+    return rows[found[:, 0]], rows[found[:, 1]], distance, stats
 
 
 def compare_pairs(
@@ -507,10 +564,13 @@ def _exact_and_block(rules, combined, id_name, mode, work, source, n, progress, 
         if rules.semantic is not None:
             if mode == "link":
                 raise InputError(f"{rules.source}: `semantic` is for dedupe runs.")
-            sl, sr, centroid_distance, embedded = semantic_stage(rules.semantic, combined, n)
+            groups = None if representatives is None else connected_components(
+                n, *(np.concatenate([s[k] for s in stars.values()]) for k in (0, 1)))
+            sl, sr, centroid_distance, stats = semantic_stage(rules.semantic, combined, n,
+                                                              groups)
             pairs = union_pairs(pairs, sl, sr, stage_bit(rules, "semantic"), n)
             pairs.proposed["semantic"] = len(sl)
-            exact_stats["semantic"] = {"records_embedded": embedded, "duplicate_pairs": len(sl)}
+            exact_stats["semantic"] = {**stats, "duplicate_pairs": len(sl)}
 
     return pairs, exact_stats, centroid_distance
 
@@ -886,12 +946,7 @@ def run_local(
                 random_matrix = compare_pairs(rules.comparisons, work, ri, rj)
             scorer = scored.fit(scorer, random_matrix)
         weight, probability = scored.weights(scorer)
-        matched = weight >= scorer.threshold
-        # Exact copies and SemDeDup pairs are duplicates by their stage; guards may differ.
-        stage_bits = sum(stage_bit(rules, name) for name in STAGE_BITS
-                         if getattr(rules, name) is not None)
-        if stage_bits:
-            matched |= (pairs.mask & stage_bits) > 0
+        above, staged, matched = stage_matches(rules, pairs.mask, weight, scorer.threshold)
 
     with clock.stage("guard"):
         if rules.guards:
@@ -904,9 +959,10 @@ def run_local(
 
     with clock.stage("cluster"):
         ml, mr, mw = pairs.left[matched], pairs.right[matched], weight[matched]
+        ms = staged[matched]
         if mode == "link" and rules.one_to_one:
             keep_edge = one_to_one(ml, mr, mw)
-            ml, mr, mw = ml[keep_edge], mr[keep_edge], mw[keep_edge]
+            ml, mr, mw, ms = ml[keep_edge], mr[keep_edge], mw[keep_edge], ms[keep_edge]
         clusters = connected_components(n, ml, mr)
 
     with clock.stage("keep"):
@@ -925,15 +981,16 @@ def run_local(
         outputs = _record_outputs(
             mode, ids, id_name, source, clusters, keeper, is_keeper, (ml, mr, mw), frames,
             scorer.threshold, guard, chunk=scored.chunk, folder=scored.folder,
-            whole_rows=whole_rows)
+            whole_rows=whole_rows, stages=(ms, [text for _, text in stage_reasons(rules)]))
         outputs["pairs"] = scored.pair_table(ids, weight, probability, matched)
         if rules.golden is not None and mode == "dedupe":
             outputs["golden"] = build_golden(rules.golden, combined, ids, clusters, id_name)
 
     summary = _summary(
         mode, tables, rules, n, sizes, normalize_stats, pairs, scored.tally, matched, clusters,
-        outputs["clusters"], id_column, combined,
+        outputs["clusters"], id_column, combined, above=int(above.sum()),
     )
+    summary["stages"]["score"].update(matched_by_stage(rules, above, staged, matched))
     summary["stages"]["score"].update(scorer_report(scorer))
     for name, stats in exact_stats.items():
         summary["stages"][name] = stats
@@ -944,10 +1001,11 @@ def run_local(
 
 
 def _outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, matrix, weight,
-             probability, matched, accepted, combined, frames, tables, threshold, guard):
+             probability, matched, accepted, combined, frames, tables, threshold, guard,
+             stages=None):
     """Every output table of a run whose pairs and comparison matrix are in memory."""
     out = _record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, accepted,
-                          frames, threshold, guard)
+                          frames, threshold, guard, stages=stages)
     out["pairs"] = _pair_frame(ids, pairs.left, pairs.right, pairs.mask, matrix, weight,
                                probability, matched)
     return out
@@ -955,29 +1013,36 @@ def _outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, mat
 
 def _record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, accepted, frames,
                     threshold, guard, *, chunk: int | None = None, folder: Path | None = None,
-                    whole_rows: Callable[[int], Iterator[tuple[int, pd.DataFrame]]] | None = None):
+                    whole_rows: Callable[[int], Iterator[tuple[int, pd.DataFrame]]] | None = None,
+                    stages: tuple[np.ndarray, list[str]] | None = None):
     """clusters, deduplicated / links, review and guards: the outputs with a row per record
     or per accepted link. With `chunk` (and a `folder` for the files), clusters and
     deduplicated are built that many records at a time into Parquet files (`ParquetFrame`).
     `whole_rows`: where the input's whole rows come from when `frames` hold only some columns
-    (`_rows_of`); deduplicated and review records are then taken in one pass over them."""
+    (`_rows_of`); deduplicated and review records are then taken in one pass over them.
+    `stages`: per accepted link, the index of the stage that matched it (-1: its weight),
+    and the stages' reasons (`stage_reasons`)."""
     n = len(ids)
     ml, mr, mw = accepted
     guard.settle(is_keeper if mode == "dedupe" else None)  # now that the keeper has ranked
+    link_stage, stage_texts = stages if stages is not None else (np.full(len(ml), -1), [])
     # Each record's strongest accepted link, for its reason.
     best_w = np.full(n, -np.inf)
     best_other = np.full(n, -1, dtype=np.int64)
+    best_stage = np.full(n, -1, dtype=np.int64)
     degree = np.zeros(n, dtype=np.int64)
     if len(ml):
         both = np.concatenate([ml, mr])
         other = np.concatenate([mr, ml])
         w = np.concatenate([mw, mw])
+        by = np.concatenate([link_stage, link_stage])
         order = np.lexsort((other, -w, both))
-        both, other, w = both[order], other[order], w[order]
+        both, other, w, by = both[order], other[order], w[order], by[order]
         first = np.ones(len(both), dtype=bool)
         first[1:] = both[1:] != both[:-1]
         best_w[both[first]] = w[first]
         best_other[both[first]] = other[first]
+        best_stage[both[first]] = by[first]
         degree = np.bincount(both, minlength=n)
     cluster_size = np.bincount(clusters)[clusters] if n else np.zeros(0, dtype=np.int64)
     single = cluster_size == 1
@@ -1001,7 +1066,7 @@ def _record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, acc
         if len(linked):
             reasons[linked - start] = _link_reasons(mode, ids, linked, best_other, best_w,
                                                     cluster_size, degree, is_keeper, keeper,
-                                                    threshold)
+                                                    threshold, best_stage, stage_texts)
         if guarded[rows].any():
             reasons[guarded[rows]] = guard.reason[rows][guarded[rows]]
         frame = pd.DataFrame({id_name: ids.iloc[rows].reset_index(drop=True)})
@@ -1154,7 +1219,7 @@ def _like_rows(records: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
 
 
 def _link_reasons(mode, ids, idx, best_other, best_w, cluster_size, degree, is_keeper,
-                  keeper, threshold) -> np.ndarray:
+                  keeper, threshold, best_stage, stage_texts) -> np.ndarray:
     """The reasons of the records `idx` (in clusters of several): built as Arrow string
     columns, one piece of text per column, with one Python str per record only at the end."""
     import pyarrow as pa
@@ -1175,6 +1240,14 @@ def _link_reasons(mode, ids, idx, best_other, best_w, cluster_size, degree, is_k
     weights = text(pd.Series(np.round(best_w[idx], 2)).map("{:.2f}".format))
     sizes = text(cluster_size[idx])
     tail = join(" (match weight ", weights, f" >= {threshold:g})")
+    stage = best_stage[idx]
+    if (stage >= 0).any():
+        # A stage's link says so, with its weight on whichever side of the threshold it is.
+        said = text(pd.Series(stage).map(dict(enumerate(stage_texts))).fillna(""))
+        side = text(np.where(best_w[idx] >= threshold, " >= ", " < "))
+        tail = pc.if_else(pa.array(stage >= 0),
+                          join(" (", said, "; match weight ", weights, side, f"{threshold:g})"),
+                          tail)
     if mode == "dedupe":
         head = pc.if_else(pa.array(is_keeper[idx]), join("kept for cluster of ", sizes),
                           join("duplicate of ", text(_take(ids, keeper[idx]))))
@@ -1309,13 +1382,13 @@ def group_removal_warnings(by: dict[str, dict[str, dict]], table_rate: float,
     return out
 
 
-def _versions() -> dict[str, str]:
+def _versions(rules: Rules) -> dict[str, Any]:
     import jellyfish
     import pyarrow
     import rapidfuzz
     import scipy
 
-    return {
+    versions: dict[str, Any] = {
         "linkage": __version__,
         "python": platform.python_version(),
         "numpy": np.__version__,
@@ -1325,6 +1398,21 @@ def _versions() -> dict[str, str]:
         "jellyfish": getattr(jellyfish, "__version__", "unknown"),
         "scipy": scipy.__version__,
     }
+    from linkage.text.embeddings import STATIC_MODEL, embedding_models, model_manifest
+
+    models = embedding_models(rules)
+    if models:  # the libraries and weights behind the vectors; read, never imported here
+        from importlib.metadata import PackageNotFoundError, version
+
+        libraries = ["torch", "sentence-transformers"]
+        libraries += ["model2vec"] if STATIC_MODEL in models else []
+        for library in libraries:
+            try:
+                versions[library] = version(library)
+            except PackageNotFoundError:
+                versions[library] = "not installed"
+        versions["embedding_models"] = {m: model_manifest(m) for m in models}
+    return versions
 
 
 @dataclass
@@ -1363,7 +1451,9 @@ class LevelTally:
 
 
 def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matched, clusters,
-             cluster_frame, id_column, records):
+             cluster_frame, id_column, records, *, above: int | None = None):
+    """`above`: the pairs whose match weight reaches the threshold, when stages or guards
+    make that differ from the pairs `matched`."""
     from linkage.normalize import NORMALIZATION_VERSION
 
     all_pairs = n * (n - 1) // 2 if mode == "dedupe" else sizes[0] * sizes[1]
@@ -1387,7 +1477,7 @@ def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matc
         "rules": {"source": rules.source, "config_hash": rules.config_hash(),
                   "seed": getattr(rules.scoring, "seed", None)},
         "normalization_version": NORMALIZATION_VERSION,
-        "versions": _versions(),
+        "versions": _versions(rules),
         "stages": {
             "read": {"records": n},
             "normalize": normalize_stats,
@@ -1408,7 +1498,8 @@ def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matc
             "score": {
                 "scorer": rules.scoring.kind,
                 "threshold": rules.scoring.threshold,
-                "pairs_at_or_above_threshold": int(matched.sum()),
+                "pairs_at_or_above_threshold": int(matched.sum()) if above is None else above,
+                "matched_pairs": int(matched.sum()),
             },
             "cluster": {
                 "clusters": len(cluster_sizes),

@@ -152,7 +152,7 @@ class Result:
                 write_parquet(self.review, folder / "review.parquet")
             if self.guard_decisions is not None:
                 write_parquet(self.guard_decisions, folder / "guards.parquet")
-            self.rules.to_yaml(folder / "rules.yaml")
+            self.rules.to_yaml(folder / "rules.yaml", explicit=True)  # defaults too
             if self.scorer is not None and hasattr(self.scorer, "save"):
                 self.scorer.save(folder / "model.json")
             write_json(self.summary_data, folder / "summary.json")
@@ -173,12 +173,17 @@ class Result:
         """A short human summary for the terminal."""
         s = self.summary_data
         stages = s["stages"]
+        score = stages["score"]
+        matched = score.get("matched_pairs", score["pairs_at_or_above_threshold"])
+        by_stage = "".join(f", {k:,} below it by the {name} stage"
+                           for name, k in score.get("matched_by_stage", {}).items() if k)
         lines = [
             f"linkage {s['mode']}: {stages['read']['records']:,} records",
             f"  candidate pairs   {stages['block']['candidate_pairs']:,} "
             f"(reduction ratio {stages['block']['reduction_ratio']:.6f})",
-            f"  matched pairs     {stages['score']['pairs_at_or_above_threshold']:,} "
-            f"(threshold {stages['score']['threshold']:g})",
+            f"  matched pairs     {matched:,} "
+            f"({score['pairs_at_or_above_threshold']:,} at or above the threshold "
+            f"{score['threshold']:g}{by_stage})",
             f"  clusters          {stages['cluster']['clusters']:,} "
             f"({stages['cluster']['clusters_with_several_records']:,} with several records, "
             f"largest {stages['cluster']['largest_cluster']})",

@@ -6,6 +6,7 @@ so `Rules.from_yaml(path).to_yaml()` round-trips and one validation path serves 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
@@ -15,7 +16,15 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from linkage._schema import Configurable, SchemaViolation, check, did_you_mean
+from linkage._schema import (
+    _EXPLICIT,
+    Configurable,
+    SchemaViolation,
+    check,
+    did_you_mean,
+    explicit_defaults,
+    is_default,
+)
 from linkage.blocking import Blocker
 from linkage.comparators import Comparison
 from linkage.errors import RulesError
@@ -85,7 +94,11 @@ class Normalize(Configurable):
         out: dict[str, Any] = {"column": self.column, "type": self.type}
         if self.output:
             out["output"] = self.output
-        out.update(self.options)
+        # The normalizer's own defaults, like every default: written only when explicit.
+        options = inspect.signature(_normalizers()[self.type]).parameters
+        out.update({n: self.options.get(n, q.default) for n, q in options.items()
+                    if q.kind is inspect.Parameter.KEYWORD_ONLY
+                    and not is_default(q, self.options.get(n, q.default))})
         return out
 
 
@@ -288,12 +301,16 @@ class Rules(Configurable):
         # A policy with nothing but its name reads best as the name: `keep: first`.
         if "keep" in out and self.keep.to_dict() == {"policy": self.keep.policy}:
             out["keep"] = self.keep.policy
-            if out["keep"] == "first":  # the default, left out like every other default
+            if out["keep"] == "first" and not _EXPLICIT.get():  # a default, left out
                 del out["keep"]
         return out
 
-    def to_yaml(self, path: str | Path | None = None) -> str:
-        text = yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True, width=100)
+    def to_yaml(self, path: str | Path | None = None, *, explicit: bool = False) -> str:
+        """The rules as YAML (written to `path` when given). `explicit`: every default written
+        out too, as a run's `rules.yaml` is, so it means the same to any version."""
+        with explicit_defaults() if explicit else contextlib.nullcontext():
+            data = self.to_dict()
+        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
         if path is not None:
             Path(path).write_text(text, encoding="utf-8")
         return text

@@ -177,6 +177,29 @@ def test_defaults_are_left_out_of_to_dict():
     assert (rules.max_pairs, rules.max_block_size, rules.one_to_one) == (20_000_000, 5_000, False)
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "rules").glob("*.yaml")), ids=lambda p: p.name)
+def test_explicit_yaml_spells_out_every_default_and_round_trips(path, tmp_path):
+    rules = Rules.from_yaml(path)
+    text = rules.to_yaml(tmp_path / "explicit.yaml", explicit=True)
+    again = Rules.from_yaml(tmp_path / "explicit.yaml")
+    assert again.to_yaml(explicit=True) == text
+    assert again == rules and again.config_hash() == rules.config_hash()
+    data = yaml.safe_load(text)
+    for key in ("max_pairs", "max_block_size", "one_to_one", "keep", "golden", "exact"):
+        assert key in data, key
+    for blocker in data["blocking"]:  # e.g. a MinHash blocker's threshold, num_perm, seed
+        kind = type(rules.blocking[data["blocking"].index(blocker)])
+        assert set(kind._params()) <= set(blocker), blocker
+
+
+def test_explicit_yaml_names_a_normalizers_default_options():
+    rules = Rules(normalize=[Normalize("d", "date")], blocking=[KeyBlocker(["d"])],
+                  comparisons=[Exact("d")])
+    assert rules.to_dict()["normalize"] == [{"column": "d", "type": "date"}]
+    explicit = yaml.safe_load(rules.to_yaml(explicit=True))["normalize"][0]
+    assert explicit["order"] == "DMY" and "on_error" in explicit
+
+
 def test_config_hash_changes_with_the_rules():
     a = Rules(blocking=[KeyBlocker(["a"])], comparisons=[Exact("a")])
     b = Rules(blocking=[KeyBlocker(["a"])], comparisons=[Exact("a")], max_pairs=10)
@@ -336,10 +359,12 @@ def test_python_construction_validates_too():
 
 
 def test_normalize_to_dict_round_trip():
-    norm = Normalize("dob", "date", output="dob_iso", order="DMY")
+    norm = Normalize("dob", "date", output="dob_iso", order="MDY")
     assert norm.to_dict() == {"column": "dob", "type": "date", "output": "dob_iso",
-                              "order": "DMY"}
+                              "order": "MDY"}
     assert Normalize.from_dict(norm.to_dict()) == norm
+    # An option at its default is left out, like every default, so the hash does not change.
+    assert Normalize("dob", "date", order="DMY") == Normalize("dob", "date")
     assert norm.target == "dob_iso" and Normalize("dob", "date").target == "dob"
 
 

@@ -72,8 +72,7 @@ def overview(result: Result) -> Markup:
     cards = [
         _card(count(stages.get("read", {}).get("records")), "records read"),
         _card(count(stages.get("block", {}).get("candidate_pairs")), "candidate pairs"),
-        _card(count(stages.get("score", {}).get("pairs_at_or_above_threshold")),
-              "pairs at or above the threshold"),
+        _card(count(_matched(stages.get("score", {}))), "matched pairs"),
         _card(count(stages.get("cluster", {}).get("clusters")), "clusters"),
     ]
     if s.get("mode") == "dedupe":
@@ -101,6 +100,18 @@ def overview(result: Result) -> Markup:
     return section("overview", "Overview",
                    Markup('<div class="cards">' + "".join(cards) + "</div>"),
                    facts(items), *warnings)
+
+
+def _matched(score: dict[str, Any]) -> Any:
+    """The pairs marked `is_match` (a summary from before stages had no `matched_pairs`)."""
+    return score.get("matched_pairs", score.get("pairs_at_or_above_threshold"))
+
+
+def _stage_matches(score: dict[str, Any]) -> str:
+    """The pairs below the threshold that a stage matched, which the histogram shows grey."""
+    said = [f"{k:,} by the {name} stage" for name, k in score.get("matched_by_stage", {}).items()
+            if k]
+    return f" Below it, {', '.join(said)} pair(s) are matched too." if said else ""
 
 
 def _threshold_text(result: Result) -> str:
@@ -139,6 +150,9 @@ def stage_counts(result: Result) -> Markup:
         ("compare", "pairs compared", count(stages.get("compare", {}).get("pairs"))),
         ("score", f"pairs at or above the threshold {_threshold_text(result)}",
          count(score.get("pairs_at_or_above_threshold"))),
+        *[("score", f"pairs below it matched by the {name} stage", count(k))
+          for name, k in score.get("matched_by_stage", {}).items()],
+        ("score", "matched pairs (after guards)", count(_matched(score))),
         ("cluster", "clusters", count(cluster.get("clusters"))),
         ("cluster", "clusters with several records",
          count(cluster.get("clusters_with_several_records"))),
@@ -224,7 +238,8 @@ def scores(result: Result, *, labelled: bool = False) -> Markup:
         "chart-weights", chart,
         "Match weights of the candidate pairs; the dashed line is the threshold. Pairs at or "
         "above it (green) are linked, unless a guard says otherwise. A valley around the "
-        "threshold means the scorer separates matches from non-matches well.")]
+        "threshold means the scorer separates matches from non-matches well."
+        + _stage_matches(_stages(result).get("score", {})))]
     probability = pairs["match_probability"].to_numpy(dtype=float) \
         if "match_probability" in pairs.columns else np.full(len(pairs), np.nan)
     if np.isfinite(probability).any():

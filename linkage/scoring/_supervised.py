@@ -39,7 +39,6 @@ Example (YAML)::
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import warnings
@@ -50,7 +49,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from linkage._schema import _plain, check, did_you_mean
+from linkage._schema import _plain, check, did_you_mean, is_default
 from linkage.comparators import NULL_LEVEL, Comparison
 from linkage.errors import InputError, LinkageWarning
 from linkage.scoring._base import ComparisonMatrix, Scorer
@@ -330,9 +329,7 @@ class Supervised(Scorer):
         out: dict[str, Any] = {"type": self.kind}
         for name, param in self._params().items():
             value = self.probability_threshold if name == "threshold" else getattr(self, name)
-            if param.default is not inspect.Parameter.empty and _plain(value) == _plain(
-                param.default
-            ):
+            if is_default(param, value):
                 continue
             out[name] = _plain(value)
         return out

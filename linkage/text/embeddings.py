@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 import os
 import re
 import sys
@@ -234,7 +235,10 @@ class Encoder:
     >>> Encoder("static").encode([...])       # model2vec distilled from it, 256 dimensions
 
     `texts_encoded` counts texts that went through the model (cache misses); `model_calls`
-    counts calls into it. `cache=False` (or `cache_dir=False`) disables the vector cache.
+    counts calls into it. A text longer than the model reads at once (`window`, 256 word
+    pieces for MiniLM) is embedded window by window and its vectors averaged, weighted by
+    word pieces, rather than cut; `long_texts` counts such texts (distinct ones, cached or
+    not). `cache=False` (or `cache_dir=False`) disables the vector cache.
     `progress` is None (a bar only when stderr is a terminal), True or False.
     """
 
@@ -260,9 +264,10 @@ class Encoder:
         self.static_dims = static_dims
         self.progress = progress
         ident = f"{STATIC_MODEL}:{BUNDLED_MODEL}:pca{static_dims}" if model == STATIC_MODEL \
-            else (BUNDLED_MODEL if model in _BUNDLED_ALIASES else model)
+            else (BUNDLED_MODEL if model in _BUNDLED_ALIASES else model) + "|windows"
         self.cache = VectorCache(self.cache_dir / _slug(ident)) if cache else None
         self.texts_encoded = 0
+        self.long_texts = 0
         self.model_calls = 0
 
     def _model(self) -> tuple[str, Any]:
@@ -300,6 +305,43 @@ class Encoder:
         assert out is not None
         return out
 
+    @property
+    def window(self) -> int | None:
+        """The most word pieces the model reads at once; None when it has no such limit."""
+        window = _word_piece_window(self.model)
+        return None if window is None else window[1]
+
+    def _spans(self, texts: list[str]) -> list[list[tuple[int, int, int]]]:
+        """Per text, its windows as (first character, end, word pieces): one for a text the
+        model reads whole."""
+        whole = [[(0, len(t), 1)] for t in texts]
+        window = _word_piece_window(self.model)
+        if window is None:
+            return whole
+        tokenizer, size, special = window
+        size -= special  # [CLS] and [SEP] take their places in every window
+        for k, encoding in enumerate(tokenizer.encode_batch(texts, add_special_tokens=False)):
+            offsets = encoding.offsets
+            if len(offsets) > size:
+                whole[k] = [(offsets[a][0], offsets[min(a + size, len(offsets)) - 1][1],
+                             min(size, len(offsets) - a)) for a in range(0, len(offsets), size)]
+        return whole
+
+    def _run_windows(self, texts: list[str], spans: list[list[tuple[int, int, int]]]
+                     ) -> np.ndarray:
+        """The model's vectors of `texts`, a long text's as the word-piece weighted mean of
+        its windows' vectors."""
+        if all(len(s) == 1 for s in spans):
+            return self._run_model(texts)
+        owner = np.repeat(np.arange(len(texts)), [len(s) for s in spans])
+        flat = [piece for s in spans for piece in s]
+        weight = np.array([w for _, _, w in flat], dtype=np.float32)[:, None]
+        vectors = self._run_model([texts[k][a:b] for k, (a, b, _) in zip(owner, flat,
+                                                                          strict=True)])
+        out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+        np.add.at(out, owner, vectors * weight)
+        return out / np.bincount(owner, weights=weight[:, 0]).astype(np.float32)[:, None]
+
     def encode(self, texts) -> np.ndarray:
         """An (n, dim) float32 array, one row per text (each distinct text encoded once)."""
         texts = [str(t) for t in texts]
@@ -307,6 +349,8 @@ class Encoder:
             return np.zeros((0, self.dim), dtype=np.float32)
         codes, uniques = pd.factorize(pd.Series(texts, dtype=object))
         uniq = [str(u) for u in uniques]
+        spans = self._spans(uniq)  # every run, so that the count does not depend on the cache
+        self.long_texts += sum(len(s) > 1 for s in spans)
         keys = text_keys(uniq)
         vectors: np.ndarray | None = None
         found = np.zeros(len(uniq), dtype=bool)
@@ -317,7 +361,7 @@ class Encoder:
                 vectors[found] = cached
         if not found.all():
             missing = np.flatnonzero(~found)
-            fresh = self._run_model([uniq[i] for i in missing])
+            fresh = self._run_windows([uniq[i] for i in missing], [spans[i] for i in missing])
             if vectors is None:
                 vectors = np.empty((len(uniq), fresh.shape[1]), dtype=np.float32)
             vectors[missing] = fresh
@@ -332,6 +376,76 @@ class Encoder:
 def _unit(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return (vectors / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+
+
+_WINDOWS: dict[str, Any] = {}
+
+
+def _word_piece_window(model: str) -> tuple[Any, int, int] | None:
+    """(fast tokenizer, most word pieces the model reads, special pieces it adds) of a
+    sentence-transformers model folder, read without loading the model; None for the static
+    model or a folder without `sentence_bert_config.json` and `tokenizer.json`."""
+    if model == STATIC_MODEL:
+        return None
+    if model not in _WINDOWS:
+        folder = model_folder(model)
+        config, vocab = folder / "sentence_bert_config.json", folder / "tokenizer.json"
+        limit = (json.loads(config.read_text(encoding="utf-8")).get("max_seq_length")
+                 if config.is_file() else None)
+        window = None
+        if limit and vocab.is_file():
+            tokenizer = require("tokenizers").Tokenizer.from_file(str(vocab))
+            tokenizer.no_truncation()
+            tokenizer.no_padding()
+            special = len(tokenizer.encode("", add_special_tokens=True).ids)
+            window = (tokenizer, int(limit), special)
+        _WINDOWS[model] = window
+    return _WINDOWS[model]
+
+
+# --------------------------------------------------------------------------------------------
+# The manifest: which model made the vectors
+
+
+_MODEL_HASHES: dict[tuple, str] = {}
+
+
+def model_folder(model: str, cache_dir: str | Path | None = None) -> Path:
+    """The folder whose files are `model`: the bundled package's, the distilled static
+    model's, or the local folder named."""
+    if model in _BUNDLED_ALIASES:
+        return Path(bundled_model_path())
+    if model == STATIC_MODEL:
+        return static_model_path(BUNDLED_MODEL, cache_dir=cache_dir)
+    return Path(model)
+
+
+def model_manifest(model: str) -> dict[str, Any]:
+    """`model`'s identity for a run's manifest: the sha256 of its files (weights, tokenizer,
+    configuration; not its documentation), so two runs can tell whether the same model made
+    their vectors. Hashed once per process and file state."""
+    folder = model_folder(model)
+    files = sorted(f for f in folder.rglob("*") if f.is_file() and f.suffix != ".md"
+                   and not f.name.startswith("."))
+    state = (str(folder), *((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files))
+    if state not in _MODEL_HASHES:
+        digest = hashlib.sha256()
+        for f in files:
+            digest.update(f.relative_to(folder).as_posix().encode("utf-8") + b"\0")
+            with open(f, "rb") as fh:
+                for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                    digest.update(block)
+        _MODEL_HASHES[state] = digest.hexdigest()
+    return {"sha256": _MODEL_HASHES[state], "files": len(files)}
+
+
+def embedding_models(rules) -> list[str]:
+    """The embedding models the rules use (semantic stage, embedding blockers, cosine
+    comparisons), each once, in the rules' order."""
+    models = [rules.semantic.model] if rules.semantic is not None else []
+    models += [part.model for part in [*rules.blocking, *rules.comparisons]
+               if isinstance(part, EmbeddingBlocker | Cosine)]
+    return list(dict.fromkeys(models))
 
 
 # --------------------------------------------------------------------------------------------

@@ -206,6 +206,7 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
     summary = _summary(
         mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matched, clusters,
         outputs["clusters"], id_column, combined,
+        above=int((weight >= scorer.threshold).sum()),
     )
     summary["engine"] = "spark"
     summary["versions"]["spark"] = spark.version
