@@ -227,10 +227,24 @@ def _parquet_batches(path: Path, rows: int):
 
 def as_text(values: pd.Series) -> np.ndarray:
     """Object array of str or None, what normalizers and comparisons read; numbers from Parquet
-    become their text."""
+    become their text, a float holding an integer that integer's (19651013.0 is "19651013", as
+    the CSV it was read from wrote it)."""
+    from linkage.normalize._text import as_text as cell_text
+
     out = np.full(len(values), None, dtype=object)
     present = values.notna().to_numpy()
-    out[present] = values[present].astype(str).to_numpy()
+    kept = values[present]
+    if pd.api.types.is_float_dtype(kept.dtype):
+        numbers = kept.to_numpy(dtype=np.float64)
+        text = kept.astype(str).to_numpy(dtype=object)
+        # Beyond 2**63 a float is not an int64; its own text ("1e+20") is kept.
+        whole = np.isfinite(numbers) & (numbers == np.floor(numbers)) & (np.abs(numbers) < 2**63)
+        text[whole] = numbers[whole].astype(np.int64).astype(str).tolist()
+        out[present] = text
+    elif kept.dtype == object:
+        out[present] = [cell_text(v) for v in kept.to_numpy()]
+    else:
+        out[present] = kept.astype(str).to_numpy()
     return out
 
 

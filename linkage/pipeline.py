@@ -516,10 +516,9 @@ def normalize_columns(rules: Rules, records: pd.DataFrame, ids: pd.Series, *,
                 for start in range(0, len(records), chunk_rows))
     stats = {}
     for step in rules.normalize:
-        work[step.target], changed, missing = normalize_encoded(step, work[step.column], ids,
-                                                                chunk_rows=chunk_rows)
-        stats[step.target] = {"normalizer": step.type, "from": step.column,
-                              "changed": changed, "missing": missing}
+        work[step.target], counts = normalize_encoded(step, work[step.column], ids,
+                                                      chunk_rows=chunk_rows)
+        stats[step.target] = {"normalizer": step.type, "from": step.column, **counts}
     return work, stats
 
 
@@ -1247,6 +1246,28 @@ def scorer_report(scorer) -> dict:
     return report
 
 
+def emptied_warnings(normalize_stats: dict, n: int, source: str) -> list[str]:
+    """A warning per normalize step that turned values into missing ones: they then neither
+    block nor compare, which changes results, so it is never silent."""
+    from linkage.settings import Normalize
+
+    out = []
+    for target, step in normalize_stats.items():
+        if not step.get("emptied"):
+            continue
+        into = f" (into `{target}`)" if target != step["from"] else ""
+        examples = ", ".join(repr(v) for v in step["emptied_examples"])
+        fix = " or `on_error: raise` to stop on them" if Normalize.has_on_error(
+            step["normalizer"]) else ""
+        out.append(
+            f"normalizer `{step['normalizer']}` on column `{step['from']}`{into} could not read "
+            f"the value of {step['emptied']:,} of {n:,} records ({step['emptied'] / n:.1%}), "
+            f"now missing, so they neither block nor compare (e.g. {examples}). Fix the values, "
+            f"or the step's options in {source}{fix}."
+        )
+    return out
+
+
 def removals_by(values: pd.Series, removed: np.ndarray) -> dict[str, dict]:
     """Per value of a column: records, removed, removal rate, and its share before and after."""
     frame = pd.DataFrame({"value": values.astype(object).where(values.notna(), "(missing)")
@@ -1376,13 +1397,13 @@ def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matc
         },
         "actions": action_counts,
     }
+    summary["warnings"] = emptied_warnings(normalize_stats, n, rules.source)
     if mode == "dedupe":
         removal_rate = action_counts["duplicate"] / n if n else 0.0
         summary["removal_rate"] = round(removal_rate, 6)
         removed = (cluster_frame["action"] == "duplicate").to_numpy()
         columns = [c for c in [rules.source_column, *rules.report_columns] if c]
         summary["removals_by"] = {c: removals_by(records[c], removed) for c in columns}
-        summary["warnings"] = []
         if removal_rate > rules.max_removal_rate:
             summary["warnings"].append(
                 f"{removal_rate:.1%} of the records were removed as duplicates, above "

@@ -74,6 +74,11 @@ class Normalize(Configurable):
             raise SchemaViolation("type", f"has invalid options: {err}", self.options,
                                   "Normalize") from None
 
+    @staticmethod
+    def has_on_error(type: str) -> bool:
+        """Whether normalizer `type` takes `on_error` (can be told to stop on bad values)."""
+        return "on_error" in inspect.signature(_normalizers()[type]).parameters
+
     @property
     def target(self) -> str:
         return self.output or self.column

@@ -1,0 +1,136 @@
+"""The hostile catalogue, input side: tables that are odd, damaged or typed in surprising ways.
+
+Every case runs the real CLI on real files. A table that cannot be used exits 2 with a message
+naming the file, the column or line, and the fix; a table that can be used but loses values
+exits 0 with a warning in summary.json. Either way nothing outside `--out` changes.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.conftest import ROOT, f1_score, pairs_of_clusters
+from tests.hostile.conftest import assert_unchanged_outside, run_cli, snapshot
+from tests.test_febrl import _opaque, _read_febrl
+
+RULES = textwrap.dedent(
+    """
+    id_column: id
+    normalize:
+      - {column: name, type: name}
+      - {column: dob, type: date, on_error: "null"}
+      - {column: phone, type: phone}
+    blocking:
+      - keys: [[surname]]
+    comparisons:
+      - {type: jaro_winkler, column: name}
+      - {type: date, column: dob}
+      - {type: exact, column: phone}
+    scoring: {threshold: 1.0}
+    max_removal_rate: 1.0
+    """
+)
+
+GOOD = pd.DataFrame({
+    "id": ["a", "b", "c", "d"],
+    "name": ["kim minsu", "kim minsu", "lee jiwon", "park"],
+    "surname": ["kim", "kim", "lee", "park"],
+    "dob": ["1990-01-02", "1990-01-02", "1991-02-03", "1985-05-06"],
+    "phone": ["010-1234-5678", "010-1234-5678", "010-9999-0000", "02-123-4567"],
+})
+
+
+def _rules(folder: Path, text: str = RULES) -> Path:
+    path = folder / "rules.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _run(folder: Path, data: Path, *extra: str, rules: Path | None = None, verb="dedupe"):
+    """Run the CLI into `folder/out`; returns the finished process, after checking that
+    nothing outside `out` changed."""
+    rules = rules or _rules(folder)
+    before = snapshot(folder)
+    done = run_cli(verb, data, *extra, "--rules", rules, "--out", folder / "out")
+    assert_unchanged_outside(before, snapshot(folder), "out")
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def _rejected(done, *fragments: str) -> None:
+    """Exit 2, every fragment (file, key, fix) in the message, and no `--out` written."""
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    for fragment in fragments:
+        assert fragment in done.stderr, (fragment, done.stderr)
+
+
+def _summary(folder: Path) -> dict:
+    return json.loads((folder / "out" / "summary.json").read_text(encoding="utf-8"))
+
+
+# --- item 3: float-typed columns --------------------------------------------------------------
+
+
+def _febrl_f1(folder: Path, data: Path, entity: dict) -> float:
+    done = _run(folder, data, rules=ROOT / "rules" / "febrl.yaml")
+    assert done.returncode == 0, done.stderr
+    clusters = pd.read_parquet(folder / "out" / "clusters.parquet")
+    predicted = pairs_of_clusters(clusters.astype({"rec_id": str}), "rec_id", "cluster_id")
+    truth = pairs_of_clusters(pd.DataFrame({"rec_id": list(entity), "e": list(entity.values())}),
+                              "rec_id", "e")
+    return f1_score(predicted, truth)[2]
+
+
+def test_float_dates_from_a_default_read_csv_score_as_the_csv_does(tmp_path, datasets):
+    # A default `pd.read_csv` makes `date_of_birth` and `street_number` float64 (they have
+    # blanks): 19651013.0. Written to Parquet, those are the integers they hold, not nulls.
+    path = datasets / "febrl" / "dataset3.csv"
+    text, entity = _opaque(_read_febrl(path), "floats")
+    typed, _ = _opaque(pd.read_csv(path, skipinitialspace=True), "floats")
+    assert typed["date_of_birth"].dtype == "float64"
+    (tmp_path / "csv").mkdir()
+    (tmp_path / "parquet").mkdir()
+    text.to_csv(tmp_path / "csv" / "in.csv", index=False)
+    typed.to_parquet(tmp_path / "parquet" / "in.parquet")
+    from_csv = _febrl_f1(tmp_path / "csv", tmp_path / "csv" / "in.csv", entity)
+    from_parquet = _febrl_f1(tmp_path / "parquet", tmp_path / "parquet" / "in.parquet", entity)
+    assert from_csv >= 0.99
+    assert from_parquet == from_csv
+    dates = _summary(tmp_path / "parquet")["stages"]["normalize"]["date_of_birth"]
+    assert dates == _summary(tmp_path / "csv")["stages"]["normalize"]["date_of_birth"]
+
+
+def test_integral_floats_are_read_as_the_integers_they_hold():
+    from linkage.normalize import normalize_date, normalize_phone, normalize_postcode
+
+    assert normalize_date(pd.Series([19651013.0, None]), order="YMD").tolist() == [
+        "1965-10-13", None]
+    assert normalize_phone(pd.Series([1012345678.0]), country=None).tolist() == ["1012345678"]
+    assert normalize_postcode(pd.Series([2119.0, 2119.5])).tolist() == ["2119", "2119.5"]
+
+
+def test_values_a_normalizer_empties_are_a_warning(tmp_path):
+    table = GOOD.assign(dob=["1990-01-02", "garbage", "31/31/1990", "not a date"])
+    table.to_csv(tmp_path / "in.csv", index=False)
+    done = _run(tmp_path, tmp_path / "in.csv")
+    assert done.returncode == 0, done.stderr
+    warnings = [w for w in _summary(tmp_path)["warnings"] if "`dob`" in w]
+    assert len(warnings) == 1, _summary(tmp_path)["warnings"]
+    (warning,) = warnings
+    # The column, the count and share, examples, and what to do.
+    for fragment in ("`dob`", "date", "3 of 4 records (75.0%)", "'31/31/1990'", "'garbage'",
+                     "on_error"):
+        assert fragment in warning, (fragment, warning)
+    assert warning in done.stdout
+
+
+def test_a_normalizer_that_empties_nothing_says_nothing(tmp_path):
+    GOOD.to_csv(tmp_path / "in.csv", index=False)
+    done = _run(tmp_path, tmp_path / "in.csv")
+    assert done.returncode == 0, done.stderr
+    assert _summary(tmp_path)["warnings"] == []
