@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import run_cli
 
-__all__ = ["run_cli", "snapshot", "assert_unchanged_outside"]
+__all__ = ["assert_unchanged_outside", "run_cli", "snapshot"]
 
 
 def snapshot(folder: Path) -> dict[str, str]:
