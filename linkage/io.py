@@ -53,6 +53,56 @@ def _csv_options(path: Path, sep: str | None, encoding: str) -> dict[str, Any]:
             "encoding": encoding}
 
 
+ALLOW_SHORT_ROWS = "LINKAGE_ALLOW_SHORT_ROWS"  # set to 1: a short row's missing fields are blank
+
+
+def _check_row_lengths(path: Path, options: dict[str, Any]) -> None:
+    """Raise InputError at the first row with more or fewer fields than the header: pandas
+    pads a short row with blanks and, when every row is one longer, takes the first column
+    for an index, both silently. Arrow scans the file (in parallel); only a row it flags is
+    looked at again, by Python's csv module, which reads quotes as pandas does."""
+    sep = options["sep"]
+    if len(sep) != 1 or os.environ.get(ALLOW_SHORT_ROWS, "").strip() in ("1", "true", "yes"):
+        return
+    import pyarrow.csv as pacsv
+
+    flagged = []
+
+    def note(row) -> str:
+        flagged.append(row)
+        return "skip"
+
+    parse = pacsv.ParseOptions(delimiter=sep, newlines_in_values=True, invalid_row_handler=note)
+    read = pacsv.ReadOptions(encoding=options["encoding"])
+    try:
+        # Read to the end: a reader left half-way keeps threads that abort the process.
+        with contextlib.closing(pacsv.open_csv(
+                path, read_options=read, parse_options=parse,
+                convert_options=pacsv.ConvertOptions(include_columns=[]))) as batches:
+            for _ in batches:
+                pass
+    except Exception:  # Arrow cannot read it (an odd encoding, say): let csv decide
+        flagged.append(None)
+    if not flagged:
+        return
+    with open(path, encoding=options["encoding"], newline="") as handle:
+        reader = csv.reader(handle, delimiter=sep, skipinitialspace=options["skipinitialspace"])
+        width, start = None, 1
+        for row in reader:
+            if row:  # pandas skips blank lines
+                width = width if width is not None else len(row)
+                if len(row) != width:
+                    msg = (
+                        f"{path}: line {start} has {len(row)} fields but the header has "
+                        f"{width} (separator {sep!r}), so its values would land in the wrong "
+                        "columns. Fix the row (a missing separator, or a value holding the "
+                        "separator without quotes), pass the right `--sep`, or set "
+                        f"{ALLOW_SHORT_ROWS}=1 to read missing trailing fields as blank."
+                    )
+                    raise InputError(msg)
+            start = reader.line_num + 1
+
+
 @contextlib.contextmanager
 def _csv_errors(path: Path, encoding: str):
     """A CSV reader's errors as `InputError`s that name the file, the line and the fix."""
@@ -117,6 +167,7 @@ def read(
         with _csv_errors(path, encoding):
             options = _csv_options(path, sep, encoding)
             usecols = None
+            _check_row_lengths(path, options)
             if columns is not None:
                 raw = pd.read_csv(path, nrows=0, **options).columns
                 usecols = [c for c in raw if str(c).strip() in set(columns)]
@@ -201,6 +252,7 @@ def _bytes_per_record(path: Path) -> float:
 def _csv_batches(path: Path, rows: int, sep: str | None, encoding: str):
     with _csv_errors(path, encoding):
         options = _csv_options(path, sep, encoding)
+        _check_row_lengths(path, options)
         with pd.read_csv(path, chunksize=rows, **options) as reader:
             for batch in reader:
                 batch.columns = [str(c).strip() for c in batch.columns]

@@ -32,7 +32,7 @@ from linkage.clustering import connected_components, one_to_one
 from linkage.errors import InputError, LinkageWarning
 from linkage.golden import build_golden
 from linkage.guards import GuardContext, apply_guards
-from linkage.io import ParquetFrame, ParquetSink, remove_temporary
+from linkage.io import ParquetFrame, ParquetSink, as_text, remove_temporary
 from linkage.keep import CENTROID_DISTANCE, id_rank, keeper_rank
 from linkage.normalize._encoded import (
     EncodedColumn,
@@ -121,6 +121,15 @@ def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) ->
                     "or the input."
                 )
                 raise InputError(msg)
+            nested = _nested_kind(frame[column])
+            if nested is not None:
+                msg = (
+                    f"{table.name}: column `{column}` (named in {rules.source}: {where}) holds "
+                    f"{nested} values, not one value per record; linkage compares text, numbers "
+                    "and dates. Flatten it first (a column per field, or the list joined into "
+                    "text), or remove it from the rules."
+                )
+                raise InputError(msg)
             if _all_blank(frame[column]):
                 msg = (
                     f"{table.name}: column `{column}` (named in {rules.source}: {where}) is "
@@ -145,15 +154,55 @@ def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) ->
                     "id: fill them, or leave `id_column` out to use row numbers."
                 )
                 raise InputError(msg)
-            dup = ids.iloc[:0] if ids.is_unique else ids[ids.duplicated(keep=False)]
+            # In an object column 1 and "1" are two values that print as one id.
+            printed = pd.Series(as_text(ids)) if ids.dtype == object else ids
+            dup = printed.iloc[:0] if printed.is_unique else printed[printed.duplicated(
+                keep=False)]
             if len(dup):
                 examples = ", ".join(repr(v) for v in pd.unique(dup.to_numpy())[:3])
                 msg = (
                     f"{table.name}: id column `{id_column}` has {dup.nunique()} repeated "
-                    f"value(s) (e.g. {examples}). Ids must be unique: fix the input, or leave "
-                    "`id_column` out to use row numbers."
+                    f"value(s) (e.g. {examples}). Ids must be unique as they print (1 and '1' "
+                    "are one id): fix the input, or leave `id_column` out to use row numbers."
                 )
                 raise InputError(msg)
+    if id_column is not None:
+        _check_id_types(tables, id_column)
+
+
+def _check_id_types(tables: list[Table], id_column: str) -> None:
+    """Every table's ids of one type: they are written to one column of clusters.parquet,
+    where 1.0 beside "1" cannot be stored and 1 beside 1.0 would print as 1.0."""
+    kinds = [pd.api.types.infer_dtype(t.frame[id_column], skipna=True) for t in tables]
+    for table, kind in zip(tables, kinds, strict=True):
+        if kind.startswith("mixed") or kind != kinds[0]:
+            found = " and ".join(f"{t.name}: {k}" for t, k in zip(tables, kinds, strict=True))
+            msg = (
+                f"{table.name}: id column `{id_column}` must hold values of one type in every "
+                f"input; found {found}. Write the ids with one type (as text, say), or leave "
+                "`id_column` out to use row numbers."
+            )
+            raise InputError(msg)
+
+
+def _nested_kind(values: pd.Series) -> str | None:
+    """"list" or "struct" when a column holds nested values (a Parquet list, struct or map
+    column), else None. Read from its type, or from its first value when it holds objects."""
+    dtype = values.dtype
+    if isinstance(dtype, pd.ArrowDtype):
+        import pyarrow as pa
+
+        kind = dtype.pyarrow_dtype
+        if not pa.types.is_nested(kind):
+            return None
+        return "struct" if pa.types.is_struct(kind) else "list"
+    if not pd.api.types.is_object_dtype(dtype):
+        return None
+    present = values.notna().to_numpy()
+    first = values.iloc[int(present.argmax())] if present.any() else None
+    if isinstance(first, dict):
+        return "struct"
+    return "list" if isinstance(first, list | tuple | set | np.ndarray) else None
 
 
 def _all_blank(values: pd.Series) -> bool:

@@ -134,3 +134,132 @@ def test_a_normalizer_that_empties_nothing_says_nothing(tmp_path):
     done = _run(tmp_path, tmp_path / "in.csv")
     assert done.returncode == 0, done.stderr
     assert _summary(tmp_path)["warnings"] == []
+
+
+# --- item 5d, 5e: values that look readable and are not ---------------------------------------
+
+
+def test_a_phone_with_letters_is_unreadable_not_truncated(tmp_path):
+    # "010-CALL-NOW" was read as 010 and matched every other such number.
+    table = GOOD.assign(phone=["010-CALL-NOW", "010-CALL-HOME", "010-9999-0000", "02-123-4567"])
+    table.to_csv(tmp_path / "in.csv", index=False)
+    done = _run(tmp_path, tmp_path / "in.csv")
+    assert done.returncode == 0, done.stderr
+    pairs = pd.read_parquet(tmp_path / "out" / "pairs.parquet")
+    assert set(pairs["phone_level"]) == {-1}  # null: neither agrees with the other
+    (warning,) = [w for w in _summary(tmp_path)["warnings"] if "`phone`" in w]
+    assert "2 of 4 records" in warning and "'010-CALL-HOME'" in warning
+
+
+def test_a_phone_with_letters_stops_the_run_with_on_error_raise(tmp_path):
+    table = GOOD.assign(phone=["010-CALL-NOW", "010-1234-5678", "010-9999-0000", "02-123-4567"])
+    table.to_csv(tmp_path / "in.csv", index=False)
+    rules = _rules(tmp_path, RULES.replace("type: phone}", "type: phone, on_error: raise}"))
+    done = _run(tmp_path, tmp_path / "in.csv", rules=rules)
+    _rejected(done, "'phone'", "record id 'a'", "'010-CALL-NOW'", "on_error")
+
+
+@pytest.mark.parametrize("placeholder", ["0001-01-01", "9999-12-31", "2999-12-31"])
+def test_placeholder_years_are_not_dates(tmp_path, placeholder):
+    table = GOOD.assign(dob=[placeholder, placeholder, "1991-02-03", "1985-05-06"])
+    table.to_csv(tmp_path / "in.csv", index=False)
+    strict = _rules(tmp_path, RULES.replace(', on_error: "null"', ""))
+    _rejected(_run(tmp_path, tmp_path / "in.csv", rules=strict), "'dob'", "record id 'a'",
+              repr(placeholder), "min_year", "max_year")
+    done = _run(tmp_path, tmp_path / "in.csv")
+    assert done.returncode == 0, done.stderr
+    (warning,) = [w for w in _summary(tmp_path)["warnings"] if "`dob`" in w]
+    assert "2 of 4 records" in warning and repr(placeholder) in warning
+    # The range is the user's to widen, for a table of historical figures say.
+    wide = _rules(tmp_path, RULES.replace('on_error: "null"', "min_year: 1, max_year: 9999"))
+    done = _run(tmp_path, tmp_path / "in.csv", rules=wide)
+    assert done.returncode == 0, done.stderr
+    assert not [w for w in _summary(tmp_path)["warnings"] if "`dob`" in w]
+
+
+# --- item 5f: rows shorter or longer than the header -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fields"),
+    [
+        ("id,name,surname,dob,phone\na,kim,kim,1990-01-02,010\nb,kim,kim\n"
+         "c,lee,lee,1991-02-03,011\n", 3, 3),
+        ("id,name,surname,dob,phone\na,kim,kim,1990-01-02,010\nb,kim,kim,1990-01-02,010,x\n",
+         3, 6),
+        # Every row one longer: pandas made the first column the index, silently.
+        ("id,name,surname,dob,phone\na,kim,kim,1990-01-02,010,x\nb,kim,kim,1990-01-02,010,x\n",
+         2, 6),
+        # A quoted value with the separator and a line break is one field, not a short row.
+        ('id,name,surname,dob,phone\na,"kim,\nminsu",kim,1990-01-02,010\nb,kim\n', 4, 2),
+    ],
+    ids=["short-row", "long-row", "every-row-long", "after-a-quoted-newline"],
+)
+def test_a_row_with_the_wrong_number_of_fields_names_its_line(tmp_path, text, line, fields):
+    (tmp_path / "in.csv").write_text(text, encoding="utf-8")
+    done = _run(tmp_path, tmp_path / "in.csv")
+    _rejected(done, "in.csv", f"line {line}", f"{fields} fields", "header has 5",
+              "LINKAGE_ALLOW_SHORT_ROWS")
+
+
+def test_short_rows_are_read_when_asked(tmp_path, monkeypatch):
+    (tmp_path / "in.csv").write_text(
+        "id,name,surname,dob,phone\na,kim,kim,1990-01-02,010\nb,kim,kim\n", encoding="utf-8")
+    monkeypatch.setenv("LINKAGE_ALLOW_SHORT_ROWS", "1")
+    done = _run(tmp_path, tmp_path / "in.csv")
+    assert done.returncode == 0, done.stderr
+
+
+# --- item 5g: ids that print the same -----------------------------------------------------------
+
+
+def test_ids_that_print_the_same_are_one_id(tmp_path):
+    # 1 and "1" are two values to pandas and one to anyone reading the output.
+    frame = GOOD.assign(id=pd.Series([1, "1", "c", "d"], dtype=object))
+    frame.to_pickle(tmp_path / "in.pkl")  # an object column survives only in Python
+    rules = _rules(tmp_path)
+    before = snapshot(tmp_path)
+    from linkage import dedupe
+    from linkage.errors import InputError
+
+    with pytest.raises(InputError, match=r"`id`.*'1'.*unique"):
+        dedupe(frame, str(rules))
+    assert_unchanged_outside(before, snapshot(tmp_path), "out")
+
+
+@pytest.mark.parametrize(
+    ("left_ids", "kinds"),
+    [([1.0, 2.0, 3.0, 4.0], "floating"), ([1, 2, 3, 4], "integer")],
+    ids=["float-and-text", "integer-and-text"],
+)
+def test_ids_of_two_types_across_a_link_are_an_error(tmp_path, left_ids, kinds):
+    # Left ids from a Parquet number column, right ids text from a CSV: both go to one column
+    # of clusters.parquet, where 1.0 beside "1" could not be written (a traceback, exit 1).
+    GOOD.assign(id=left_ids).to_parquet(tmp_path / "left.parquet")
+    GOOD.assign(id=["1", "2", "3", "4"]).to_csv(tmp_path / "right.csv", index=False)
+    done = _run(tmp_path, tmp_path / "left.parquet", tmp_path / "right.csv", verb="link")
+    _rejected(done, "left.parquet", "right.csv", "`id`", kinds, "one type", "as text")
+
+
+def test_ids_of_two_types_in_one_table_are_an_error(tmp_path):
+    from linkage import dedupe
+    from linkage.errors import InputError
+
+    with pytest.raises(InputError, match=r"`id` must hold values of one type.*mixed"):
+        dedupe(GOOD.assign(id=pd.Series([1, "2", "c", "d"], dtype=object)),
+               str(_rules(tmp_path)))
+
+
+# --- item 8 (part): nested Parquet columns ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("values", "kind"),
+    [([["kim"], ["kim"], ["lee"], ["park"]], "list"),
+     ([{"a": "kim"}, {"a": "kim"}, {"a": "lee"}, {"a": "park"}], "struct")],
+    ids=["list", "struct"],
+)
+def test_a_nested_parquet_column_names_its_type(tmp_path, values, kind):
+    GOOD.assign(name=values).to_parquet(tmp_path / "in.parquet")
+    done = _run(tmp_path, tmp_path / "in.parquet")
+    _rejected(done, "in.parquet", "`name`", kind, "one value per record")
