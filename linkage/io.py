@@ -7,6 +7,7 @@ into place only when every file is complete, so a failed run leaves `--out` as i
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import csv
 import hashlib
@@ -54,37 +55,70 @@ def _csv_options(path: Path, sep: str | None, encoding: str) -> dict[str, Any]:
 
 
 ALLOW_SHORT_ROWS = "LINKAGE_ALLOW_SHORT_ROWS"  # set to 1: a short row's missing fields are blank
+# Encodings in which an ASCII separator or line break is one byte that no other character
+# contains, so the bytes can be counted without decoding.
+_BYTE_SAFE = {"utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-15", "cp1252", "cp949",
+              "euc_kr"}
 
 
 def _check_row_lengths(path: Path, options: dict[str, Any]) -> None:
     """Raise InputError at the first row with more or fewer fields than the header: pandas
     pads a short row with blanks and, when every row is one longer, takes the first column
-    for an index, both silently. Arrow scans the file (in parallel); only a row it flags is
-    looked at again, by Python's csv module, which reads quotes as pandas does."""
+    for an index, both silently."""
     sep = options["sep"]
     if len(sep) != 1 or os.environ.get(ALLOW_SHORT_ROWS, "").strip() in ("1", "true", "yes"):
         return
-    import pyarrow.csv as pacsv
+    found = None
+    if sep.isascii() and codecs.lookup(options["encoding"]).name in _BYTE_SAFE:
+        found = _ragged_unquoted(path, ord(sep))
+    if found is None:
+        found = _ragged_quoted(path, sep, options)
+    if found:
+        line, fields, width = found
+        msg = (
+            f"{path}: line {line} has {fields} fields but the header has {width} (separator "
+            f"{sep!r}), so its values would land in the wrong columns. Fix the row (a missing "
+            "separator, or a value holding the separator without quotes), pass the right "
+            f"`--sep`, or set {ALLOW_SHORT_ROWS}=1 to read missing trailing fields as blank."
+        )
+        raise InputError(msg)
 
-    flagged = []
 
-    def note(row) -> str:
-        flagged.append(row)
-        return "skip"
+def _ragged_unquoted(path: Path, sep: int) -> tuple[int, int, int] | bool | None:
+    """(line, fields, header fields) of the first ragged row, False when every row fits, or
+    None when the file has quotes (a quoted value may hold separators and line breaks).
+    Separators are counted per line with numpy, 16 MiB at a time."""
+    width, lines, rest = None, 0, b""
+    with open(path, "rb") as handle:
+        for block in [*iter(lambda: handle.read(1 << 24), b""), None]:
+            if block is None:  # the last line, without its line break
+                block, rest = rest + b"\n" if rest else b"", b""
+            else:
+                block = rest + block
+                cut = block.rfind(b"\n") + 1
+                block, rest = block[:cut], block[cut:]
+            if b'"' in block:
+                return None
+            data = np.frombuffer(block, dtype=np.uint8)
+            ends = np.flatnonzero(data == 10)
+            starts = np.concatenate([[0], ends[:-1] + 1])
+            seps = np.flatnonzero(data == sep)
+            fields = np.searchsorted(seps, ends) - np.searchsorted(seps, starts) + 1
+            # pandas skips blank lines ("\r" alone is a blank line of a Windows file).
+            blank = (ends == starts) | ((ends == starts + 1) & (data[starts] == 13)) \
+                if len(ends) else np.zeros(0, dtype=bool)
+            kept = np.flatnonzero(~blank)
+            if width is None and len(kept):
+                width = int(fields[kept[0]])
+            bad = kept[fields[kept] != width]
+            if len(bad):
+                return lines + int(bad[0]) + 1, int(fields[bad[0]]), width
+            lines += len(ends)
+    return False
 
-    parse = pacsv.ParseOptions(delimiter=sep, newlines_in_values=True, invalid_row_handler=note)
-    read = pacsv.ReadOptions(encoding=options["encoding"])
-    try:
-        # Read to the end: a reader left half-way keeps threads that abort the process.
-        with contextlib.closing(pacsv.open_csv(
-                path, read_options=read, parse_options=parse,
-                convert_options=pacsv.ConvertOptions(include_columns=[]))) as batches:
-            for _ in batches:
-                pass
-    except Exception:  # Arrow cannot read it (an odd encoding, say): let csv decide
-        flagged.append(None)
-    if not flagged:
-        return
+
+def _ragged_quoted(path: Path, sep: str, options: dict[str, Any]) -> tuple[int, int, int] | None:
+    """`_ragged_unquoted` by Python's csv module, which reads quotes as pandas does."""
     with open(path, encoding=options["encoding"], newline="") as handle:
         reader = csv.reader(handle, delimiter=sep, skipinitialspace=options["skipinitialspace"])
         width, start = None, 1
@@ -92,15 +126,9 @@ def _check_row_lengths(path: Path, options: dict[str, Any]) -> None:
             if row:  # pandas skips blank lines
                 width = width if width is not None else len(row)
                 if len(row) != width:
-                    msg = (
-                        f"{path}: line {start} has {len(row)} fields but the header has "
-                        f"{width} (separator {sep!r}), so its values would land in the wrong "
-                        "columns. Fix the row (a missing separator, or a value holding the "
-                        "separator without quotes), pass the right `--sep`, or set "
-                        f"{ALLOW_SHORT_ROWS}=1 to read missing trailing fields as blank."
-                    )
-                    raise InputError(msg)
+                    return start, len(row), width
             start = reader.line_num + 1
+    return None
 
 
 @contextlib.contextmanager
