@@ -118,16 +118,28 @@ def _ragged_unquoted(path: Path, sep: int) -> tuple[int, int, int] | bool | None
 
 
 def _ragged_quoted(path: Path, sep: str, options: dict[str, Any]) -> tuple[int, int, int] | None:
-    """`_ragged_unquoted` by Python's csv module, which reads quotes as pandas does."""
+    """`_ragged_unquoted` by Python's csv module, which reads quotes as pandas does; it also
+    stops at a quote left open or followed by more text, which pandas reads on into the next
+    records (two records become one, silently)."""
     with open(path, encoding=options["encoding"], newline="") as handle:
-        reader = csv.reader(handle, delimiter=sep, skipinitialspace=options["skipinitialspace"])
+        reader = csv.reader(handle, delimiter=sep, strict=True,
+                            skipinitialspace=options["skipinitialspace"])
         width, start = None, 1
-        for row in reader:
-            if row:  # pandas skips blank lines
-                width = width if width is not None else len(row)
-                if len(row) != width:
-                    return start, len(row), width
-            start = reader.line_num + 1
+        try:
+            for row in reader:
+                if row:  # pandas skips blank lines
+                    width = width if width is not None else len(row)
+                    if len(row) != width:
+                        return start, len(row), width
+                start = reader.line_num + 1
+        except csv.Error as err:
+            msg = (
+                f"{path}: line {start}: a quoted value is not closed where it should be "
+                f"({err}), so the records after it would be read into it. Close the quote "
+                'right before the separator, write a quote inside a quoted value as "", or '
+                "pass the right `--sep`."
+            )
+            raise InputError(msg) from None
     return None
 
 
@@ -150,6 +162,11 @@ def _csv_errors(path: Path, encoding: str):
             from None
     except pd.errors.ParserError as err:
         raise InputError(f"{label}: cannot parse as CSV ({err}). Check `--sep`.") from None
+
+
+def _not_parquet(path: Path, err: Exception) -> InputError:
+    return InputError(f"{path}: cannot read as Parquet ({err}). Write the file again (it may "
+                      "be cut short), or give a .csv name if it is CSV.")
 
 
 def _is_parquet(path: Path) -> bool:
@@ -190,7 +207,7 @@ def read(
         try:
             frame = pd.read_parquet(path, columns=wanted)
         except Exception as err:  # pyarrow raises several types for a damaged file
-            raise InputError(f"{label}: cannot read as Parquet ({err}).") from None
+            raise _not_parquet(path, err) from None
     else:
         with _csv_errors(path, encoding):
             options = _csv_options(path, sep, encoding)
@@ -215,7 +232,7 @@ def header(source: str | os.PathLike, *, sep: str | None = None,
         try:
             schema = ds.dataset(path, format="parquet").schema
         except Exception as err:
-            raise InputError(f"{path}: cannot read as Parquet ({err}).") from None
+            raise _not_parquet(path, err) from None
         names = schema.names
         index = json.loads((schema.metadata or {}).get(b"pandas", b"{}")).get(
             "index_columns", [])
@@ -232,7 +249,10 @@ def count_records(source: str | os.PathLike) -> int:
     if _is_parquet(path):
         import pyarrow.dataset as ds
 
-        return ds.dataset(path, format="parquet").count_rows()
+        try:
+            return ds.dataset(path, format="parquet").count_rows()
+        except Exception as err:  # pyarrow raises several types for a damaged file
+            raise _not_parquet(path, err) from None
     lines, last = 0, b"\n"
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 22), b""):

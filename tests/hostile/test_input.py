@@ -263,3 +263,127 @@ def test_a_nested_parquet_column_names_its_type(tmp_path, values, kind):
     GOOD.assign(name=values).to_parquet(tmp_path / "in.parquet")
     done = _run(tmp_path, tmp_path / "in.parquet")
     _rejected(done, "in.parquet", "`name`", kind, "one value per record")
+
+
+# --- the classes around them: encodings, separators, quoting, types, sizes ----------------------
+
+HEADER = "id,name,surname,dob,phone\n"
+ROWS = ("a,kim minsu,kim,1990-01-02,010-1234-5678\nb,kim minsu,kim,1990-01-02,010-1234-5678\n"
+        "c,lee jiwon,lee,1991-02-03,010-9999-0000\n")
+
+
+def _same_cluster(folder: Path, *ids: str) -> bool:
+    clusters = pd.read_parquet(folder / "out" / "clusters.parquet")
+    return clusters.set_index("id").loc[list(ids), "cluster_id"].nunique() == 1
+
+
+@pytest.mark.parametrize(
+    ("data", "extra"),
+    [
+        ((HEADER + ROWS).encode("utf-8-sig"), []),
+        ((HEADER + ROWS).replace("kim minsu", "김민수").encode("cp949"), ["--encoding", "cp949"]),
+        ((HEADER + ROWS).replace("kim minsu", "jöns").encode("latin-1"),
+         ["--encoding", "latin-1"]),
+        ((HEADER + ROWS).replace(",", ";").encode(), []),
+        ((HEADER + ROWS).replace(",", "\t").encode(), []),
+        ((HEADER + ROWS).replace(",", "|").encode(), []),
+        ((HEADER + ROWS).replace(",", "|").encode(), ["--sep", "|"]),
+        ((HEADER + ROWS).replace("\n", "\r\n").encode(), []),
+        ((HEADER + ROWS).replace("kim minsu", '"kim\nminsu"').encode(), []),
+        ((HEADER + ROWS).replace("kim minsu", '"kim, ""minsu"""').encode(), []),
+        ((HEADER + "\n" + ROWS + "\n\n").encode(), []),
+        ((HEADER + ROWS).rstrip("\n").encode(), []),
+        ((HEADER.replace(",", ", ") + ROWS.replace(",", ", ")).encode(), []),
+    ],
+    ids=["utf8-bom", "cp949", "latin-1", "semicolon", "tab", "pipe", "pipe-given", "crlf",
+         "quoted-newline", "quoted-separator-and-quotes", "blank-lines", "no-final-newline",
+         "space-after-separator"],
+)
+def test_csv_dialects_that_read(tmp_path, data, extra):
+    (tmp_path / "in.csv").write_bytes(data)
+    done = _run(tmp_path, tmp_path / "in.csv", *extra)
+    assert done.returncode == 0, done.stderr
+    assert _summary(tmp_path)["stages"]["read"]["records"] == 3
+    assert _same_cluster(tmp_path, "a", "b") and not _same_cluster(tmp_path, "a", "c")
+
+
+@pytest.mark.parametrize(
+    ("data", "extra", "fragments"),
+    [
+        ((HEADER + ROWS).replace("kim minsu", "jöns").encode("latin-1"), [],
+         ["line 2", "not valid utf-8", "--encoding"]),
+        ((HEADER + ROWS).replace("kim minsu", "김민수").encode("cp949"), [],
+         ["line 2", "--encoding cp949"]),
+        ((HEADER + ROWS).encode("utf-16"), [], ["line 1", "--encoding"]),
+        ((HEADER + ROWS).replace(",", ";").encode(), ["--sep", ","], ["column `name`",
+                                                                       "is not in the table"]),
+        ((HEADER + ROWS).replace("kim minsu", '"kim minsu').encode(), [], ["in.csv", "line 2"]),
+        (b"", [], ["in.csv", "empty"]),
+        (HEADER.encode(), [], ["in.csv", "no records"]),
+        (b"\n\n\n", [], ["in.csv", "empty"]),
+    ],
+    ids=["latin-1-as-utf8", "cp949-as-utf8", "utf-16-as-utf8", "wrong-sep", "unbalanced-quote",
+         "empty-file", "header-only", "blank-lines-only"],
+)
+def test_csv_that_cannot_be_read(tmp_path, data, extra, fragments):
+    (tmp_path / "in.csv").write_bytes(data)
+    _rejected(_run(tmp_path, tmp_path / "in.csv", *extra), *fragments)
+
+
+def test_one_record(tmp_path):
+    (tmp_path / "in.csv").write_text(HEADER + ROWS.splitlines()[0] + "\n", encoding="utf-8")
+    done = _run(tmp_path, tmp_path / "in.csv")
+    assert done.returncode == 0, done.stderr
+    assert _summary(tmp_path)["actions"] == {"keep": 1, "duplicate": 0, "preserved": 0,
+                                             "review": 0}
+
+
+def test_a_one_megabyte_cell(tmp_path):
+    big = "x" * (1 << 20)
+    (tmp_path / "in.csv").write_text(HEADER + ROWS + f"d,{big},kim,1990-01-02,010\n",
+                                     encoding="utf-8")
+    done = _run(tmp_path, tmp_path / "in.csv")
+    assert done.returncode == 0, done.stderr
+    assert _same_cluster(tmp_path, "a", "b") and not _same_cluster(tmp_path, "a", "d")
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        pd.Series(pd.to_datetime(["1990-01-02", "1990-01-02", "1991-02-03", "1985-05-06"]),
+                  name="dob"),
+        pd.Series([19900102, 19900102, 19910203, 19850506], name="dob"),
+        pd.Series([19900102.0, 19900102.0, None, 19850506.0], name="dob"),
+        pd.Series([True, True, False, None], dtype="boolean", name="surname"),
+        pd.Series([1012345678, 1012345678, 1099990000, 212345], name="phone"),
+        pd.Series(["kim", "kim", None, None], dtype="category", name="surname"),
+    ],
+    ids=["datetime", "integer-dates", "float-dates", "bool", "integer-phone", "category"],
+)
+def test_parquet_types_that_read(tmp_path, column):
+    GOOD.assign(**{column.name: column}).to_parquet(tmp_path / "in.parquet")
+    done = _run(tmp_path, tmp_path / "in.parquet")
+    assert done.returncode == 0, done.stderr
+    assert _summary(tmp_path)["warnings"] == []
+    assert _same_cluster(tmp_path, "a", "b")
+
+
+@pytest.mark.parametrize(
+    ("column", "fragments"),
+    [
+        (pd.Series([None] * 4, dtype="string", name="name"), ["`name`", "empty in every"]),
+        (pd.Series(["", " ", None, "\t"], name="surname"), ["`surname`", "empty in every"]),
+    ],
+    ids=["all-null", "all-blank"],
+)
+def test_parquet_columns_that_cannot_be_used(tmp_path, column, fragments):
+    GOOD.assign(**{column.name: column}).to_parquet(tmp_path / "in.parquet")
+    _rejected(_run(tmp_path, tmp_path / "in.parquet"), "in.parquet", *fragments)
+
+
+def test_a_damaged_parquet_file(tmp_path):
+    GOOD.to_parquet(tmp_path / "in.parquet")
+    data = (tmp_path / "in.parquet").read_bytes()
+    (tmp_path / "in.parquet").write_bytes(data[: len(data) // 2])
+    _rejected(_run(tmp_path, tmp_path / "in.parquet"), "in.parquet", "cannot read as Parquet",
+              "Write the file again")
