@@ -9,31 +9,18 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from tests.hostile.conftest import assert_unchanged_outside, run_cli, snapshot
+from tests.test_bad_input import GOOD as TABLE
+from tests.test_bad_input import RULES as BASE
 
-RULES = textwrap.dedent(
-    """\
-    id_column: id
-    normalize:
-      - {column: dob, type: date}
-    blocking:
-      - keys: [[surname]]
-    comparisons:
-      - {type: jaro_winkler, column: name}
-      - {type: date, column: dob}
+# The rules of tests/test_bad_input.py, with weights for one comparison.
+RULES = BASE.replace("scoring: {threshold: 1.0}", textwrap.dedent("""\
     scoring:
       threshold: 1.0
       weights:
-        name: {exact: 2.0, else: -1.0}
-    """
-)
-
-TABLE = pd.DataFrame({"id": ["a", "b", "c"], "name": ["kim", "kim", "lee"],
-                      "surname": ["x", "x", "y"],
-                      "dob": ["1990-01-02", "1990-01-02", "1991-02-03"]})
+        name: {exact: 2.0, else: -1.0}"""))
 
 
 def _rejected_everywhere(folder: Path, text: str | bytes, *fragments: str) -> str:
@@ -70,11 +57,11 @@ def test_the_rules_are_valid_as_written(workdir):
     ("text", "line", "key"),
     [
         # A second `scoring:` block: the last one won, silently, and the weights were lost.
-        (RULES + "scoring: {threshold: 9.0}\n", 13, "scoring"),
+        (RULES + "scoring: {threshold: 9.0}\n", 14, "scoring"),
         (RULES.replace("name: {exact: 2.0, else: -1.0}",
-                       "name: {exact: 2.0, else: -1.0}\n    name: {exact: 1.0}"), 13, "name"),
+                       "name: {exact: 2.0, else: -1.0}\n    name: {exact: 1.0}"), 14, "name"),
         (RULES.replace("{column: dob, type: date}", "{column: dob, type: date, column: name}"),
-         3, "column"),
+         4, "column"),
     ],
     ids=["second-scoring-block", "weights-twice", "flow-mapping"],
 )
@@ -128,7 +115,7 @@ def test_a_comparison_given_no_weights_is_an_error(workdir):
         ("# only a comment\n", ["empty"]),
         ("- a\n- b\n", ["must be a mapping"]),
         ("blocking: [\n", ["not valid YAML", "line"]),
-        (RULES.replace("  - keys", "\t- keys"), ["not valid YAML", "line 5"]),
+        (RULES.replace("  - keys", "\t- keys"), ["not valid YAML", "line 6"]),
         (RULES.encode("utf-16"), ["not UTF-8", "Save it as UTF-8"]),
         (RULES.replace("threshold: 1.0", "threshold: '1.0'"), ["scoring.threshold", "'1.0'"]),
         (RULES.replace("threshold: 1.0", "threshold: true"), ["scoring.threshold", "True"]),
