@@ -212,6 +212,7 @@ def renumbered(codes: np.ndarray) -> np.ndarray:
 
 
 LOST_EXAMPLES = 3  # distinct values a warning quotes
+_EXAMPLE_CHARS = 60  # of each, so a 1 MB cell does not become a 1 MB warning
 
 
 def lost_values(before: np.ndarray, gone: np.ndarray, counts: np.ndarray | None = None
@@ -223,8 +224,13 @@ def lost_values(before: np.ndarray, gone: np.ndarray, counts: np.ndarray | None 
                    dtype=bool)
     lost = had & np.asarray(gone, dtype=bool)
     weights = np.ones(len(before), dtype=np.int64) if counts is None else counts
-    examples = sorted({str(v) for v in before[lost]})[:LOST_EXAMPLES]
-    return {"emptied": int(weights[lost].sum()), "emptied_examples": examples}
+    return {"emptied": int(weights[lost].sum()), "emptied_examples": examples(before[lost])}
+
+
+def examples(values) -> list[str]:
+    """The first `LOST_EXAMPLES` distinct values in sorted order, each cut short."""
+    return [v if len(v) <= _EXAMPLE_CHARS else v[:_EXAMPLE_CHARS] + "…"
+            for v in sorted({str(v) for v in values})[:LOST_EXAMPLES]]
 
 
 def normalize_encoded(step, column: EncodedColumn, ids: pd.Series | None = None, *,
@@ -261,8 +267,8 @@ def normalize_encoded(step, column: EncodedColumn, ids: pd.Series | None = None,
     codes = np.append(merged, -1)[column.codes]  # code -1 (missing) picks up the last
     present = column.codes >= 0
     counts = np.bincount(column.codes[present], minlength=column.distinct)
+    lost = np.concatenate(lost) if lost else np.zeros(0, dtype=object)  # in code order
     stats = {"changed": int(counts[changed_u].sum()),
              "missing": int((~present).sum() + counts[none_after].sum()),
-             **lost_values(np.concatenate([np.zeros(0, dtype=object), *lost]),
-                           np.ones(int(none_after.sum()), dtype=bool), counts[none_after])}
+             **lost_values(lost, np.ones(len(lost), dtype=bool), counts[none_after])}
     return _compact(codes, uniques), stats

@@ -387,3 +387,12 @@ def test_a_damaged_parquet_file(tmp_path):
     (tmp_path / "in.parquet").write_bytes(data[: len(data) // 2])
     _rejected(_run(tmp_path, tmp_path / "in.parquet"), "in.parquet", "cannot read as Parquet",
               "Write the file again")
+
+
+def test_a_warning_quotes_a_long_value_cut_short(tmp_path):
+    table = GOOD.assign(dob=["1990-01-02", "x" * (1 << 20), "1991-02-03", "1985-05-06"])
+    table.to_csv(tmp_path / "in.csv", index=False)
+    done = _run(tmp_path, tmp_path / "in.csv")
+    assert done.returncode == 0, done.stderr
+    (warning,) = [w for w in _summary(tmp_path)["warnings"] if "`dob`" in w]
+    assert len(warning) < 1000 and "xxx…" in warning
