@@ -121,15 +121,7 @@ def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) ->
                     "or the input."
                 )
                 raise InputError(msg)
-            nested = _nested_kind(frame[column])
-            if nested is not None:
-                msg = (
-                    f"{table.name}: column `{column}` (named in {rules.source}: {where}) holds "
-                    f"{nested} values, not one value per record; linkage compares text, numbers "
-                    "and dates. Flatten it first (a column per field, or the list joined into "
-                    "text), or remove it from the rules."
-                )
-                raise InputError(msg)
+            _check_flat(table, column, f"named in {rules.source}: {where}")
             if _all_blank(frame[column]):
                 msg = (
                     f"{table.name}: column `{column}` (named in {rules.source}: {where}) is "
@@ -146,6 +138,7 @@ def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) ->
                 )
                 raise InputError(msg)
             ids = frame[id_column]
+            _check_flat(table, id_column, "the id column")
             if ids.hasnans:
                 rows = np.flatnonzero(ids.isna().to_numpy())[:3].tolist()
                 msg = (
@@ -183,6 +176,18 @@ def _check_id_types(tables: list[Table], id_column: str) -> None:
                 "`id_column` out to use row numbers."
             )
             raise InputError(msg)
+
+
+def _check_flat(table: Table, column: str, role: str) -> None:
+    """Raise InputError when `column` holds nested values (a Parquet list or struct)."""
+    nested = _nested_kind(table.frame[column])
+    if nested is not None:
+        msg = (
+            f"{table.name}: column `{column}` ({role}) holds {nested} values, not one value "
+            "per record; linkage compares text, numbers and dates. Flatten it first (a column "
+            "per field, or the list joined into text), or remove it from the rules."
+        )
+        raise InputError(msg)
 
 
 def _nested_kind(values: pd.Series) -> str | None:

@@ -259,10 +259,11 @@ def test_ids_of_two_types_in_one_table_are_an_error(tmp_path):
      ([{"a": "kim"}, {"a": "kim"}, {"a": "lee"}, {"a": "park"}], "struct")],
     ids=["list", "struct"],
 )
-def test_a_nested_parquet_column_names_its_type(tmp_path, values, kind):
-    GOOD.assign(name=values).to_parquet(tmp_path / "in.parquet")
+@pytest.mark.parametrize("column", ["name", "id"])
+def test_a_nested_parquet_column_names_its_type(tmp_path, values, kind, column):
+    GOOD.assign(**{column: values}).to_parquet(tmp_path / "in.parquet")
     done = _run(tmp_path, tmp_path / "in.parquet")
-    _rejected(done, "in.parquet", "`name`", kind, "one value per record")
+    _rejected(done, "in.parquet", f"`{column}`", kind, "one value per record", "Flatten it")
 
 
 # --- the classes around them: encodings, separators, quoting, types, sizes ----------------------
