@@ -397,3 +397,15 @@ def test_a_warning_quotes_a_long_value_cut_short(tmp_path):
     assert done.returncode == 0, done.stderr
     (warning,) = [w for w in _summary(tmp_path)["warnings"] if "`dob`" in w]
     assert len(warning) < 1000 and "xxx…" in warning
+
+
+def test_the_warning_is_the_same_in_chunks(tmp_path):
+    table = GOOD.assign(dob=["not a date", "garbage", "31/31/1990", "not a date"])
+    table.to_csv(tmp_path / "in.csv", index=False)
+    assert _run(tmp_path, tmp_path / "in.csv").returncode == 0
+    whole = _summary(tmp_path)
+    assert _run(tmp_path, tmp_path / "in.csv", "--chunk-rows", "1").returncode == 0
+    chunked = _summary(tmp_path)
+    assert chunked["warnings"] == whole["warnings"]
+    assert chunked["stages"]["normalize"] == whole["stages"]["normalize"]
+    assert whole["stages"]["normalize"]["dob"]["emptied"] == 4
