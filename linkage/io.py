@@ -89,6 +89,8 @@ def _ragged_unquoted(path: Path, sep: int) -> tuple[int, int, int] | bool | None
     None when the file has quotes (a quoted value may hold separators and line breaks).
     Separators are counted per line with numpy, 16 MiB at a time."""
     width, lines, rest = None, 0, b""
+    spaces = np.zeros(256, dtype=bool)
+    spaces[[b for b in b" \t\r" if b != sep]] = True
     with open(path, "rb") as handle:
         for block in [*iter(lambda: handle.read(1 << 24), b""), None]:
             if block is None:  # the last line, without its line break
@@ -104,9 +106,10 @@ def _ragged_unquoted(path: Path, sep: int) -> tuple[int, int, int] | bool | None
             starts = np.concatenate([[0], ends[:-1] + 1])
             seps = np.flatnonzero(data == sep)
             fields = np.searchsorted(seps, ends) - np.searchsorted(seps, starts) + 1
-            # pandas skips blank lines ("\r" alone is a blank line of a Windows file).
-            blank = (ends == starts) | ((ends == starts + 1) & (data[starts] == 13)) \
-                if len(ends) else np.zeros(0, dtype=bool)
+            # pandas skips lines of nothing but spaces, tabs and "\r" (other than the separator).
+            space = spaces[data]
+            filled = np.concatenate([[0], np.cumsum(~space)])
+            blank = filled[ends] == filled[starts]
             kept = np.flatnonzero(~blank)
             if width is None and len(kept):
                 width = int(fields[kept[0]])
@@ -127,7 +130,7 @@ def _ragged_quoted(path: Path, sep: str, options: dict[str, Any]) -> tuple[int, 
         width, start = None, 1
         try:
             for row in reader:
-                if row:  # pandas skips blank lines
+                if len(row) > 1 or (row and row[0].strip()):  # pandas skips blank lines
                     width = width if width is not None else len(row)
                     if len(row) != width:
                         return start, len(row), width

@@ -409,3 +409,12 @@ def test_the_warning_is_the_same_in_chunks(tmp_path):
     assert chunked["warnings"] == whole["warnings"]
     assert chunked["stages"]["normalize"] == whole["stages"]["normalize"]
     assert whole["stages"]["normalize"]["dob"]["emptied"] == 4
+
+
+@pytest.mark.parametrize("quoted", [False, True], ids=["plain", "quoted"])
+def test_lines_of_spaces_are_skipped_as_pandas_skips_them(tmp_path, quoted):
+    rows = ROWS.replace("kim minsu", '"kim minsu"') if quoted else ROWS
+    (tmp_path / "in.csv").write_text(HEADER + "   \n" + rows + " \t \r\n", encoding="utf-8")
+    done = _run(tmp_path, tmp_path / "in.csv")
+    assert done.returncode == 0, done.stderr
+    assert _summary(tmp_path)["stages"]["read"]["records"] == 3
