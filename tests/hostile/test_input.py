@@ -418,3 +418,16 @@ def test_lines_of_spaces_are_skipped_as_pandas_skips_them(tmp_path, quoted):
     done = _run(tmp_path, tmp_path / "in.csv")
     assert done.returncode == 0, done.stderr
     assert _summary(tmp_path)["stages"]["read"]["records"] == 3
+
+
+def test_a_column_of_mixed_types_from_python(tmp_path):
+    # An object column as a notebook builds it: numbers, text, a float and a gap. Each value
+    # is read as its text, 2.0 as "2".
+    from linkage import dedupe
+
+    frame = GOOD.assign(surname=pd.Series([7, 7, "lee", None], dtype=object),
+                        phone=pd.Series([1012345678.0, "01012345678", None, 2.5], dtype=object))
+    run = dedupe(frame, str(_rules(tmp_path)))
+    clusters = run.clusters.set_index("id")["cluster_id"]
+    assert clusters["a"] == clusters["b"]
+    assert run.summary_data["stages"]["normalize"]["phone"]["emptied"] == 0
