@@ -422,7 +422,7 @@ def _normalized(rules, combined: pd.DataFrame, ids: pd.Series):
                              != pd.Series(after).fillna("\0").to_numpy()))
         stats[step.target] = {"normalizer": step.type, "from": step.column, "changed": changed,
                               "missing": int(pd.isna(after).sum()),
-                              **lost_values(before, pd.isna(after))}
+                              **lost_values(before[pd.isna(after)])}
     return work, stats
 
 

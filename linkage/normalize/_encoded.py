@@ -215,16 +215,13 @@ LOST_EXAMPLES = 3  # distinct values a warning quotes
 _EXAMPLE_CHARS = 60  # of each, so a 1 MB cell does not become a 1 MB warning
 
 
-def lost_values(before: np.ndarray, gone: np.ndarray, counts: np.ndarray | None = None
-                ) -> dict:
-    """Values that had text and are missing after a normalize step: how many records (each
-    of `before` counts `counts` records, else one) and the first few distinct values in
-    sorted order (the same whatever order or engine the records came in)."""
-    had = np.array([v is not None and v == v and str(v).strip() != "" for v in before],
+def lost_values(gone: np.ndarray, counts: np.ndarray | None = None) -> dict:
+    """Of the values a normalize step made missing (`gone`, each standing for `counts`
+    records, else one), those that had text: how many records, and `examples` of them."""
+    had = np.array([v is not None and v == v and str(v).strip() != "" for v in gone],
                    dtype=bool)
-    lost = had & np.asarray(gone, dtype=bool)
-    weights = np.ones(len(before), dtype=np.int64) if counts is None else counts
-    return {"emptied": int(weights[lost].sum()), "emptied_examples": examples(before[lost])}
+    weights = np.ones(len(gone), dtype=np.int64) if counts is None else counts
+    return {"emptied": int(weights[had].sum()), "emptied_examples": examples(gone[had])}
 
 
 def examples(values) -> list[str]:
@@ -270,5 +267,5 @@ def normalize_encoded(step, column: EncodedColumn, ids: pd.Series | None = None,
     lost = np.concatenate(lost) if lost else np.zeros(0, dtype=object)  # in code order
     stats = {"changed": int(counts[changed_u].sum()),
              "missing": int((~present).sum() + counts[none_after].sum()),
-             **lost_values(lost, np.ones(len(lost), dtype=bool), counts[none_after])}
+             **lost_values(lost, counts[none_after])}
     return _compact(codes, uniques), stats
