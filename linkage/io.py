@@ -11,6 +11,7 @@ import codecs
 import contextlib
 import csv
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -55,6 +56,7 @@ def _csv_options(path: Path, sep: str | None, encoding: str) -> dict[str, Any]:
 
 
 ALLOW_SHORT_ROWS = "LINKAGE_ALLOW_SHORT_ROWS"  # set to 1: a short row's missing fields are blank
+_BLOCK_BYTES = 1 << 24  # of a CSV read at a time by the row check
 # Encodings in which an ASCII separator or line break is one byte that no other character
 # contains, so the bytes can be counted without decoding.
 _BYTE_SAFE = {"utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-15", "cp1252", "cp949",
@@ -92,7 +94,7 @@ def _ragged_unquoted(path: Path, sep: int) -> tuple[int, int, int] | bool | None
     spaces = np.zeros(256, dtype=bool)
     spaces[[b for b in b" \t\r" if b != sep]] = True
     with open(path, "rb") as handle:
-        for block in [*iter(lambda: handle.read(1 << 24), b""), None]:
+        for block in itertools.chain(iter(lambda: handle.read(_BLOCK_BYTES), b""), [None]):
             if block is None:  # the last line, without its line break
                 block, rest = rest + b"\n" if rest else b"", b""
             else:

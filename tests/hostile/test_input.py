@@ -431,3 +431,17 @@ def test_a_column_of_mixed_types_from_python(tmp_path):
     clusters = run.clusters.set_index("id")["cluster_id"]
     assert clusters["a"] == clusters["b"]
     assert run.summary_data["stages"]["normalize"]["phone"]["emptied"] == 0
+
+
+def test_a_short_row_past_the_first_block_is_found(tmp_path, monkeypatch):
+    # The row check reads 16 MiB at a time; a row cut across two blocks is still one row.
+    monkeypatch.setattr("linkage.io._BLOCK_BYTES", 64)
+    from linkage.errors import InputError
+    from linkage.io import read
+
+    (tmp_path / "in.csv").write_text(HEADER + ROWS * 20 + "z,kim\n" + ROWS, encoding="utf-8")
+    with pytest.raises(InputError, match="line 62 has 2 fields"):
+        read(tmp_path / "in.csv")
+    (tmp_path / "in.csv").write_text(HEADER + ROWS * 20 + "z,kim,kim,1990-01-02,010",
+                                     encoding="utf-8")
+    assert len(read(tmp_path / "in.csv")) == 61
