@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ._text import (
+    INTEGRAL_FLOAT,
     ON_ERROR,
     ascii_digits,
     ascii_digits_column,
@@ -48,7 +49,7 @@ def _ascii_digits_column(values):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    values = pc.replace_substring_regex(values, r"^\s*([+-]?\d+)\.0+\s*$", r"\1")
+    values = pc.replace_substring_regex(values, f"^{INTEGRAL_FLOAT.pattern}$", r"\1")
     lettered = pc.match_substring_regex(values, "[A-Za-z]")
     return pc.if_else(lettered, pa.scalar(None, values.type), ascii_digits_column(values))
 

@@ -138,13 +138,13 @@ def as_text(value: Hashable) -> str:
     return str(value)
 
 
-_INTEGRAL_FLOAT = re.compile(r"\s*([+-]?\d+)\.0+\s*")
+INTEGRAL_FLOAT = re.compile(r"\s*([+-]?\d+)\.0+\s*")
 
 
 def integral_text(text: str) -> str:
     """"19651013.0", an integer written by way of a float (a CSV saved from pandas), as
     "19651013"; any other text as it is."""
-    match = _INTEGRAL_FLOAT.fullmatch(text)
+    match = INTEGRAL_FLOAT.fullmatch(text)
     return match.group(1) if match else text
 
 
