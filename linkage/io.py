@@ -56,7 +56,7 @@ def _csv_options(path: Path, sep: str | None, encoding: str) -> dict[str, Any]:
 
 
 ALLOW_SHORT_ROWS = "LINKAGE_ALLOW_SHORT_ROWS"  # set to 1: a short row's missing fields are blank
-_BLOCK_BYTES = 1 << 24  # of a CSV read at a time by the row check
+_BLOCK_BYTES = 1 << 20  # of a CSV read at a time by the row check (its arrays: ~20 bytes a byte)
 # Encodings in which an ASCII separator or line break is one byte that no other character
 # contains, so the bytes can be counted without decoding.
 _BYTE_SAFE = {"utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-15", "cp1252", "cp949",
@@ -89,7 +89,7 @@ def _check_row_lengths(path: Path, options: dict[str, Any]) -> None:
 def _ragged_unquoted(path: Path, sep: int) -> tuple[int, int, int] | bool | None:
     """(line, fields, header fields) of the first ragged row, False when every row fits, or
     None when the file has quotes (a quoted value may hold separators and line breaks).
-    Separators are counted per line with numpy, 16 MiB at a time."""
+    Separators are counted per line with numpy, `_BLOCK_BYTES` at a time."""
     width, lines, rest = None, 0, b""
     spaces = np.zeros(256, dtype=bool)
     spaces[[b for b in b" \t\r" if b != sep]] = True

@@ -434,7 +434,7 @@ def test_a_column_of_mixed_types_from_python(tmp_path):
 
 
 def test_a_short_row_past_the_first_block_is_found(tmp_path, monkeypatch):
-    # The row check reads 16 MiB at a time; a row cut across two blocks is still one row.
+    # The row check reads a block at a time; a row cut across two blocks is still one row.
     monkeypatch.setattr("linkage.io._BLOCK_BYTES", 64)
     from linkage.errors import InputError
     from linkage.io import read
