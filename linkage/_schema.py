@@ -12,6 +12,7 @@ import contextlib
 import contextvars
 import difflib
 import inspect
+import math
 import types
 import typing
 from collections.abc import Iterator, Mapping, Sequence
@@ -136,6 +137,9 @@ def coerce(value: Any, hint: Any, path: str) -> Any:
         return hint._from_mapping(value, path)
     if hint is float:
         if isinstance(value, int | float) and not isinstance(value, bool):
+            # .nan and .inf are floats to YAML, but compare false or beyond every score.
+            if not math.isfinite(value):
+                raise _Mismatch(path, "a finite number (not .nan or .inf)", value)
             return float(value)
         raise _Mismatch(path, "a number", value)
     if hint is int:

@@ -409,6 +409,7 @@ def _combine(records: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
 def _normalized(rules, combined: pd.DataFrame, ids: pd.Series):
     """The normalized work columns and per-step stats, as the full pipeline makes them."""
     from linkage.io import as_text
+    from linkage.normalize._encoded import lost_values
 
     work: dict[str, np.ndarray] = {c: as_text(combined[c]) for c in rules.columns()}
     stats = {}
@@ -420,7 +421,8 @@ def _normalized(rules, combined: pd.DataFrame, ids: pd.Series):
         changed = int(np.sum(pd.Series(before).fillna("\0").to_numpy()
                              != pd.Series(after).fillna("\0").to_numpy()))
         stats[step.target] = {"normalizer": step.type, "from": step.column, "changed": changed,
-                              "missing": int(pd.isna(after).sum())}
+                              "missing": int(pd.isna(after).sum()),
+                              **lost_values(before[pd.isna(after)])}
     return work, stats
 
 
@@ -976,10 +978,12 @@ class _MatchIndex:
 
 def _as_text_small(values: pd.Series) -> np.ndarray:
     """`io.as_text` for a few values: str, or None where missing."""
+    from linkage.normalize._text import as_text
+
     out = np.full(len(values), None, dtype=object)
     for k, value in enumerate(values.tolist()):
         if not (value is None or value is pd.NA or (isinstance(value, float) and value != value)):
-            out[k] = str(value)
+            out[k] = as_text(value)
     return out
 
 

@@ -13,6 +13,7 @@ import csv
 import errno
 import glob
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -56,6 +57,99 @@ def _csv_options(path: Path, sep: str | None, encoding: str) -> dict[str, Any]:
             "encoding": encoding}
 
 
+ALLOW_SHORT_ROWS = "LINKAGE_ALLOW_SHORT_ROWS"  # set to 1: a short row's missing fields are blank
+_BLOCK_BYTES = 1 << 20  # of a CSV read at a time by the row check (its arrays: ~20 bytes a byte)
+# Encodings in which an ASCII separator or line break is one byte that no other character
+# contains, so the bytes can be counted without decoding.
+_BYTE_SAFE = {"utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-15", "cp1252", "cp949",
+              "euc_kr"}
+
+
+def _check_row_lengths(path: Path, options: dict[str, Any]) -> None:
+    """Raise InputError at the first row with more or fewer fields than the header: pandas
+    pads a short row with blanks and, when every row is one longer, takes the first column
+    for an index, both silently."""
+    sep = options["sep"]
+    if len(sep) != 1 or os.environ.get(ALLOW_SHORT_ROWS, "").strip() in ("1", "true", "yes"):
+        return
+    found = None
+    if sep.isascii() and codecs.lookup(options["encoding"]).name in _BYTE_SAFE:
+        found = _ragged_unquoted(path, ord(sep))
+    if found is None:
+        found = _ragged_quoted(path, sep, options)
+    if found:
+        line, fields, width = found
+        msg = (
+            f"{path}: line {line} has {fields} fields but the header has {width} (separator "
+            f"{sep!r}), so its values would land in the wrong columns. Fix the row (a missing "
+            "separator, or a value holding the separator without quotes), pass the right "
+            f"`--sep`, or set {ALLOW_SHORT_ROWS}=1 to read missing trailing fields as blank."
+        )
+        raise InputError(msg)
+
+
+def _ragged_unquoted(path: Path, sep: int) -> tuple[int, int, int] | bool | None:
+    """(line, fields, header fields) of the first ragged row, False when every row fits, or
+    None when the file has quotes (a quoted value may hold separators and line breaks).
+    Separators are counted per line with numpy, `_BLOCK_BYTES` at a time."""
+    width, lines, rest = None, 0, b""
+    spaces = np.zeros(256, dtype=bool)
+    spaces[[b for b in b" \t\r" if b != sep]] = True
+    with open(path, "rb") as handle:
+        for block in itertools.chain(iter(lambda: handle.read(_BLOCK_BYTES), b""), [None]):
+            if block is None:  # the last line, without its line break
+                block, rest = rest + b"\n" if rest else b"", b""
+            else:
+                block = rest + block
+                cut = block.rfind(b"\n") + 1
+                block, rest = block[:cut], block[cut:]
+            if b'"' in block:
+                return None
+            data = np.frombuffer(block, dtype=np.uint8)
+            ends = np.flatnonzero(data == 10)
+            starts = np.concatenate([[0], ends[:-1] + 1])
+            seps = np.flatnonzero(data == sep)
+            fields = np.searchsorted(seps, ends) - np.searchsorted(seps, starts) + 1
+            # pandas skips lines of nothing but spaces, tabs and "\r" (other than the separator).
+            space = spaces[data]
+            filled = np.concatenate([[0], np.cumsum(~space)])
+            blank = filled[ends] == filled[starts]
+            kept = np.flatnonzero(~blank)
+            if width is None and len(kept):
+                width = int(fields[kept[0]])
+            bad = kept[fields[kept] != width]
+            if len(bad):
+                return lines + int(bad[0]) + 1, int(fields[bad[0]]), width
+            lines += len(ends)
+    return False
+
+
+def _ragged_quoted(path: Path, sep: str, options: dict[str, Any]) -> tuple[int, int, int] | None:
+    """`_ragged_unquoted` by Python's csv module, which reads quotes as pandas does; it also
+    stops at a quote left open or followed by more text, which pandas reads on into the next
+    records (two records become one, silently)."""
+    with open(path, encoding=options["encoding"], newline="") as handle:
+        reader = csv.reader(handle, delimiter=sep, strict=True,
+                            skipinitialspace=options["skipinitialspace"])
+        width, start = None, 1
+        try:
+            for row in reader:
+                if len(row) > 1 or (row and row[0].strip()):  # pandas skips blank lines
+                    width = width if width is not None else len(row)
+                    if len(row) != width:
+                        return start, len(row), width
+                start = reader.line_num + 1
+        except csv.Error as err:
+            msg = (
+                f"{path}: line {start}: a quoted value is not closed where it should be "
+                f"({err}), so the records after it would be read into it. Close the quote "
+                'right before the separator, write a quote inside a quoted value as "", or '
+                "pass the right `--sep`."
+            )
+            raise InputError(msg) from None
+    return None
+
+
 @contextlib.contextmanager
 def _csv_errors(path: Path, encoding: str):
     """A CSV reader's errors as `InputError`s that name the file, the line and the fix."""
@@ -81,6 +175,11 @@ def _csv_errors(path: Path, encoding: str):
             from None
     except pd.errors.ParserError as err:
         raise InputError(f"{label}: cannot parse as CSV ({err}). Check `--sep`.") from None
+
+
+def _not_parquet(path: Path, err: Exception) -> InputError:
+    return InputError(f"{path}: cannot read as Parquet ({err}). Write the file again (it may "
+                      "be cut short), or give a .csv name if it is CSV.")
 
 
 def _is_parquet(path: Path) -> bool:
@@ -130,11 +229,12 @@ def read(
         try:
             frame = pd.read_parquet(path, columns=wanted)
         except Exception as err:  # pyarrow raises several types for a damaged file
-            raise InputError(f"{label}: cannot read as Parquet ({err}).") from None
+            raise _not_parquet(path, err) from None
     else:
         with _csv_errors(path, encoding):
             options = _csv_options(path, sep, encoding)
             usecols = None
+            _check_row_lengths(path, options)
             if columns is not None:
                 raw = pd.read_csv(path, nrows=0, **options).columns
                 usecols = [c for c in raw if str(c).strip() in set(columns)]
@@ -154,7 +254,7 @@ def header(source: str | os.PathLike, *, sep: str | None = None,
         try:
             schema = ds.dataset(path, format="parquet").schema
         except Exception as err:
-            raise InputError(f"{path}: cannot read as Parquet ({err}).") from None
+            raise _not_parquet(path, err) from None
         names = schema.names
         index = json.loads((schema.metadata or {}).get(b"pandas", b"{}")).get(
             "index_columns", [])
@@ -171,7 +271,10 @@ def count_records(source: str | os.PathLike) -> int:
     if _is_parquet(path):
         import pyarrow.dataset as ds
 
-        return ds.dataset(path, format="parquet").count_rows()
+        try:
+            return ds.dataset(path, format="parquet").count_rows()
+        except Exception as err:  # pyarrow raises several types for a damaged file
+            raise _not_parquet(path, err) from None
     lines, last = 0, b"\n"
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 22), b""):
@@ -219,6 +322,7 @@ def _bytes_per_record(path: Path) -> float:
 def _csv_batches(path: Path, rows: int, sep: str | None, encoding: str):
     with _csv_errors(path, encoding):
         options = _csv_options(path, sep, encoding)
+        _check_row_lengths(path, options)
         with pd.read_csv(path, chunksize=rows, **options) as reader:
             for batch in reader:
                 batch.columns = [str(c).strip() for c in batch.columns]
@@ -260,10 +364,24 @@ def _arrow_batches(path: Path, rows: int):
 
 def as_text(values: pd.Series) -> np.ndarray:
     """Object array of str or None, what normalizers and comparisons read; numbers from Parquet
-    become their text."""
+    become their text, a float holding an integer that integer's (19651013.0 is "19651013", as
+    the CSV it was read from wrote it)."""
+    from linkage.normalize._text import as_text as cell_text
+
     out = np.full(len(values), None, dtype=object)
     present = values.notna().to_numpy()
-    out[present] = values[present].astype(str).to_numpy()
+    kept = values[present]
+    if pd.api.types.is_float_dtype(kept.dtype):
+        numbers = kept.to_numpy(dtype=np.float64)
+        text = kept.astype(str).to_numpy(dtype=object)
+        # Beyond 2**63 a float is not an int64; its own text ("1e+20") is kept.
+        whole = np.isfinite(numbers) & (numbers == np.floor(numbers)) & (np.abs(numbers) < 2**63)
+        text[whole] = numbers[whole].astype(np.int64).astype(str).tolist()
+        out[present] = text
+    elif kept.dtype == object:
+        out[present] = [cell_text(v) for v in kept.to_numpy()]
+    else:
+        out[present] = kept.astype(str).to_numpy()
     return out
 
 

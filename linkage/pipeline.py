@@ -36,6 +36,7 @@ from linkage.guards import GuardContext, apply_guards
 from linkage.io import (
     ParquetFrame,
     ParquetSink,
+    as_text,
     owned_prefix,
     remove_abandoned,
     remove_temporary,
@@ -128,6 +129,7 @@ def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) ->
                     "or the input."
                 )
                 raise InputError(msg)
+            _check_flat(table, column, f"named in {rules.source}: {where}")
             if _all_blank(frame[column]):
                 msg = (
                     f"{table.name}: column `{column}` (named in {rules.source}: {where}) is "
@@ -151,6 +153,7 @@ def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) ->
                 )
                 raise InputError(msg)
             ids = frame[id_column]
+            _check_flat(table, id_column, "the id column")
             if ids.hasnans:
                 rows = np.flatnonzero(ids.isna().to_numpy())[:3].tolist()
                 msg = (
@@ -159,15 +162,67 @@ def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) ->
                     "id: fill them, or leave `id_column` out to use row numbers."
                 )
                 raise InputError(msg)
-            dup = ids.iloc[:0] if ids.is_unique else ids[ids.duplicated(keep=False)]
+            # In an object column 1 and "1" are two values that print as one id.
+            printed = pd.Series(as_text(ids)) if ids.dtype == object else ids
+            dup = printed.iloc[:0] if printed.is_unique else printed[printed.duplicated(
+                keep=False)]
             if len(dup):
                 examples = ", ".join(repr(v) for v in pd.unique(dup.to_numpy())[:3])
                 msg = (
                     f"{table.name}: id column `{id_column}` has {dup.nunique()} repeated "
-                    f"value(s) (e.g. {examples}). Ids must be unique: fix the input, or leave "
-                    "`id_column` out to use row numbers."
+                    f"value(s) (e.g. {examples}). Ids must be unique as they print (1 and '1' "
+                    "are one id): fix the input, or leave `id_column` out to use row numbers."
                 )
                 raise InputError(msg)
+    if id_column is not None:
+        _check_id_types(tables, id_column)
+
+
+def _check_id_types(tables: list[Table], id_column: str) -> None:
+    """Every table's ids of one type: they are written to one column of clusters.parquet,
+    where 1.0 beside "1" cannot be stored and 1 beside 1.0 would print as 1.0."""
+    kinds = [pd.api.types.infer_dtype(t.frame[id_column], skipna=True) for t in tables]
+    for table, kind in zip(tables, kinds, strict=True):
+        if kind.startswith("mixed") or kind != kinds[0]:
+            found = " and ".join(f"{t.name}: {k}" for t, k in zip(tables, kinds, strict=True))
+            msg = (
+                f"{table.name}: id column `{id_column}` must hold values of one type in every "
+                f"input; found {found}. Write the ids with one type (as text, say), or leave "
+                "`id_column` out to use row numbers."
+            )
+            raise InputError(msg)
+
+
+def _check_flat(table: Table, column: str, role: str) -> None:
+    """Raise InputError when `column` holds nested values (a Parquet list or struct)."""
+    nested = _nested_kind(table.frame[column])
+    if nested is not None:
+        msg = (
+            f"{table.name}: column `{column}` ({role}) holds {nested} values, not one value "
+            "per record; linkage compares text, numbers and dates. Flatten it first (a column "
+            "per field, or the list joined into text), or remove it from the rules."
+        )
+        raise InputError(msg)
+
+
+def _nested_kind(values: pd.Series) -> str | None:
+    """"list" or "struct" when a column holds nested values (a Parquet list, struct or map
+    column), else None. Read from its type, or from its first value when it holds objects."""
+    dtype = values.dtype
+    if isinstance(dtype, pd.ArrowDtype):
+        import pyarrow as pa
+
+        kind = dtype.pyarrow_dtype
+        if not pa.types.is_nested(kind):
+            return None
+        return "struct" if pa.types.is_struct(kind) else "list"
+    if not pd.api.types.is_object_dtype(dtype):
+        return None
+    present = values.notna().to_numpy()
+    first = values.iloc[int(present.argmax())] if present.any() else None
+    if isinstance(first, dict):
+        return "struct"
+    return "list" if isinstance(first, list | tuple | set | np.ndarray) else None
 
 
 def _all_blank(values: pd.Series) -> bool:
@@ -590,10 +645,9 @@ def normalize_columns(rules: Rules, records: pd.DataFrame, ids: pd.Series, *,
                 for start in range(0, len(records), chunk_rows))
     stats = {}
     for step in rules.normalize:
-        work[step.target], changed, missing = normalize_encoded(step, work[step.column], ids,
-                                                                chunk_rows=chunk_rows)
-        stats[step.target] = {"normalizer": step.type, "from": step.column,
-                              "changed": changed, "missing": missing}
+        work[step.target], counts = normalize_encoded(step, work[step.column], ids,
+                                                      chunk_rows=chunk_rows)
+        stats[step.target] = {"normalizer": step.type, "from": step.column, **counts}
     return work, stats
 
 
@@ -1341,6 +1395,28 @@ def scorer_report(scorer) -> dict:
     return report
 
 
+def emptied_warnings(normalize_stats: dict, n: int, source: str) -> list[str]:
+    """A warning per normalize step that turned values into missing ones: they then neither
+    block nor compare, which changes results, so it is never silent."""
+    from linkage.settings import Normalize
+
+    out = []
+    for target, step in normalize_stats.items():
+        if not step.get("emptied"):
+            continue
+        into = f" (into `{target}`)" if target != step["from"] else ""
+        examples = ", ".join(repr(v) for v in step["emptied_examples"])
+        fix = " or `on_error: raise` to stop on them" if Normalize.has_on_error(
+            step["normalizer"]) else ""
+        out.append(
+            f"normalizer `{step['normalizer']}` on column `{step['from']}`{into} could not read "
+            f"the value of {step['emptied']:,} of {n:,} records ({step['emptied'] / n:.1%}), "
+            f"now missing, so they neither block nor compare (e.g. {examples}). Fix the values, "
+            f"or the step's options in {source}{fix}."
+        )
+    return out
+
+
 def removals_by(values: pd.Series, removed: np.ndarray) -> dict[str, dict]:
     """Per value of a column: records, removed, removal rate, and its share before and after."""
     frame = pd.DataFrame({"value": value_labels(values).to_numpy(), "removed": removed})
@@ -1511,6 +1587,7 @@ def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matc
         },
         "actions": action_counts,
     }
+    summary["warnings"] = emptied_warnings(normalize_stats, n, rules.source)
     if mode == "dedupe":
         removal_rate = action_counts["duplicate"] / n if n else 0.0
         summary["removal_rate"] = round(removal_rate, 6)
@@ -1518,7 +1595,6 @@ def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matc
         columns = [c for c in [rules.source_column, *rules.report_columns] if c]
         summary["removals_by"] = {c: removals_by(records[c], removed) for c in columns}
         summary["before_after"] = before_after(records, removed, rules)
-        summary["warnings"] = []
         if removal_rate > rules.max_removal_rate:
             summary["warnings"].append(
                 f"{removal_rate:.1%} of the records were removed as duplicates, above "

@@ -35,6 +35,31 @@ from linkage.scoring import RuleSum, Scorer
 from linkage.text import embeddings as _embeddings  # noqa: F401  (registers embedding, cosine, jaccard)
 
 
+class _RepeatedKey(Exception):
+    def __init__(self, key: object, line: int, first: int):
+        self.key, self.line, self.first = key, line, first
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """`yaml.safe_load`, but a key written twice in one mapping is an error, not the last
+    one winning (a second `scoring:` block would replace the first without a word)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict[object, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<:` merges are meant to repeat
+                continue
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            try:
+                if key in seen:
+                    raise _RepeatedKey(key, line, seen[key])
+            except TypeError:  # an unhashable key: let the base class say so
+                continue
+            seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
 def _normalizers() -> dict[str, Any]:
     from linkage.normalize import NORMALIZERS
 
@@ -82,6 +107,11 @@ class Normalize(Configurable):
         except (ValueError, TypeError) as err:
             raise SchemaViolation("type", f"has invalid options: {err}", self.options,
                                   "Normalize") from None
+
+    @staticmethod
+    def has_on_error(type: str) -> bool:
+        """Whether normalizer `type` takes `on_error` (can be told to stop on bad values)."""
+        return "on_error" in inspect.signature(_normalizers()[type]).parameters
 
     @property
     def target(self) -> str:
@@ -282,7 +312,14 @@ class Rules(Configurable):
         except UnicodeDecodeError as err:
             raise RulesError(f"{path}: not UTF-8 text ({err.reason}). Save it as UTF-8.") from None
         try:
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_UniqueKeyLoader)
+        except _RepeatedKey as err:
+            msg = (
+                f"{path}: line {err.line}: key `{err.key}` is written twice in one mapping "
+                f"(first at line {err.first}); YAML would keep only the last silently. Merge "
+                "the two, or delete the one you do not mean."
+            )
+            raise RulesError(msg) from None
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

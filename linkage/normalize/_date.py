@@ -9,12 +9,19 @@ import unicodedata
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ._text import as_text, check_choice, check_series, column_label
+from ._text import (
+    ON_ERROR,
+    OptionValueError,
+    as_text,
+    check_choice,
+    check_series,
+    integral_text,
+    raise_unreadable,
+)
 
 _ORDERS = ("DMY", "MDY", "YMD")
-_ON_ERROR = ("raise", "null", None)  # None: YAML reads `on_error: null` as None
-_EXAMPLES_SHOWN = 3
+# Years outside these are placeholders (0001-01-01, 9999-12-31), not birth or event dates.
+MIN_YEAR, MAX_YEAR = 1000, 2200
 
 # An optional time after the date ("1990-03-05T12:00:00Z", "1990-03-05 9:30 pm"); it is ignored.
 _TIME = (
@@ -98,7 +105,14 @@ def _parse_named(text: str) -> _Parsed | None:
     return _iso(int(year), month, int(day))
 
 
-def _parse_one(text: str, order: str) -> _Parsed:
+def _parse_one(text: str, order: str, years: range) -> _Parsed:
+    iso, ambiguous, valid = _parse_text(integral_text(text), order)
+    if iso is not None and int(iso[:4]) not in years:
+        return _INVALID
+    return iso, ambiguous, valid
+
+
+def _parse_text(text: str, order: str) -> _Parsed:
     text = unicodedata.normalize("NFKC", text).strip().lower()
     if not text:
         return None, False, True  # blank is missing, not wrong
@@ -117,7 +131,8 @@ def _parse_one(text: str, order: str) -> _Parsed:
     return named if named is not None else _INVALID
 
 
-def parse_dates(values: pd.Series, *, order: str = "DMY") -> pd.DataFrame:
+def parse_dates(values: pd.Series, *, order: str = "DMY", min_year: int = MIN_YEAR,
+                max_year: int = MAX_YEAR) -> pd.DataFrame:
     """Parse dates and report, per record, the ISO date, whether it was ambiguous, and validity.
 
     Returns a DataFrame with the index of `values` and the columns
@@ -128,16 +143,24 @@ def parse_dates(values: pd.Series, *, order: str = "DMY") -> pd.DataFrame:
     Accepted: ISO dates (a time part is ignored), "19900305", "1990.3.5", "1990. 3. 5.",
     "1990/03/05", "1990년 3월 5일", "05/03/1990" with "/", "-" or "." and English month
     names ("5 March 1990", "March 5, 1990", "5 Mar 1990"). Two-digit years are not accepted:
-    the century cannot be known.
+    the century cannot be known. A float holding an integer (19900305.0, how pandas reads
+    such a column with blanks) is that integer.
 
     Options:
         order: "DMY" (default), "MDY" or "YMD": how to read an ambiguous year-last value;
             "YMD" reads it as day first.
+        min_year, max_year: dates outside these years (default 1000 and 2200) are not valid:
+            0001-01-01 and 9999-12-31 are placeholders, not dates anything happened on.
     """
     check_series(values, "date")
     check_choice("date", "order", order, _ORDERS)
+    for option, year in (("min_year", min_year), ("max_year", max_year)):
+        if type(year) is not int:
+            raise OptionValueError(f"normalizer 'date': option {option}={year!r} must be a "
+                                   "whole year, such as 1900")
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    parsed = [_parse_one(as_text(u), order) for u in uniques]
+    years = range(min_year, max_year + 1)
+    parsed = [_parse_one(as_text(u), order, years) for u in uniques]
     parsed.append((None, False, True))  # what code -1 (missing) picks up
     iso = np.array([p[0] for p in parsed], dtype=object)
     ambiguous = np.array([p[1] for p in parsed], dtype=bool)
@@ -152,24 +175,9 @@ def parse_dates(values: pd.Series, *, order: str = "DMY") -> pd.DataFrame:
     )
 
 
-def _invalid_message(values: pd.Series, invalid: pd.Series) -> str:
-    bad = values[invalid.to_numpy()]
-    examples = ", ".join(
-        f"record id '{rid}': {as_text(value)!r}"
-        for rid, value in zip(bad.index[:_EXAMPLES_SHOWN], bad.iloc[:_EXAMPLES_SHOWN], strict=True)
-    )
-    count = len(bad)
-    noun = "value" if count == 1 else "values"
-    return (
-        f"column {column_label(values)}: {count} {noun} could not be read as a date "
-        f"(e.g. {examples}); dates must be real calendar dates with a four-digit year, "
-        "such as 1990-03-05, 19900305, 1990년 3월 5일, 05/03/1990 or 5 March 1990; "
-        "fix the values, or set `on_error: null` on this normalizer to treat them as missing"
-    )
-
-
 def normalize_date(
-    values: pd.Series, *, order: str = "DMY", on_error: str | None = "raise"
+    values: pd.Series, *, order: str = "DMY", on_error: str | None = "raise",
+    min_year: int = MIN_YEAR, max_year: int = MAX_YEAR,
 ) -> pd.Series:
     """Normalize dates to ISO "YYYY-MM-DD" (see `parse_dates` for the forms accepted).
 
@@ -177,12 +185,16 @@ def normalize_date(
         order: "DMY" (default), "MDY" or "YMD": how to read "05/03/1990", where day and month
             could be either number. `parse_dates` reports which values were ambiguous.
         on_error: "raise" (default) raises InputError naming the column, the count and up to
-            three bad values; "null" (or None) treats unreadable values as missing.
+            three bad values; "null" (or None) treats unreadable values as missing (a run
+            counts them in a warning).
+        min_year, max_year: years outside them (default 1000 and 2200) are unreadable.
     """
     check_series(values, "date")
-    check_choice("date", "on_error", on_error, _ON_ERROR)
-    parsed = parse_dates(values, order=order)
-    invalid = ~parsed["valid"]
-    if on_error == "raise" and invalid.any():
-        raise InputError(_invalid_message(values, invalid))
+    check_choice("date", "on_error", on_error, ON_ERROR)
+    parsed = parse_dates(values, order=order, min_year=min_year, max_year=max_year)
+    if on_error == "raise":
+        raise_unreadable(values, ~parsed["valid"], "a date", (
+            f"dates must be real calendar dates with a four-digit year from {min_year} to "
+            f"{max_year} (`min_year`, `max_year`), such as 1990-03-05, 19900305, "
+            "1990년 3월 5일, 05/03/1990 or 5 March 1990"))
     return parsed["iso"].rename(values.name)

@@ -174,7 +174,7 @@ def encode_series(values: pd.Series) -> EncodedColumn:
     distinct = raw.to_numpy(dtype=object)
     if isinstance(raw.dtype, pd.StringDtype) or all(type(v) is str for v in distinct):
         return _compact(codes, distinct)
-    text = raw.astype(str).to_numpy(dtype=object)
+    text = as_text(raw)
     merged, uniques = pd.factorize(text)
     codes = np.where(codes >= 0, merged[codes], -1)
     return _compact(codes, uniques)
@@ -211,16 +211,36 @@ def renumbered(codes: np.ndarray) -> np.ndarray:
     return out
 
 
+LOST_EXAMPLES = 3  # distinct values a warning quotes
+_EXAMPLE_CHARS = 60  # of each, so a 1 MB cell does not become a 1 MB warning
+
+
+def lost_values(gone: np.ndarray, counts: np.ndarray | None = None) -> dict:
+    """Of the values a normalize step made missing (`gone`, each standing for `counts`
+    records, else one), those that had text: how many records, and `examples` of them."""
+    had = np.array([v is not None and v == v and str(v).strip() != "" for v in gone],
+                   dtype=bool)
+    weights = np.ones(len(gone), dtype=np.int64) if counts is None else counts
+    return {"emptied": int(weights[had].sum()), "emptied_examples": examples(gone[had])}
+
+
+def examples(values) -> list[str]:
+    """The first `LOST_EXAMPLES` distinct values in sorted order, each cut short."""
+    return [v if len(v) <= _EXAMPLE_CHARS else v[:_EXAMPLE_CHARS] + "…"
+            for v in sorted({str(v) for v in values})[:LOST_EXAMPLES]]
+
+
 def normalize_encoded(step, column: EncodedColumn, ids: pd.Series | None = None, *,
                       chunk_rows: int | None = None):
-    """Apply a `Normalize` step to each distinct value once; return (column, changed, missing).
+    """Apply a `Normalize` step to each distinct value once; return the column and its stats:
+    records `changed`, `missing` after the step, and `lost_values`.
 
-    `changed` and `missing` count records, as the record-by-record path counts them. When a
+    The counts are of records, as the record-by-record path counts them. When a
     normalizer rejects a value (a date that cannot be read), it is rerun on the records so that
     its error names them. With `chunk_rows`, distinct values are normalized that many at a time.
     """
     size = chunk_rows or max(column.distinct, 1)
-    after, changed_u, none_after = [], [], []
+    after, changed_u, none_after, lost = [], [], [], []
     try:
         for start in range(0, column.distinct, size):
             before = column.pick(np.arange(start, min(start + size, column.distinct)))
@@ -231,6 +251,7 @@ def normalize_encoded(step, column: EncodedColumn, ids: pd.Series | None = None,
             after.append(done)
             none_after.append(gone)
             changed_u.append(gone | (done != before))
+            lost.append(before[gone])
     except InputError:
         index = ids.to_numpy() if ids is not None else None
         step.apply(pd.Series(column.values(), index=index, name=step.column, dtype=object))
@@ -243,6 +264,8 @@ def normalize_encoded(step, column: EncodedColumn, ids: pd.Series | None = None,
     codes = np.append(merged, -1)[column.codes]  # code -1 (missing) picks up the last
     present = column.codes >= 0
     counts = np.bincount(column.codes[present], minlength=column.distinct)
-    changed = int(counts[changed_u].sum())
-    missing = int((~present).sum() + counts[none_after].sum())
-    return _compact(codes, uniques), changed, missing
+    lost = np.concatenate(lost) if lost else np.zeros(0, dtype=object)  # in code order
+    stats = {"changed": int(counts[changed_u].sum()),
+             "missing": int((~present).sum() + counts[none_after].sum()),
+             **lost_values(lost, counts[none_after])}
+    return _compact(codes, uniques), stats

@@ -6,10 +6,11 @@ import unicodedata
 
 import pandas as pd
 
-from ._text import ascii_digits, check_series, map_unique
+from ._text import ascii_digits, check_series, integral_text, map_unique
 
 
 def _normalize_one(text: str, *, digits_only: bool) -> str:
+    text = integral_text(text)  # 2119.0: a column of codes read by pandas as floats
     if digits_only:
         return ascii_digits(text)
     text = unicodedata.normalize("NFKC", text).upper()
@@ -23,7 +24,8 @@ def _normalize_one(text: str, *, digits_only: bool) -> str:
 def normalize_postcode(values: pd.Series, *, digits_only: bool = False) -> pd.Series:
     """Normalize postal codes: NFKC, upper case, white space and hyphens removed.
 
-    Values are kept as strings, so "06236" keeps its leading zero.
+    Values are kept as strings, so "06236" keeps its leading zero; a float holding an
+    integer (2119.0) is that integer.
 
     Options:
         digits_only: keep only the digits (default False), for countries whose codes are

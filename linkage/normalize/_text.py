@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable, Hashable
 
 import numpy as np
 import pandas as pd
 
-from ..errors import RulesError
+from ..errors import InputError, RulesError
 
 # Unicode categories kept as they are: letters (Hangul syllables and jamo are "Lo"), combining
 # marks (scripts such as Devanagari need them), and numbers. Everything else becomes a space.
@@ -59,6 +60,35 @@ def check_choice(kind: str, option: str, value: object, choices: tuple[object, .
         )
 
 
+ON_ERROR = ("raise", "null", None)  # None: YAML reads `on_error: null` as None
+_EXAMPLES_SHOWN = 3
+
+
+def unreadable(values: pd.Series, out: pd.Series) -> pd.Series:
+    """Records whose value had text but normalized to missing (blank text is missing)."""
+    had = values.notna() & values.map(lambda v: as_text(v).strip() != "", na_action="ignore")
+    return had.astype(bool) & out.isna().to_numpy()
+
+
+def raise_unreadable(values: pd.Series, invalid: pd.Series, what: str, expected: str) -> None:
+    """Raise InputError naming the column, the count and the first few records whose value
+    could not be read as `what` (`on_error: raise`); `expected` says what is accepted."""
+    if not invalid.any():
+        return
+    bad = values[invalid.to_numpy()]
+    examples = ", ".join(
+        f"record id '{rid}': {as_text(value)!r}"
+        for rid, value in zip(bad.index[:_EXAMPLES_SHOWN], bad.iloc[:_EXAMPLES_SHOWN], strict=True)
+    )
+    noun = "value" if len(bad) == 1 else "values"
+    msg = (
+        f"column {column_label(values)}: {len(bad)} {noun} could not be read as {what} "
+        f"(e.g. {examples}); {expected}; fix the values, or set `on_error: null` on this "
+        "normalizer to treat them as missing"
+    )
+    raise InputError(msg)
+
+
 def map_unique(values: pd.Series, func: Callable[[str], str | None],
                ascii_func: Callable | None = None) -> pd.Series:
     """Apply `func` to each distinct non-missing value once and spread the results back.
@@ -98,8 +128,24 @@ def ascii_digits_column(values):
 
 
 def as_text(value: Hashable) -> str:
-    """A cell as a string; non-string cells (numbers in an object column) are formatted."""
-    return value if isinstance(value, str) else str(value)
+    """A cell as a string; non-string cells (numbers in an object column) are formatted, and
+    a float holding an integer is that integer (19651013.0 is "19651013"): pandas reads a
+    column of integers with blanks as floats."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float | np.floating) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+INTEGRAL_FLOAT = re.compile(r"\s*([+-]?\d+)\.0+\s*")
+
+
+def integral_text(text: str) -> str:
+    """"19651013.0", an integer written by way of a float (a CSV saved from pandas), as
+    "19651013"; any other text as it is."""
+    match = INTEGRAL_FLOAT.fullmatch(text)
+    return match.group(1) if match else text
 
 
 # ASCII text: every character but 0-9 deleted in one `str.translate`.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -40,8 +42,8 @@ class RuleSum(Scorer):
     def __init__(
         self, *, threshold: float = 3.0, weights: dict[str, dict[str, float]] | None = None
     ):
-        check(isinstance(threshold, int | float), self, "threshold", "must be a number",
-              threshold)
+        check(isinstance(threshold, int | float) and math.isfinite(threshold), self,
+              "threshold", "must be a finite number", threshold)
         self.threshold = float(threshold)
         self.weights = weights
 
@@ -56,6 +58,16 @@ class RuleSum(Scorer):
                     f"must name a comparison; the comparisons are: {known}."
                     + did_you_mean(name, sorted(by_name)),
                     name,
+                    "RuleSum",
+                )
+            if not levels:
+                raise SchemaViolation(
+                    f"weights.{name}",
+                    f"is given no weights, so comparison `{name}` counts for nothing (every "
+                    "level weighs 0). Weigh its levels (e.g. {exact: 2.0, else: -1.0}), leave "
+                    f"`{name}` out of `weights` for the default weights, or remove the "
+                    "comparison",
+                    levels,
                     "RuleSum",
                 )
             labels = by_name[name].level_labels

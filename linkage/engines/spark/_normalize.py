@@ -57,6 +57,10 @@ def _normalize_batches(steps: list, names: dict[str, str], raw: list[str]):
                 flags[f"_changed{j}"] = (pd.Series(before).fillna("\0").to_numpy()
                                          != pd.Series(after).fillna("\0").to_numpy())
                 flags[f"_missing{j}"] = np.asarray(pd.isna(after), dtype=bool)
+                # The value a step emptied, for `lost_values` (None where it kept one).
+                lost = pd.notna(before) & pd.isna(after)
+                lost &= pd.Series(before).fillna("").str.strip().ne("").to_numpy()
+                flags[f"_lost{j}"] = pd.Series(np.where(lost, before, None), dtype=object)
             out = pd.DataFrame({"row": batch["row"].to_numpy(), "source": batch["source"]})
             for c in outputs:
                 out[names[c]] = pd.Series(work[c], dtype=object)
@@ -77,6 +81,16 @@ def _normalize_locally(rules: Rules, combined: pd.DataFrame, ids: pd.Series) -> 
         work[step.target] = step.apply(series).to_numpy(dtype=object)
 
 
+def _lost_examples(flagged, column: str) -> list[str]:
+    """The first distinct emptied values in sorted order, as `lost_values` picks them (Spark
+    orders strings by their UTF-8 bytes, which is code point order, as Python does)."""
+    from linkage.normalize._encoded import LOST_EXAMPLES, examples
+
+    rows = (flagged.where(flagged[column].isNotNull()).select(column).distinct()
+            .orderBy(column).limit(LOST_EXAMPLES).collect())
+    return examples(row[0] for row in rows)
+
+
 def normalize(records, rules: Rules, names: dict[str, str], raw: list[str],
               combined: pd.DataFrame, ids: pd.Series):
     """The normalized values by row (cached), and the per-step stats of the local engine."""
@@ -84,11 +98,12 @@ def normalize(records, rules: Rules, names: dict[str, str], raw: list[str],
 
     steps = list(rules.normalize)
     schema = ", ".join(["row long", "source byte", *(f"{names[c]} string" for c in names),
-                        *(f"_changed{j} boolean, _missing{j} boolean"
+                        *(f"_changed{j} boolean, _missing{j} boolean, _lost{j} string"
                           for j in range(len(steps)))])
     flagged = records.mapInPandas(_normalize_batches(steps, names, raw), schema).cache()
     sums = [F.sum(F.col(f"_{kind}{j}").cast("long")).alias(f"_{kind}{j}")
             for j in range(len(steps)) for kind in ("changed", "missing")]
+    sums += [F.count(F.col(f"_lost{j}")).alias(f"_lost{j}") for j in range(len(steps))]
     try:
         with task_errors():
             totals = flagged.agg(F.count(F.lit(1)).alias("_n"), *sums).collect()[0]
@@ -102,6 +117,9 @@ def normalize(records, rules: Rules, names: dict[str, str], raw: list[str],
             "from": step.column,
             "changed": int(totals[f"_changed{j}"] or 0),
             "missing": int(totals[f"_missing{j}"] or 0),
+            "emptied": int(totals[f"_lost{j}"] or 0),
+            "emptied_examples": _lost_examples(flagged, f"_lost{j}")
+            if totals[f"_lost{j}"] else [],
         }
     work = flagged.select("row", "source", *names.values())
     return work, stats
