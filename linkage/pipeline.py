@@ -530,8 +530,7 @@ def _exact_and_block(rules, combined, id_name, mode, work, source, n, progress, 
         # Copies (equal normalized values; url and exact groups too): linked to their group's
         # first member and left out of blocking, so 1,000 copies cost 999 pairs, not 499,500,
         # and never fill a block past `max_block_size`.
-        representatives = None
-        exact_stats = {}
+        representatives, stars, exact_stats = None, {}, {}
         if mode == "link" and (rules.exact is not None or rules.url is not None):
             raise InputError(f"{rules.source}: `exact` and `url` are for dedupe runs; "
                              "leave them out when linking two tables.")
@@ -541,7 +540,8 @@ def _exact_and_block(rules, combined, id_name, mode, work, source, n, progress, 
 
     with clock.stage("block"):
         group = group_labels(rules, work)
-        if representatives is None:
+        collapsed = representatives is not None and len(representatives) < n
+        if not collapsed:
             data = BlockingInput.encoded(work, source if mode == "link" else None, group)
         else:
             data = BlockingInput.encoded({c: v.take(representatives) for c, v in work.items()},
@@ -554,12 +554,12 @@ def _exact_and_block(rules, combined, id_name, mode, work, source, n, progress, 
                 max_block_size=rules.max_block_size,
                 progress=bar,
             )
-        if representatives is not None:
-            # Blocked pairs of representatives back to rows; each stage's edges, own bit.
+        if collapsed:  # blocked pairs of representatives back to rows (order kept)
             pairs.left, pairs.right = representatives[pairs.left], representatives[pairs.right]
-            for name, star in stars.items():
+        for name, star in stars.items():  # each stage's edges, with its own bit
+            if len(star[0]):
                 pairs = union_pairs(pairs, star[0], star[1], stage_bit(rules, name), n)
-                pairs.proposed[name] = len(star[0])
+            pairs.proposed[name] = len(star[0])
         centroid_distance = None
         if rules.semantic is not None:
             if mode == "link":

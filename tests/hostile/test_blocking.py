@@ -79,7 +79,9 @@ def test_copies_and_near_duplicates_mixed(workdir):
     assert warning in done.stdout + done.stderr  # printed, not only written
     assert_unchanged_outside(before, snapshot(workdir), "out")
 
-    again = run_cli("dedupe", data, "--rules", rules, "--out", workdir / "again")
-    assert again.returncode == 0, again.stderr
-    for name in ("clusters.parquet", "pairs.parquet", "deduplicated.parquet"):
-        assert (workdir / "out" / name).read_bytes() == (workdir / "again" / name).read_bytes()
+    # The same bytes again, and in chunks (out of core) as in memory.
+    for again, more in (("again", []), ("chunked", ["--chunk-rows", "7"])):
+        done = run_cli("dedupe", data, "--rules", rules, "--out", workdir / again, *more)
+        assert done.returncode == 0, done.stderr
+        for name in ("clusters.parquet", "pairs.parquet", "deduplicated.parquet"):
+            assert (workdir / "out" / name).read_bytes() == (workdir / again / name).read_bytes()
