@@ -145,3 +145,12 @@ def test_group_by_is_refused_where_it_is_not_run_yet():
 
     with pytest.raises(lk.errors.InputError, match=r"`group_by`.*--engine local"):
         check_supported(_rules(True))
+
+
+def test_linking_pairs_records_only_inside_a_group():
+    left = _table(NEAR).iloc[[0, 2]]  # a1 (c1), a3 (c2)
+    right = _table(NEAR).iloc[[1]].assign(id="b2")  # a near copy in c1
+    rules = _rules(True, blocking=[{"keys": ["name"]}])
+    linked = lk.link(left, right, rules, progress=False)
+    assert linked.pairs[["id_l", "id_r"]].values.tolist() == [["a1", "b2"]]
+    assert linked.links[["id_l", "id_r"]].values.tolist() == [["a1", "b2"]]
