@@ -140,11 +140,22 @@ def test_unknown_group_by_column_names_the_file_the_key_and_the_fix(tmp_path):
     assert_unchanged_outside(before, snapshot(tmp_path), "out")
 
 
-def test_group_by_is_refused_where_it_is_not_run_yet():
+def test_group_by_is_refused_where_it_is_not_run_yet(tmp_path):
     from linkage.engines.spark._support import check_supported
 
     with pytest.raises(lk.errors.InputError, match=r"`group_by`.*--engine local"):
         check_supported(_rules(True))
+    table = _table(NEAR)
+    table.iloc[:6].to_csv(tmp_path / "old.csv", index=False)
+    table.iloc[6:].to_csv(tmp_path / "new.csv", index=False)
+    _rules(True, blocking=[{"keys": ["name"]}]).to_yaml(tmp_path / "rules.yaml")
+    done = run_cli("dedupe", tmp_path / "old.csv", "--rules", tmp_path / "rules.yaml", "--out",
+                   tmp_path / "run")
+    assert done.returncode == 0, done.stderr
+    done = run_cli("update", tmp_path / "run", tmp_path / "new.csv", "--out", tmp_path / "o")
+    assert done.returncode == 2, done.stderr
+    assert "`group_by`" in done.stderr and "linkage dedupe" in done.stderr
+    assert not (tmp_path / "o").exists()
 
 
 def test_linking_pairs_records_only_inside_a_group():
