@@ -540,6 +540,9 @@ def _exact_and_block(rules, combined, id_name, mode, work, source, n, progress, 
 
     with clock.stage("block"):
         group = group_labels(rules, work)
+        if group is not None:
+            exact_stats["group_by"] = {"columns": rules.group_columns,
+                                       "groups": int(group.max(initial=-1)) + 1}
         collapsed = representatives is not None and len(representatives) < n
         if not collapsed:
             data = BlockingInput.encoded(work, source if mode == "link" else None, group)

@@ -89,6 +89,7 @@ def test_each_stage_finds_duplicates_only_inside_a_group(stages, second):
     pairs = grouped.pairs
     assert (crawl[pairs["id_l"]].to_numpy() == crawl[pairs["id_r"]].to_numpy()).all()
     assert grouped.summary()["actions"]["duplicate"] == 2
+    assert grouped.summary()["stages"]["group_by"] == {"columns": ["crawl"], "groups": 3}
     assert plain.summary()["actions"]["duplicate"] == 4
 
 
