@@ -90,16 +90,34 @@ def input_table(run_dir: Path, summary: dict) -> pd.DataFrame:
 
 
 def _parts_after(clusters: pd.DataFrame, pairs: pd.DataFrame, id_col: str,
-                 touched: np.ndarray, gone: np.ndarray) -> np.ndarray:
+                 touched: np.ndarray, gone: np.ndarray, star_bits: int,
+                 copies_bit: int) -> np.ndarray:
     """For each record of a touched cluster that stays, its part: the connected components
-    of the matched pairs left among them (-1 for every other record)."""
+    of the matched pairs left among them (-1 for every other record).
+
+    A star stage (`star_bits`: copies, exact, url) paired copies with their first record only.
+    When that record goes, its copies stay joined (they are copies of one another), and a
+    copy of the `copies` stage (equal on all that is compared) takes over its other pairs."""
     from linkage.clustering import connected_components
 
     stay = np.flatnonzero(touched & ~gone)
     position = pd.Series(np.arange(len(stay)), index=clusters[id_col].astype(str).to_numpy()[stay])
     matched = pairs[pairs["is_match"].astype(bool)]
-    left = matched["id_l"].astype(str).map(position)
-    right = matched["id_r"].astype(str).map(position)
+    ids_l, ids_r = matched["id_l"].astype(str), matched["id_r"].astype(str)
+    mask = matched["blockers"].to_numpy(np.int64)
+    centre_gone = ids_l.map(position).isna().to_numpy() & ids_r.isin(position.index).to_numpy()
+    heirs = centre_gone & ((mask & copies_bit) > 0)
+    heir = pd.Series(ids_r[heirs].to_numpy(), index=ids_l[heirs].to_numpy())
+    heir = heir[~heir.index.duplicated()]  # the first copy
+    left = ids_l.where(~ids_l.isin(heir.index), ids_l.map(heir)).map(position)
+    right = ids_r.where(~ids_r.isin(heir.index), ids_r.map(heir)).map(position)
+    star = centre_gone & ((mask & star_bits) > 0)
+    centre = ids_l.to_numpy()[star]
+    order = np.argsort(centre, kind="stable")
+    centre, copies = centre[order], ids_r.map(position).to_numpy()[star][order]
+    chained = centre[1:] == centre[:-1]
+    left = pd.concat([left, pd.Series(copies[:-1][chained])], ignore_index=True)
+    right = pd.concat([right, pd.Series(copies[1:][chained])], ignore_index=True)
     both = left.notna() & right.notna()
     labels = connected_components(len(stay), left[both].to_numpy(np.int64),
                                   right[both].to_numpy(np.int64))
@@ -119,6 +137,7 @@ def plan_forget(
     """Work out what forgetting removes; returns the plan and the loaded run."""
     from linkage.incremental import assign_ids, id_state
     from linkage.keep import choose_representatives, id_rank
+    from linkage.pipeline import stage_bit
     from linkage.settings import Rules
 
     run_dir = Path(run_dir)
@@ -153,9 +172,11 @@ def plan_forget(
     if only_record:
         records = records if records is not None else input_table(run_dir, summary)
         rules = Rules.from_yaml(run_dir / "rules.yaml")
-        pairs = pd.read_parquet(run_dir / "pairs.parquet", columns=["id_l", "id_r", "is_match"])
+        pairs = pd.read_parquet(run_dir / "pairs.parquet",
+                                columns=["id_l", "id_r", "blockers", "is_match"])
+        star_bits = sum(stage_bit(rules, name) for name in ("copies", "exact", "url"))
         parts = _parts_after(clusters, pairs, id_col, in_touched.to_numpy(),
-                             forget_mask.to_numpy())
+                             forget_mask.to_numpy(), star_bits, stage_bit(rules, "copies"))
         stay = np.flatnonzero(parts >= 0)
         if len(stay):
             # A part is keyed by (old cluster, component): a component never spans two clusters.

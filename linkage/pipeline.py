@@ -236,7 +236,8 @@ def _all_blank(values: pd.Series) -> bool:
     return bool((values.astype(str).str.strip().eq("") | values.isna()).all())
 
 
-STAGE_BITS = ("exact", "semantic", "url")  # after the blockers' bits, in this order
+STAGE_BITS = ("exact", "semantic", "url", "copies")  # after the blockers' bits, in this order
+MATCHING_STAGES = ("exact", "semantic", "url")  # their pairs are duplicates by the stage
 
 
 def stage_bit(rules: Rules, stage: str) -> int:
@@ -290,43 +291,105 @@ def matched_by_stage(rules: Rules, above: np.ndarray, staged: np.ndarray,
                                  for k, (name, _) in enumerate(stage_reasons(rules))}}
 
 
-def stage_star(frame: pd.DataFrame, *, normalize: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(first member, copy) edges of the groups of identical rows; rows with nothing in
-    these columns are no one's copy."""
+def row_labels(columns: list) -> tuple[np.ndarray, np.ndarray]:
+    """One label per record, equal where every one of `columns` (`EncodedColumn`s or value
+    arrays) holds the same value, a missing or empty value being one more value; and whether
+    the record has any value in them."""
+    from linkage.blocking import KeyPart
+    from linkage.normalize._encoded import renumbered
+
+    label = present = None
+    for column in columns:
+        codes = KeyPart("").codes(column) + 1  # 0: missing
+        if label is None:
+            label, present = codes, codes > 0
+        else:
+            label = renumbered(label) * (int(codes.max(initial=0)) + 1) + codes
+            present |= codes > 0
+    return renumbered(label), present
+
+
+def group_labels(rules: Rules, work: dict) -> np.ndarray | None:
+    """Each record's `group_by` group (None without groups); a missing value is a group."""
+    if not rules.group_by:
+        return None
+    return row_labels([work[c] for c in rules.group_columns])[0]
+
+
+def _star(groups: np.ndarray, present: np.ndarray,
+          within: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(first member, copy) edges of the groups labelled `groups` (and inside each `within`
+    group, with `group_by`); rows not `present` are each alone."""
+    groups = np.asarray(groups, dtype=np.int64).copy()
+    if within is not None:
+        groups = groups * (int(within.max(initial=0)) + 1) + within
+    rows = np.arange(len(groups))
+    groups[~present] = -1 - rows[~present]
+    first = pd.Series(rows).groupby(groups).transform("min").to_numpy()
+    copies = rows != first
+    return first[copies], rows[copies]
+
+
+def stage_star(frame: pd.DataFrame, *, normalize: bool,
+               within: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(first member, copy) edges of the groups of identical rows (inside each `within`
+    group); rows with nothing in these columns are no one's copy."""
     from linkage.text.exact import exact_groups, row_hashes
 
     present = np.zeros(len(frame), dtype=bool)
     for column in frame.columns:
         values = frame[column]
         present |= (values.notna() & values.astype(str).str.strip().ne("")).to_numpy()
-    groups = np.asarray(exact_groups(row_hashes(frame, list(frame.columns),
-                                                normalize=normalize)), dtype=np.int64)
-    rows = np.arange(len(groups))
-    groups[~present] = -1 - rows[~present]  # each empty row alone
-    first = pd.Series(rows).groupby(groups).transform("min").to_numpy()
-    copies = rows != first
-    return first[copies], rows[copies]
+    return _star(exact_groups(row_hashes(frame, list(frame.columns), normalize=normalize)),
+                 present, within)
 
 
-def stage_groups(rules: Rules, records: pd.DataFrame, id_name: str):
-    """The url and exact stages: their star edges by stage name, and the rows left to block
-    (one per group of records joined by any stage)."""
+def identity_columns(rules: Rules) -> list[str]:
+    """What records must agree on to be copies of each other: every (normalized) column the
+    blockers and comparisons read, and what the guards read, so a guard sees copies alike."""
+    columns = [c for b in rules.blocking for c in b.columns]
+    columns += [c.column for c in rules.comparisons]
+    columns += [c for g in rules.guards for cs in g.input_columns().values() for c in cs]
+    return list(dict.fromkeys([*columns, *rules.group_columns]))
+
+
+def copies_star(rules: Rules, work: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(first member, copy) edges of records equal on every `identity_columns` value: such a
+    group needs no blocking, as its pairs are known (and one key value shared by thousands of
+    copies would make a block too big to pair)."""
+    columns = identity_columns(rules)
+    if not columns:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return _star(*row_labels([work[c] for c in columns]))
+
+
+def stage_groups(rules: Rules, records: pd.DataFrame, id_name: str, work: dict):
+    """The url, exact and copies stages: their star edges by stage name, and the rows left to
+    block (one per group of records joined by any stage)."""
     from linkage.normalize import normalize_url
 
-    stars = {}
+    stars, group = {}, group_labels(rules, work)
     if rules.url is not None:
         urls = normalize_url(records[rules.url.column].astype(object)
                              .where(records[rules.url.column].notna(), None))
-        stars["url"] = stage_star(pd.DataFrame({"url": urls}), normalize=False)
+        stars["url"] = stage_star(pd.DataFrame({"url": urls}), normalize=False, within=group)
     if rules.exact is not None:
         columns = rules.exact.columns or [c for c in records.columns if c != id_name]
-        stars["exact"] = stage_star(records[columns], normalize=rules.exact.normalize)
+        stars["exact"] = stage_star(records[columns], normalize=rules.exact.normalize,
+                                    within=group)
+    stars["copies"] = copies_star(rules, work)
     left = np.concatenate([s[0] for s in stars.values()])
     right = np.concatenate([s[1] for s in stars.values()])
     groups = connected_components(len(records), left, right)
     rows = np.arange(len(records))
     first = pd.Series(rows).groupby(groups).transform("min").to_numpy()
     return stars, np.flatnonzero(first == rows)
+
+
+def stage_stats(stars: dict) -> dict:
+    """summary.json's counts of each star stage."""
+    return {name: {"groups_with_copies": len(np.unique(first)),
+                   "records_collapsed": len(first)} for name, (first, _) in stars.items()}
 
 
 def union_pairs(pairs, left, right, bit: int, n: int):
@@ -583,24 +646,28 @@ def load_checkpoint(folder, stage: str, fingerprint: str):
 def _exact_and_block(rules, combined, id_name, mode, work, source, n, progress, clock):
     """The url, exact, blocking and semantic stages: candidate pairs and their stats."""
     with clock.stage("exact"):
-        # Byte-identical (normalized) records: linked to their group's first member and left
-        # out of blocking, so a text copied 1,000 times costs 999 pairs, not 499,500.
-        representatives = None
-        exact_stats = {}
-        if rules.exact is not None or rules.url is not None:
-            if mode == "link":
-                raise InputError(f"{rules.source}: `exact` and `url` are for dedupe runs; "
-                                 "leave them out when linking two tables.")
-            stars, representatives = stage_groups(rules, combined, id_name)
-            for name, star in stars.items():
-                exact_stats[name] = {"groups_with_copies": len(np.unique(star[0])),
-                                     "records_collapsed": len(star[0])}
+        # Copies (equal normalized values; url and exact groups too): linked to their group's
+        # first member and left out of blocking, so 1,000 copies cost 999 pairs, not 499,500,
+        # and never fill a block past `max_block_size`.
+        representatives, stars, exact_stats = None, {}, {}
+        if mode == "link" and (rules.exact is not None or rules.url is not None):
+            raise InputError(f"{rules.source}: `exact` and `url` are for dedupe runs; "
+                             "leave them out when linking two tables.")
+        if mode == "dedupe":
+            stars, representatives = stage_groups(rules, combined, id_name, work)
+            exact_stats = stage_stats(stars)
 
     with clock.stage("block"):
-        if representatives is None:
-            data = BlockingInput.encoded(work, source if mode == "link" else None)
+        group = group_labels(rules, work)
+        if group is not None:
+            exact_stats["group_by"] = {"columns": rules.group_columns,
+                                       "groups": int(group.max(initial=-1)) + 1}
+        collapsed = representatives is not None and len(representatives) < n
+        if not collapsed:
+            data = BlockingInput.encoded(work, source if mode == "link" else None, group)
         else:
-            data = BlockingInput.encoded({c: v.take(representatives) for c, v in work.items()})
+            data = BlockingInput.encoded({c: v.take(representatives) for c, v in work.items()},
+                                         None, None if group is None else group[representatives])
         with _progress(len(rules.blocking), "blocking", progress) as bar:
             pairs = block(
                 rules.blocking,
@@ -609,20 +676,24 @@ def _exact_and_block(rules, combined, id_name, mode, work, source, n, progress, 
                 max_block_size=rules.max_block_size,
                 progress=bar,
             )
-        if representatives is not None:
-            # Blocked pairs of representatives back to rows; each stage's edges, own bit.
+        if collapsed:  # blocked pairs of representatives back to rows (order kept)
             pairs.left, pairs.right = representatives[pairs.left], representatives[pairs.right]
-            for name, star in stars.items():
+        for name, star in stars.items():  # each stage's edges, with its own bit
+            if len(star[0]):
                 pairs = union_pairs(pairs, star[0], star[1], stage_bit(rules, name), n)
-                pairs.proposed[name] = len(star[0])
+            pairs.proposed[name] = len(star[0])
         centroid_distance = None
         if rules.semantic is not None:
             if mode == "link":
                 raise InputError(f"{rules.source}: `semantic` is for dedupe runs.")
-            groups = None if representatives is None else connected_components(
-                n, *(np.concatenate([s[k] for s in stars.values()]) for k in (0, 1)))
+            joined = [star for name, star in stars.items() if name in MATCHING_STAGES]
+            groups = None if not joined else connected_components(
+                n, *(np.concatenate([s[k] for s in joined]) for k in (0, 1)))
             sl, sr, centroid_distance, stats = semantic_stage(rules.semantic, combined, n,
                                                               groups)
+            if group is not None:  # its k-means clusters span groups; its pairs may not
+                same = group[sl] == group[sr]
+                sl, sr = sl[same], sr[same]
             pairs = union_pairs(pairs, sl, sr, stage_bit(rules, "semantic"), n)
             pairs.proposed["semantic"] = len(sl)
             exact_stats["semantic"] = {**stats, "duplicate_pairs": len(sl)}
@@ -1458,6 +1529,23 @@ def group_removal_warnings(by: dict[str, dict[str, dict]], table_rate: float,
     return out
 
 
+SKIPPED_BLOCKS_LISTED = 10  # one warning each; the rest are counted, all in `skipped_blocks`
+
+
+def skipped_block_warnings(skipped: list, max_block_size: int) -> list[str]:
+    """A sentence per skipped block (the largest first): no pair inside it was compared."""
+    largest = sorted(skipped, key=lambda s: -s.size)
+    out = [f"blocker `{s.blocker}` skipped a block of {s.size:,} records where {s.key} = "
+           f"{s.value!r}, above `max_block_size` = {max_block_size:,}: pairs inside it were "
+           "not compared, so duplicates among them are found only through other blockers. "
+           "Add a part to that key so that it splits the block, or raise `max_block_size` "
+           "in the rules." for s in largest[:SKIPPED_BLOCKS_LISTED]]
+    if len(largest) > SKIPPED_BLOCKS_LISTED:
+        out.append(f"{len(largest) - SKIPPED_BLOCKS_LISTED:,} more oversized block(s) were "
+                   "skipped; summary.json's `stages.block.skipped_blocks` lists them all.")
+    return out
+
+
 def _versions(rules: Rules) -> dict[str, Any]:
     import jellyfish
     import pyarrow
@@ -1586,8 +1674,9 @@ def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matc
             "keep": rules.keep.to_dict() if mode == "dedupe" else {},
         },
         "actions": action_counts,
+        "warnings": skipped_block_warnings(pairs.skipped, rules.max_block_size),
     }
-    summary["warnings"] = emptied_warnings(normalize_stats, n, rules.source)
+    summary["warnings"] += emptied_warnings(normalize_stats, n, rules.source)
     if mode == "dedupe":
         removal_rate = action_counts["duplicate"] / n if n else 0.0
         summary["removal_rate"] = round(removal_rate, 6)

@@ -200,9 +200,6 @@ class Result:
             )
         for warning in s.get("warnings", []):
             lines.append(f"  warning: {warning}")
-        skipped = stages["block"]["skipped_blocks"]
-        if skipped:
-            lines.append(f"  warning: {len(skipped)} oversized block(s) skipped; see summary.json")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

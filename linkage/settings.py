@@ -232,8 +232,17 @@ class Rules(Configurable):
         exact: ExactStage | None = None,
         semantic: SemanticStage | None = None,
         url: UrlStage | None = None,
+        group_by: str | list[str] | None = None,
     ):
         self.id_column = id_column
+        columns = [group_by] if isinstance(group_by, str) else list(group_by or [])
+        check(group_by is None or (len(columns) > 0 and all(
+            isinstance(c, str) and c.strip() for c in columns)), self, "group_by",
+            "must be a column name or a non-empty list of column names, e.g. `group_by: "
+            "source` (leave it out to look for duplicates across the whole table)", group_by)
+        check(len(set(columns)) == len(columns), self, "group_by",
+              "must name each column once", group_by)
+        self.group_by = group_by
         self.source_column = source_column
         self.report_columns = list(report_columns)
         # Measured before and after in summary.json; left out: the text columns compared.
@@ -358,6 +367,11 @@ class Rules(Configurable):
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
     @property
+    def group_columns(self) -> list[str]:
+        """The `group_by` columns as a list (empty without groups)."""
+        return [self.group_by] if isinstance(self.group_by, str) else list(self.group_by or [])
+
+    @property
     def source(self) -> str:
         return getattr(self, "_source", "rules")
 
@@ -398,4 +412,7 @@ class Rules(Configurable):
             needed.setdefault(c, f"report_columns[{k}]")
         for k, c in enumerate(self.text_columns):
             needed.setdefault(c, f"text_columns[{k}]")
+        for k, c in enumerate(self.group_columns):
+            needed.setdefault(c, "group_by" if isinstance(self.group_by, str)
+                              else f"group_by[{k}]")
         return {c: where for c, where in needed.items() if c not in produced}

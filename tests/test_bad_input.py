@@ -139,7 +139,9 @@ def test_good_run_replaces_out(tmp_path):
 
 def test_budget_exceeded_names_the_blocker(tmp_path):
     rules = RULES.replace("scoring: {threshold: 1.0}", "scoring: {threshold: 1.0}\nmax_pairs: 1")
-    table = pd.concat([GOOD] * 3, ignore_index=True).assign(id=[f"r{i}" for i in range(9)])
+    # Not copies (those are paired without blocking): names differ, keys do not.
+    table = pd.concat([GOOD] * 3, ignore_index=True).assign(
+        id=[f"r{i}" for i in range(9)], name=[f"kim{i}" for i in range(9)])
     data, rules_file, out = _setup(tmp_path, table, rules)
     done = run_cli("dedupe", data, "--rules", rules_file, "--out", out)
     _assert_rejected(done, out, "max_pairs", "blocker_0", "blocking[0].keys[0]")
@@ -148,7 +150,8 @@ def test_budget_exceeded_names_the_blocker(tmp_path):
 def test_oversized_block_warns_and_run_succeeds(tmp_path):
     rules = RULES.replace("scoring: {threshold: 1.0}",
                           "scoring: {threshold: 1.0}\nmax_block_size: 2")
-    table = pd.concat([GOOD] * 2, ignore_index=True).assign(id=[f"r{i}" for i in range(6)])
+    table = pd.concat([GOOD] * 2, ignore_index=True).assign(
+        id=[f"r{i}" for i in range(6)], name=[f"kim{i}" for i in range(6)])
     data, rules_file, out = _setup(tmp_path, table, rules)
     done = run_cli("dedupe", data, "--rules", rules_file, "--out", out)
     assert done.returncode == 0, done.stderr

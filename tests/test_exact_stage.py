@@ -25,7 +25,9 @@ def test_exact_stage_keeps_the_partition_and_saves_pairs():
     # Copies are linked to their group's first member by the exact bit, not by blocking.
     exact_bit = 1 << len(staged.rules.blocking)
     assert ((staged.pairs["blockers"] & exact_bit) > 0).sum() == stats["records_collapsed"]
-    assert len(staged.pairs) < len(plain.pairs)
+    # A plain run collapses copies equal on every compared column too (the copies stage).
+    assert len(staged.pairs) <= len(plain.pairs)
+    assert plain.summary()["stages"]["copies"]["records_collapsed"] > 100
     same = plain.clusters.merge(staged.clusters, on="doc_id", suffixes=("_a", "_b"))
     # The same partition: each plain cluster maps to exactly one staged cluster and back.
     assert same.groupby("cluster_id_a")["cluster_id_b"].nunique().max() == 1

@@ -383,7 +383,9 @@ def test_a_run_without_pairs_or_with_skipped_blocks_still_reports():
     alone = pd.DataFrame({"name": ["anna", "bob", "carl"], "city": ["x", "y", "z"]})
     page = render_html(lk.dedupe(alone, rules, progress=False))
     assert "No candidate pairs were scored." in page and "No cluster holds" in page
-    crowded = pd.DataFrame({"name": ["anna"] * 30 + ["bob"], "city": ["x"] * 31})
+    # Not copies (those are paired without blocking): one city, thirty-one names.
+    crowded = pd.DataFrame({"name": [f"anna{k}" for k in range(30)] + ["bob"],
+                            "city": ["x"] * 31})
     with pytest.warns(LinkageWarning):
         run = lk.dedupe(crowded, {**rules, "max_block_size": 10}, progress=False)
     page = render_html(run)

@@ -116,6 +116,25 @@ def test_cli_dedupe_customers_on_spark_writes_the_local_files(spark, tmp_path):
     assert sorted(clusters["customer_id"]) == sorted(records["customer_id"])
 
 
+def test_copies_and_a_skipped_block_as_the_local_engine(spark, tmp_path):
+    """Copies are paired with their first record and left out of blocking, and a block still
+    too big is a warning in the summary, on both engines alike."""
+    customers = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str)
+    # Three records of one person with other phones: not copies, one block of three.
+    near = pd.concat([customers.iloc[[5]]] * 3, ignore_index=True).assign(
+        phone=["010-1000-0001", "010-1000-0002", "010-1000-0003"])
+    table = pd.concat([customers.head(60), *[customers.iloc[[3]]] * 20, near],
+                      ignore_index=True)
+    table["customer_id"] = [f"K-{k:03d}" for k in range(len(table))]
+    local = lk.dedupe(table, _rules("customers.yaml", max_block_size=2), progress=False)
+    on_spark = lk.dedupe(table, _rules("customers.yaml", max_block_size=2), engine="spark",
+                         progress=False)
+    _same_result(local, on_spark)
+    assert on_spark.summary_data["stages"]["copies"]["records_collapsed"] >= 20
+    assert any("skipped a block" in w for w in on_spark.summary_data["warnings"])
+    assert _written(on_spark, tmp_path / "spark") == _written(local, tmp_path / "local")
+
+
 def test_link_febrl4_one_to_one_with_skipped_blocks(spark, datasets):
     """Link mode, one-to-one matching and oversized blocks (skipped with a warning) all as
     the local engine does them."""

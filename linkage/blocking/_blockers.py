@@ -16,7 +16,7 @@ import pandas as pd
 
 from linkage._schema import Configurable, SchemaViolation, check
 from linkage.blocking._keys import KeyPart, key_codes, key_values
-from linkage.normalize._encoded import EncodedColumn
+from linkage.normalize._encoded import EncodedColumn, renumbered
 
 
 class DecodedColumns(Mapping):
@@ -48,11 +48,14 @@ class BlockingInput:
 
     columns: Mapping[str, np.ndarray]
     source: np.ndarray | None = None  # int8 0 (left) / 1 (right); None when deduplicating
+    # int64 label per row with `group_by`: every key holds it, pairs never cross it
+    group: np.ndarray | None = None
     _keys: dict = field(default_factory=dict, repr=False)  # key codes, computed once
 
     @classmethod
-    def encoded(cls, columns: Mapping[str, EncodedColumn], source: np.ndarray | None = None):
-        return cls(DecodedColumns(columns), source)
+    def encoded(cls, columns: Mapping[str, EncodedColumn], source: np.ndarray | None = None,
+                group: np.ndarray | None = None):
+        return cls(DecodedColumns(columns), source, group)
 
     @property
     def key_columns(self) -> Mapping:
@@ -68,8 +71,16 @@ class BlockingInput:
         """`key_codes` of a key, computed once per blocking run (estimate, then propose)."""
         name = tuple(map(str, parts))
         if name not in self._keys:
-            self._keys[name] = key_codes(parts, self.key_columns)
+            codes = key_codes(parts, self.key_columns)
+            if self.group is not None:  # the group is a part of every key
+                codes = renumbered(np.where(codes < 0, -1, codes * (int(self.group.max()) + 1)
+                                            + self.group))
+            self._keys[name] = codes
         return self._keys[name]
+
+    def same_group(self, left: np.ndarray, right: np.ndarray) -> np.ndarray | None:
+        """Which pairs (left[i], right[i]) are inside one group (None: no groups)."""
+        return None if self.group is None else self.group[left] == self.group[right]
 
 
 @dataclass
@@ -264,8 +275,10 @@ class SortedNeighbourhood(Blocker):
         for v in values[1:]:
             text = text + "\x1f" + v.fillna("")
         rows = np.nonzero(present)[0]
-        order = np.lexsort((rows, text.to_numpy()[rows].astype(str)))
-        return rows[order]
+        keys = [rows, text.to_numpy()[rows].astype(str)]
+        if data.group is not None:  # groups one after another: a window crosses few
+            keys.append(data.group[rows])
+        return rows[np.lexsort(keys)]
 
     def estimate(self, data: BlockingInput, max_block_size: int) -> int:
         m = len(self._order(data))

@@ -75,6 +75,9 @@ def block(
     parts, mask_parts, skipped, proposed = [], [], [], {}
     for bit, (name, blocker) in enumerate(zip(names, blockers, strict=True)):
         prop = blocker.propose(data, max_block_size)
+        same = data.same_group(prop.left, prop.right)
+        if same is not None:  # MinHash, embeddings and windows may pair across groups
+            prop.left, prop.right = prop.left[same], prop.right[same]
         for s in prop.skipped:
             s.blocker = name
             warnings.warn(

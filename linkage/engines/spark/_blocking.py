@@ -20,6 +20,7 @@ from linkage.blocking import KeyBlocker, SortedNeighbourhood, blocker_names
 from linkage.blocking._blockers import SkippedBlock
 from linkage.engines.spark._frames import consecutive_positions, text
 from linkage.errors import BudgetError, LinkageWarning
+from linkage.pipeline import identity_columns, stage_bit
 from linkage.settings import Rules
 
 
@@ -146,9 +147,32 @@ def _sorted_pairs(spark, work, blocker, bit, names, link, partitions):
     return pairs, sorted_count
 
 
+def copies(work, rules: Rules, names: dict[str, str]):
+    """The local `copies_star` on Spark: (first member `l`, copy `r`) of the records equal on
+    every `identity_columns` value ("" and null alike), rows with none of them left alone;
+    and the records left to block (the first members and those without copies)."""
+    from functools import reduce
+
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    keys = [F.when(F.col(names[c]) != "", F.col(names[c])).alias(f"k{i}")
+            for i, c in enumerate(identity_columns(rules))]
+    if not keys:
+        return None, work
+    keyed = work.select("row", *keys)
+    present = reduce(lambda a, b: a | b, [F.col(f"k{i}").isNotNull() for i in range(len(keys))])
+    first = F.min("row").over(Window.partitionBy(*[f"k{i}" for i in range(len(keys))]))
+    star = (keyed.where(present).withColumn("l", first).where(F.col("l") != F.col("row"))
+            .select("l", F.col("row").alias("r")).cache())
+    rest = work.join(star.select(F.col("r").alias("row")), "row", "left_anti")
+    return star, rest
+
+
 def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
-          partitions: int) -> BlockedPairs:
-    """Every blocker's pairs, their union with bit masks, and the local engine's stats."""
+          partitions: int, star=None) -> BlockedPairs:
+    """Every blocker's pairs, their union with bit masks, and the local engine's stats;
+    `star`: the copies stage's pairs (l, r), added with their own bit."""
     from pyspark.sql import functions as F
 
     blocker_list = list(rules.blocking)
@@ -221,6 +245,9 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
         joined = joined.where((F.col("sl") == 0) & (F.col("sr") == 1) if link
                               else F.col("l") < F.col("r"))
         proposals.append(joined.select("l", "r", "mask"))
+    if star is not None:
+        proposals.append(star.select("l", "r", F.lit(stage_bit(rules, "copies")).cast("long")
+                                     .alias("mask")))
     union = proposals[0]
     for more in proposals[1:]:
         union = union.unionByName(more)

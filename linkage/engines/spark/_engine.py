@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from linkage.blocking import CandidatePairs
-from linkage.engines.spark._blocking import block
+from linkage.engines.spark._blocking import block, copies
 from linkage.engines.spark._compare import (
     compare,
     compared_schema,
@@ -46,6 +46,7 @@ from linkage.pipeline import (
     load_model,
     random_pairs,
     scorer_report,
+    stage_stats,
     start_run,
 )
 from linkage.result import Result
@@ -129,9 +130,22 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
             cached.append(work)
             bar.update(1)
 
+        with clock.stage("exact"), task_errors():
+            star, blocked_work, exact_stats = None, work, {}
+            if mode == "dedupe":
+                star, blocked_work = copies(work, rules, names)
+            if star is not None:
+                cached.append(star)
+                edges = star.toPandas()
+                exact_stats = stage_stats({"copies": (edges["l"].to_numpy(np.int64),
+                                                      edges["r"].to_numpy(np.int64))})
+
         with clock.stage("block"), task_errors():
-            blocked = block(spark, work, rules, names, mode == "link", partitions)
+            blocked = block(spark, blocked_work, rules, names, mode == "link", partitions,
+                            star)
             cached.append(blocked.pairs)
+            if star is not None:
+                blocked.proposed["copies"] = exact_stats["copies"]["records_collapsed"]
             bar.update(1)
 
         scorer = rules.scoring
@@ -211,6 +225,7 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
     summary["engine"] = "spark"
     summary["versions"]["spark"] = spark.version
     summary["stages"]["score"].update(scorer_report(scorer))
+    summary["stages"].update(exact_stats)
     summary["stages"]["guard"] = guard_counts(rules, guard.decisions)
     if mode == "link":
         summary["links"] = len(outputs["links"])

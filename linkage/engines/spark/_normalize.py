@@ -13,6 +13,7 @@ import pandas as pd
 from linkage.engines.spark._frames import text
 from linkage.engines.spark._session import task_errors
 from linkage.io import as_text
+from linkage.pipeline import identity_columns
 from linkage.settings import Rules
 
 
@@ -26,6 +27,7 @@ def work_columns(rules: Rules) -> tuple[dict[str, str], list[str]]:
     for blocker in rules.blocking:
         needed += list(blocker.columns)
     needed += [c.column for c in rules.comparisons]
+    needed += identity_columns(rules)  # the guards' columns: copies must agree on them too
     names = list(dict.fromkeys(needed))
     return {name: f"c{k}" for k, name in enumerate(names)}, [n for n in names if n in read]
 

@@ -30,6 +30,8 @@ def _refuse(rules: Rules, key: str, what: str) -> InputError:
 
 def check_supported(rules: Rules) -> None:
     """Raise `InputError` naming the first rules key the Spark engine cannot run."""
+    if rules.group_by:
+        raise _refuse(rules, "`group_by`", "deduplication per group")
     for stage in ("url", "exact", "semantic"):
         if getattr(rules, stage) is not None:
             raise _refuse(rules, f"`{stage}`", f"the {stage} stage")
