@@ -162,3 +162,23 @@ def test_bad_drift_input_exits_2_with_the_fix(runs, tmp_path, change, words):
     for word in words:
         assert word in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_gate_keeps_its_code_when_the_reader_closes_the_pipe(runs):
+    """`linkage drift ... --max-drop 0.05 | head -1` in a pipeline: exit 1 is the gate's."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([sys.executable, "-m", "linkage", "drift", str(runs / "new"),
+                               str(runs / "labels.csv"), "--max-drop", "0.05"],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and "bug" not in done.stderr

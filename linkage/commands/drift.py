@@ -36,6 +36,7 @@ def command(new_run, labels_path, baseline, bands, on, max_drop, as_json):
     """
     import json
 
+    from linkage.cli import GATE
     from linkage.drift import drift
     from linkage.errors import RulesError
 
@@ -44,8 +45,10 @@ def command(new_run, labels_path, baseline, bands, on, max_drop, as_json):
                          "instead (5 points is 0.05).")
     report = drift(new_run, labels_path, baseline=baseline, on=on, bands=_bands(bands),
                    max_drop=max_drop)
+    code = 0 if report.passed else 1
+    click.get_current_context().meta[GATE] = code  # also when stdout is closed
     if as_json:
         click.echo(json.dumps(report.as_dict(), ensure_ascii=False))
     else:
         click.echo(report.format())
-    sys.exit(0 if report.passed else 1)
+    sys.exit(code)
