@@ -15,10 +15,17 @@ _TEN_YEARS = 3652.0
 
 
 def parse_iso(values: np.ndarray, column: str) -> pd.DatetimeIndex:
-    """Parse ISO `YYYY-MM-DD` strings (a time part is ignored); anything else is an error."""
+    """Parse ISO `YYYY-MM-DD` strings (a time part is ignored); anything else is an error.
+    Parsed by numpy in days, so every year 0001-9999 is a date on any pandas (pandas 2's
+    nanosecond timestamps end in 2262)."""
     text = pd.Series(values, dtype=object).astype(str).str.slice(0, 10)
-    parsed = pd.to_datetime(text, format="%Y-%m-%d", errors="coerce")
-    bad = parsed.isna().to_numpy()
+    parts = text.str.extract(r"^(\d{4})-(\d{1,2})-(\d{1,2})$")
+    bad = parts.isna().any(axis=1).to_numpy()
+    year, month, day = parts.fillna("1").astype(np.int64).to_numpy().T
+    bad = bad | (month < 1) | (month > 12) | (day < 1) | (day > 31)
+    first = ((year - 1970) * 12 + np.clip(month, 1, 12) - 1).astype("datetime64[M]")
+    dates = first.astype("datetime64[D]") + (np.clip(day, 1, 31) - 1)
+    bad = bad | (dates.astype("datetime64[M]") != first)  # 31 April runs into May
     if bad.any():
         examples = ", ".join(repr(v) for v in pd.unique(np.asarray(values)[bad])[:3])
         msg = (
@@ -27,7 +34,7 @@ def parse_iso(values: np.ndarray, column: str) -> pd.DatetimeIndex:
             "which reads other spellings, or fix the values."
         )
         raise InputError(msg)
-    return pd.DatetimeIndex(parsed)
+    return pd.DatetimeIndex(dates.astype("datetime64[s]"))
 
 
 class Date(Comparison):
