@@ -821,6 +821,12 @@ def _remove_abandoned_staging(out: Path) -> None:
         remove_abandoned(out.parent, prefix, unowned=True)
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_atomically(out: str | os.PathLike, fill: Callable[[Path], None], *,
                      what: str = "linkage", inputs=()) -> Path:
     """Let `fill` write into a fresh temporary folder, mark it as a run's (`MARKER`, naming
@@ -838,6 +844,8 @@ def write_atomically(out: str | os.PathLike, fill: Callable[[Path], None], *,
         staging = Path(tempfile.mkdtemp(prefix=owned_prefix(f".{out.name}.tmp-"),
                                         dir=out.parent))
         try:
+            # mkdtemp's folder is private (0700); a run folder is as readable as any new one.
+            staging.chmod(0o777 & ~_umask())
             fill(staging)
             write_json({"written_by": what, "linkage": __version__}, staging / MARKER)
             if out.exists():

@@ -151,6 +151,10 @@ def test_a_run_folder_is_marked_and_replaced_by_the_next_run(workdir):
     del first["timings.json"], second["timings.json"]  # seconds, never the same
     assert second == first  # the same bytes, marker included
     assert_unchanged_outside(before, snapshot(workdir), "empty")
+    # As readable as any folder the user makes (the umask's), not the staging folder's 0700.
+    mask = os.umask(0)
+    os.umask(mask)
+    assert (workdir / "empty").stat().st_mode & 0o777 == 0o777 & ~mask
 
 
 # -- item 4: concurrent runs into one `--out` -----------------------------------------------
