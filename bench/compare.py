@@ -199,7 +199,7 @@ def run_linkage(ds: Dataset, out: Path, timeout: float) -> dict:
     summary = json.loads((out / "summary.json").read_text())
     measured.update(
         candidate_pairs=summary["stages"]["block"]["candidate_pairs"],
-        matched_pairs=summary["stages"]["score"]["pairs_at_or_above_threshold"],
+        matched_pairs=_matched(summary),
         seconds=json.loads((out / "timings.json").read_text())["seconds"],
         clusters=out / "clusters.parquet")
     return measured
@@ -418,6 +418,12 @@ def main(argv: list[str] | None = None) -> None:
             write_results(args, versions, datasets)  # after each run: a kill keeps the rest
     print(write_results(args, versions, datasets))
     print(f"python {platform.python_version()}; wrote {args.results}")
+
+
+def _matched(summary: dict) -> int:
+    """Matched pairs, stage matches (exact, copies) included; older summaries lack the key."""
+    score = summary["stages"]["score"]
+    return score.get("matched_pairs", score["pairs_at_or_above_threshold"])
 
 
 if __name__ == "__main__":

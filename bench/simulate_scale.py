@@ -179,7 +179,7 @@ def measure(rows_list: list[int], rules: list[Path], seed: int) -> list[dict]:
             runs.append({
                 "rules": rules_path.name, "records": rows, "chunk_rows": 100_000,
                 "candidate_pairs": summary["stages"]["block"]["candidate_pairs"],
-                "matched_pairs": summary["stages"]["score"]["pairs_at_or_above_threshold"],
+                "matched_pairs": _matched(summary),
                 "peak_rss_mib": round(measured["peak_rss_mib"], 1),
                 "wall_s": round(measured["wall_s"], 2),
                 "seconds": json.loads((out / "timings.json").read_text())["seconds"]})
@@ -268,6 +268,12 @@ def main(argv: list[str] | None = None) -> None:
     print(report(sample, runs, [float(n) for n in args.sizes], args.rules))
     print(f"\n(sample: {sample['rows']:,} records, {sample['union']['pairs']:,} candidate "
           f"pairs, {sample['union']['same']:,} of them the same person)")
+
+
+def _matched(summary: dict) -> int:
+    """Matched pairs, stage matches (exact, copies) included; older summaries lack the key."""
+    score = summary["stages"]["score"]
+    return score.get("matched_pairs", score["pairs_at_or_above_threshold"])
 
 
 if __name__ == "__main__":
