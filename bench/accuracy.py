@@ -85,6 +85,41 @@ def amazon_google():
     return _magellan("amazon_google", "amazon.csv", "gp.csv", "#")
 
 
+def _jedai(folder: str, left: str, right: str):
+    path = DATA / "jedai" / folder
+    a, b = (pd.read_csv(path / f, sep="|", dtype=str) for f in (left, right))
+    gt = pd.read_csv(path / "gt.csv", sep="|", dtype=str)
+    return "link", [a, b], set(zip(gt["D1"], gt["D2"], strict=True))
+
+
+def walmart_amazon():
+    return _jedai("walmart_amazon", "walmart.csv", "amazon.csv")
+
+
+def imdb_tmdb():
+    return _jedai("imdb_tmdb", "imdb.csv", "tmdb.csv")
+
+
+def cora():
+    path = DATA / "jedai" / "cora"
+    df = pd.read_csv(path / "cora.csv", sep="|", dtype=str)
+    df = df.loc[:, ~df.columns.str.startswith("Unnamed")]  # the header ends with a separator
+    gt = pd.read_csv(path / "gt.csv", sep="|", header=None, dtype=str)
+    # entities are the connected components of the listed pairs; a record in none is alone
+    parent = {i: i for i in df["Entity Id"]}
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for x, y in zip(gt[0], gt[1], strict=True):
+        parent[find(x)] = find(y)
+    truth = pd.DataFrame({"id": df["Entity Id"], "e": [find(i) for i in df["Entity Id"]]})
+    return "dedupe", [df], truth
+
+
 DATASETS = {
     "FEBRL3": (febrl3, "febrl.yaml"),
     "FEBRL4": (febrl4, "febrl.yaml"),
@@ -93,6 +128,9 @@ DATASETS = {
     "DBLP-ACM": (dblp_acm, "dblp_acm.yaml"),
     "Abt-Buy": (abt_buy, "abt_buy.yaml"),
     "Amazon-Google": (amazon_google, "amazon_google.yaml"),
+    "cora": (cora, None),
+    "Walmart-Amazon": (walmart_amazon, None),
+    "imdb_tmdb": (imdb_tmdb, None),
 }
 
 
