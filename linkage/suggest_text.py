@@ -100,15 +100,17 @@ def _row_number(frames: list[pd.DataFrame], column: str) -> bool:
 
 
 def _distinct_within_sources(frames: list[pd.DataFrame], columns: list[str]) -> bool:
-    """Neither source repeats its records: at most 2% of each source's records repeat another
-    on every compared column (a repeated title alone, "Editorial", is not a repeated record)."""
+    """Neither source repeats its records: at most 10% of each source's records repeat another
+    on every compared column (a repeated title alone, "Editorial", is not a repeated record).
+    One-to-one then costs at most that share of the links, and spares each record's many
+    near-miss candidates."""
     for frame in frames:
         cols = [c for c in columns if c in frame]
         if not cols:
             return False
         text = frame[cols].fillna("").astype(str).agg(" ".join, axis=1).str.strip().str.lower()
         text = text[text != ""]
-        if len(text) and text.duplicated().mean() > 0.02:
+        if len(text) and text.duplicated().mean() > 0.10:
             return False
     return True
 
@@ -171,12 +173,11 @@ def text_rules(frames: list[pd.DataFrame], profiles: list, rules: dict) -> dict 
     one_to_one = link and _distinct_within_sources(frames, text + codes + others)
     threshold = 0.0
     if one_to_one:
-        # Under one-to-one a record keeps only its best candidate: of its ~2k candidates (k
-        # proposed by each side) the best is that many times likelier a match than a random
-        # one, so the weight it needs is lower by log2 of that count.
-        smaller = min(len(f) for f in frames)
-        pairs = sum(len(f) for f in frames) * _NEIGHBOURS
-        threshold = -round(math.log2(max(pairs / max(smaller, 1), 1.0)), 1)
+        # Under one-to-one a record keeps only its best candidate: the best of the k it
+        # proposes is at most k times likelier a match than one of them picked at random (the
+        # prior the model learns over all candidate pairs), so the weight it needs is lower by
+        # at most log2(k).
+        threshold = -round(math.log2(_NEIGHBOURS), 1)
     out = dict(rules)
     out["id_column"] = rules.get("id_column") or _id_column(frames, profiles)
     out["normalize"] = normalize
