@@ -150,8 +150,10 @@ def text_rules(frames: list[pd.DataFrame], profiles: list, rules: dict) -> dict 
     block = [c for c in main if stats[c].tokens <= 30] or main[:1]
 
     handled = set(text) | set(codes)
+    # Text and code columns are read as they are: the token comparators and blocker fold case
+    # and width themselves, and keep the punctuation inside codes ("KTC-D320/1G") that tells
+    # them where a code starts and ends.
     normalize = [s for s in rules.get("normalize", []) if s["column"] not in handled]
-    normalize += [{"column": c, "type": "text"} for c in text]
     comparisons = []
     for c in text:
         comparisons.append({"type": "token_cosine", "column": c,
