@@ -126,24 +126,32 @@ class TokenNeighbours(Blocker):
 
     def _nearest(self, query, base, q_rows, b_rows, *, self_pairs: bool = False):
         """The k most similar base rows of each query row, at least `threshold` cosine; ties
-        broken by row number, so runs repeat."""
+        broken by base row, so runs repeat. Sparse products, a chunk of query rows at a time:
+        only pairs sharing a word are ever held."""
         base_t = base.T.tocsr()
         out_a, out_b = [], []
-        k = self.k + (1 if self_pairs else 0)
-        chunk = max(1, 5_000_000 // max(base.shape[0], 1))  # about 20 MB of similarities
+        k = self.k
+        floor = max(self.threshold, 1e-9)
+        chunk = 2_000
         for start in range(0, query.shape[0], chunk):
-            sims = (query[start:start + chunk] @ base_t).toarray()
-            rows = np.arange(sims.shape[0])
+            sims = (query[start:start + chunk] @ base_t).tocoo()
+            qi, bi, s = sims.row.astype(np.int64), sims.col.astype(np.int64), sims.data
+            keep = s >= floor
             if self_pairs:
-                sims[rows, rows + start] = -1.0
-            kk = min(k, sims.shape[1])
-            part = np.argpartition(-sims, kk - 1, axis=1)[:, :kk] if kk < sims.shape[1] else \
-                np.tile(np.arange(sims.shape[1]), (sims.shape[0], 1))
-            top = np.take_along_axis(sims, part, axis=1)
-            ok = top >= max(self.threshold, 1e-9)
-            qi = np.broadcast_to(rows[:, None] + start, part.shape)[ok]
-            out_a.append(q_rows[qi])
-            out_b.append(b_rows[part[ok]])
+                keep &= bi != qi + start
+            qi, bi, s = qi[keep], bi[keep], s[keep]
+            if len(qi) == 0:
+                continue
+            order = np.lexsort((bi, -s, qi))  # by query row, then best first, then base row
+            qi, bi = qi[order], bi[order]
+            first = np.searchsorted(qi, qi, side="left")
+            rank = np.arange(len(qi)) - first
+            top = rank < k
+            out_a.append(q_rows[qi[top] + start])
+            out_b.append(b_rows[bi[top]])
+        if not out_a:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty
         return np.concatenate(out_a), np.concatenate(out_b)
 
 
