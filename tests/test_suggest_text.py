@@ -143,15 +143,9 @@ def _cli_link_f1(tmp_path, folder, left, right, sep):
     return f1_score(predicted, set(zip(gt["D1"], gt["D2"], strict=True)))
 
 
-def test_dblp_acm_without_rules_reaches_the_target(tmp_path, datasets):
-    """Issue 14 target: DBLP-ACM >= 0.97 with suggested rules (measured 0.990, in-sample)."""
-    precision, recall, f1 = _cli_link_f1(tmp_path, datasets / "magellan" / "dblp_acm",
-                                         "dblp.csv", "acm.csv", "%")
-    assert f1 >= 0.97, (precision, recall, f1)
-
-
 def test_abt_buy_without_rules_reaches_the_target(tmp_path, datasets):
-    """Issue 14 target: Abt-Buy >= 0.70 with suggested rules (measured 0.781, in-sample)."""
+    """Issue 14 target: Abt-Buy >= 0.70 with suggested rules (measured 0.907, in-sample).
+    DBLP-ACM's target (0.97) is asserted in tests/test_accuracy_suggested.py."""
     precision, recall, f1 = _cli_link_f1(tmp_path, datasets / "magellan" / "abt_buy",
                                          "abt.csv", "buy.csv", "|")
     assert f1 >= 0.70, (precision, recall, f1)
