@@ -186,6 +186,8 @@ def text_rules(frames: list[pd.DataFrame], profiles: list, rules: dict) -> dict 
     out["blocking"] = [{"type": "token_neighbours", "name": "text_neighbours",
                         "columns": block, "k": _NEIGHBOURS, "threshold": 0.1}]
     out["comparisons"] = comparisons
+    compared = {c["column"] for c in comparisons}
+    out["normalize"] = [s for s in normalize if s["column"] in compared]
     out["scoring"] = {"type": "fellegi_sunter", "threshold": threshold}
     if one_to_one:
         out["one_to_one"] = True

@@ -10,6 +10,8 @@ every record a few candidates whatever the table's size, found with sparse matri
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from linkage._schema import check
@@ -132,9 +134,16 @@ class TokenNeighbours(Blocker):
         out_a, out_b = [], []
         k = self.k
         floor = max(self.threshold, 1e-9)
-        chunk = 2_000
-        for start in range(0, query.shape[0], chunk):
-            sims = (query[start:start + chunk] @ base_t).tocoo()
+        # Chunks of query rows that each hold at most ~10 million word-sharing pairs: a query
+        # row costs the base rows holding each of its words.
+        base_df = np.diff(base_t.indptr)
+        cost = np.asarray(query.astype(bool).astype(np.float64) @ base_df.astype(np.float64))
+        bounds = np.searchsorted(np.cumsum(cost.ravel()),
+                                 np.arange(1, int(cost.sum() // 10_000_000) + 2) * 10_000_000)
+        edges = np.unique(np.concatenate([[0], np.minimum(bounds + 1, query.shape[0]),
+                                          [query.shape[0]]]))
+        for start, stop in itertools.pairwise(edges):
+            sims = (query[start:stop] @ base_t).tocoo()
             qi, bi, s = sims.row.astype(np.int64), sims.col.astype(np.int64), sims.data
             keep = s >= floor
             if self_pairs:
