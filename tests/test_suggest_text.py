@@ -101,6 +101,10 @@ def test_token_neighbours_finds_each_records_nearest_in_the_other_source():
     assert len(found) <= 2 * 2 * len(left)
     again = blocker.propose(BlockingInput(columns, source), 1000)
     assert np.array_equal(prop.left, again.left) and np.array_equal(prop.right, again.right)
+    # searching by each record's rarest word only (its model number) still finds every pair
+    rare = TokenNeighbours("title", k=2, threshold=0.1, search_words=1).propose(
+        BlockingInput(columns, source), 1000)
+    assert truth <= {(ids[a], ids[b]) for a, b in zip(rare.left, rare.right, strict=True)}
 
 
 def test_suggested_rules_for_a_product_link_use_words_codes_and_one_to_one():

@@ -24,7 +24,11 @@ class TokenNeighbours(Blocker):
 
     `columns`: one column or several (their texts are joined). In link mode each record of
     either source proposes its `k` nearest records of the other source; deduplicating, its `k`
-    nearest other records. A pair is proposed when its cosine is at least `threshold`.
+    nearest other records. A pair is proposed when its cosine is at least `threshold`. Words
+    held by more than `max_df` of the records are left out of the search. `search_words` (None:
+    every word) limits each record's search to its rarest words: faster on large tables, at
+    some cost in recall on long texts (on 100,000 synthetic titles of 9 words, 23 s with every
+    word, 12 s with 4).
 
     YAML::
 
@@ -41,6 +45,7 @@ class TokenNeighbours(Blocker):
         k: int = 5,
         threshold: float = 0.2,
         max_df: float = 0.05,
+        search_words: int | None = None,
         name: str | None = None,
     ):
         cols = [columns] if isinstance(columns, str) else list(columns)
@@ -52,10 +57,17 @@ class TokenNeighbours(Blocker):
               "threshold", "must be a cosine similarity in [0, 1]", threshold)
         check(isinstance(max_df, int | float) and 0.0 < max_df <= 1.0, self, "max_df",
               "must be a share of records in (0, 1]", max_df)
+        check(search_words is None or (isinstance(search_words, int)
+              and not isinstance(search_words, bool) and search_words >= 1), self,
+              "search_words",
+              "must be null (every word) or a whole number of at least 1 (the rarest words a "
+              "record searches by)",
+              search_words)
         self.columns_ = cols
         self.k = k
         self.threshold = float(threshold)
         self.max_df = float(max_df)
+        self.search_words = search_words
         self.name = name
 
     def to_dict(self):
@@ -97,24 +109,45 @@ class TokenNeighbours(Blocker):
         vectors = tfidf_rows(occurrence, idf)
         # Stop words out of the search (the cosine of what remains is still exact for rare words)
         keep = df <= max(2.0, self.max_df * n)
-        return sparse.csr_matrix(vectors @ sparse.diags(keep.astype(np.float32)))
+        vectors = sparse.csr_matrix(vectors @ sparse.diags(keep.astype(np.float32)))
+        vectors.eliminate_zeros()
+        # A word only one record holds finds nothing: it is no search word.
+        searchable = sparse.csr_matrix(vectors @ sparse.diags((df >= 2).astype(np.float32)))
+        searchable.eliminate_zeros()
+        return vectors, self._rarest(searchable)
+
+    def _rarest(self, vectors):
+        """Each row with only its `search_words` heaviest (rarest) words: a query searches by
+        them (prefix filtering), so its cost is the few records holding its rare words, not
+        the many holding its common ones; the words it leaves out weigh little in the cosine.
+        Every word when `search_words` is None."""
+        from scipy import sparse
+
+        if self.search_words is None:
+            return vectors
+        rows = np.repeat(np.arange(vectors.shape[0]), np.diff(vectors.indptr))
+        order = np.lexsort((vectors.indices, -vectors.data, rows))
+        rank = np.arange(len(order)) - vectors.indptr[rows[order]]
+        top = order[rank < self.search_words]
+        return sparse.csr_matrix((vectors.data[top], (rows[top], vectors.indices[top])),
+                                 shape=vectors.shape, dtype=np.float32)
 
     def propose(self, data: BlockingInput, max_block_size: int) -> Proposal:
         rows, texts = self._texts(data)
         empty = np.zeros(0, dtype=np.int64)
         if len(rows) < 2:
             return Proposal(empty, empty)
-        vectors = self._vectors(texts)
+        vectors, queries = self._vectors(texts)
         found = []
         if data.source is None:
-            found.append(self._nearest(vectors, vectors, rows, rows, self_pairs=True))
+            found.append(self._nearest(queries, vectors, rows, rows, self_pairs=True))
         else:
             src = data.source[rows]
             left, right = np.flatnonzero(src == 0), np.flatnonzero(src == 1)
             if len(left) == 0 or len(right) == 0:
                 return Proposal(empty, empty)
-            found.append(self._nearest(vectors[left], vectors[right], rows[left], rows[right]))
-            found.append(self._nearest(vectors[right], vectors[left], rows[right], rows[left]))
+            found.append(self._nearest(queries[left], vectors[right], rows[left], rows[right]))
+            found.append(self._nearest(queries[right], vectors[left], rows[right], rows[left]))
         a = np.concatenate([f[0] for f in found])
         b = np.concatenate([f[1] for f in found])
         if data.group is not None:
