@@ -124,6 +124,20 @@ def test_suggested_rules_for_a_product_link_use_words_codes_and_one_to_one():
     assert f1 >= 0.95, (precision, recall, f1)
 
 
+def test_a_column_only_one_side_has_is_not_compared():
+    left, right, truth = _catalogues(80)
+    right["review"] = ["Great value, works as described, would buy again"] * len(right)
+    rules = suggest_rules([left, right]).rules
+    named = {c["column"] for c in rules["comparisons"]} | {
+        s["column"] for s in rules["normalize"]} | {
+        c for b in rules["blocking"] for c in b.get("columns", [])}
+    assert "review" not in named
+    result = lk.link(left, right, lk.Rules.from_dict(rules), progress=False)
+    links = set(zip(result.links["id_l"].astype(str), result.links["id_r"].astype(str),
+                    strict=True))
+    assert f1_score(links, truth)[2] >= 0.95
+
+
 def test_person_tables_keep_the_general_suggestion():
     people = pd.DataFrame({
         "first_name": ["anna", "john", "maria", "peter", "sarah", "lee"] * 20,
