@@ -192,29 +192,39 @@ class CodeMatch(Comparison):
         return ["else", "similar", "shared"]
 
     def _score(self, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        from rapidfuzz import process
         from rapidfuzz.distance import Levenshtein
 
         n = len(left)
         levels = np.full(n, -1, dtype=np.int8)
         sims = np.full(n, np.nan, dtype=np.float32)
-        cache: dict[str, set[str]] = {}
-
-        def codes(text) -> set[str]:
-            text = str(text)
-            if text not in cache:
-                cache[text] = codes_of(text)
-            return cache[text]
-
-        for i in range(n):  # one pass per distinct value pair, codes read once per value
-            cl, cr = codes(left[i]), codes(right[i])
-            if not cl or not cr:
-                continue
-            if cl & cr:
-                levels[i], sims[i] = 2, 1.0
-                continue
-            best = max(Levenshtein.normalized_similarity(x, y) for x in cl for y in cr)
-            sims[i] = best
-            levels[i] = 1 if best >= self.similar else 0
+        if n == 0:
+            return levels, sims
+        # Each distinct value's codes once, then code pairs as flat arrays (no loop per pair).
+        codes, uniques = pd.factorize(pd.Series([str(v) for v in left] + [str(v) for v in right],
+                                                dtype=object))
+        held = [sorted(codes_of(v)) for v in uniques]
+        count = np.array([len(h) for h in held], dtype=np.int64)
+        start = np.concatenate([[0], np.cumsum(count)[:-1]])
+        flat = np.array([c for h in held for c in h], dtype=object)
+        lc, rc = codes[:n], codes[n:]
+        both = np.flatnonzero((count[lc] > 0) & (count[rc] > 0))
+        if len(both) == 0:
+            return levels, sims
+        # every (left code, right code) combination of each pair
+        per_pair = count[lc[both]] * count[rc[both]]
+        pair = np.repeat(np.arange(len(both)), per_pair)
+        offset = np.arange(len(pair)) - np.repeat(np.cumsum(per_pair) - per_pair, per_pair)
+        right_n = count[rc[both]][pair]
+        li = start[lc[both]][pair] + offset // right_n
+        ri = start[rc[both]][pair] + offset % right_n
+        sim = process.cpdist(flat[li].tolist(), flat[ri].tolist(),
+                             scorer=Levenshtein.normalized_similarity,
+                             workers=-1 if len(li) >= 10_000 else 1).astype(np.float32)
+        best = np.zeros(len(both), dtype=np.float32)
+        np.maximum.at(best, pair, sim)
+        sims[both] = best
+        levels[both] = np.where(best >= 1.0, 2, np.where(best >= self.similar, 1, 0))
         return levels, sims
 
 
