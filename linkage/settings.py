@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import yaml
 
@@ -116,6 +117,30 @@ class Normalize(Configurable):
     @property
     def target(self) -> str:
         return self.output or self.column
+
+    @property
+    def inputs(self) -> list[str]:
+        """The input columns the step reads: `column`, and for a step of several columns
+        (`date_parts`: `month`, `day`) the columns its options name."""
+        extra = getattr(_normalizers()[self.type], "input_options", ())
+        return [self.column, *(self.options[o] for o in extra if self.options.get(o))]
+
+    def joined(self, columns: dict[str, Any]) -> Any:
+        """The values the step normalizes, from the input columns by name (arrays of one
+        length): `column`'s values, or for a step of several columns each record's values
+        joined in one (missing where any is missing)."""
+        if len(self.inputs) == 1:
+            return columns[self.column]
+        from linkage.normalize._date import PARTS_SEPARATOR
+
+        parts = [pd.Series(columns[c], dtype=object) for c in self.inputs]
+        missing = np.zeros(len(parts[0]), dtype=bool)
+        for part in parts:
+            missing |= part.isna().to_numpy()
+        text = parts[0].fillna("").astype(str)
+        for part in parts[1:]:
+            text = text + PARTS_SEPARATOR + part.fillna("").astype(str)
+        return np.where(missing, None, text.to_numpy(dtype=object)).astype(object)
 
     def apply(self, values: pd.Series) -> pd.Series:
         return _normalizers()[self.type](values, **self.options)
@@ -384,7 +409,8 @@ class Rules(Configurable):
         produced = {n.output for n in self.normalize if n.output}
         needed: dict[str, str] = {}
         for k, n in enumerate(self.normalize):
-            needed.setdefault(n.column, f"normalize[{k}].column")
+            for c in n.inputs:
+                needed.setdefault(c, f"normalize[{k}].column")
         for k, b in enumerate(self.blocking):
             for c in b.columns:
                 needed.setdefault(c, f"blocking[{k}]")
