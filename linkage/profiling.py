@@ -418,6 +418,19 @@ def _value_set(values: pd.Series, limit: int = 5_000) -> set[str]:
     return set(present.drop_duplicates().head(limit))
 
 
+_FAMILIES = ({"given_name", "surname", "full_name", "name", "hangul_name"},
+             {"date", "year"}, {"text", "other", "address", "company", "name"})
+
+
+def _family(kind: str) -> str:
+    """Kinds a field may be profiled as on one side and the other (a title is short text on
+    one side and a name on the other)."""
+    for k, family in enumerate(_FAMILIES):
+        if kind in family:
+            return f"family{k}"
+    return kind
+
+
 def pair_columns(left: pd.DataFrame, right: pd.DataFrame,
                  left_profiles: list[ColumnProfile],
                  right_profiles: list[ColumnProfile]) -> list[tuple[str, str, float]]:
@@ -425,16 +438,16 @@ def pair_columns(left: pd.DataFrame, right: pd.DataFrame,
     (left column, right column, overlap), best pairs first, each column in one pair at most.
 
     The overlap is the share of the smaller set of distinct values that the other holds
-    (values lower-cased, white space collapsed), or of the words when few values are shared
-    (titles written a little differently); low-cardinality columns are left out (any two
-    yes/no columns overlap).
+    (values lower-cased, white space collapsed), or the Jaccard overlap of their words (titles
+    written a little differently), at least one half, between columns of one family of kinds;
+    low-cardinality and mostly empty columns are left out (any two yes/no columns overlap).
     """
     lp = {p.column: p for p in left_profiles}
     rp = {p.column: p for p in right_profiles}
     only_l = [c for c in map(str, left.columns) if c not in rp and lp[c].compare
-              and lp[c].values >= 20]
+              and lp[c].values >= 20 and lp[c].filled >= 0.05]
     only_r = [c for c in map(str, right.columns) if c not in lp and rp[c].compare
-              and rp[c].values >= 20]
+              and rp[c].values >= 20 and rp[c].filled >= 0.05]
     scores = []
     sets_r = {c: _value_set(right[c]) for c in only_r}
     words_r = {c: {w for v in s for w in _TOKENS.findall(v)} for c, s in sets_r.items()}
@@ -445,10 +458,14 @@ def pair_columns(left: pd.DataFrame, right: pd.DataFrame,
             sb = sets_r[b]
             if not sa or not sb:
                 continue
+            if _family(lp[a].kind) != _family(rp[b].kind):
+                continue
             values = len(sa & sb) / min(len(sa), len(sb))
-            words = len(wa & words_r[b]) / max(min(len(wa), len(words_r[b])), 1)
-            score = max(values, 0.8 * words)
-            if score >= 0.3:
+            words = len(wa & words_r[b]) / max(len(wa | words_r[b]), 1)
+            score = max(values, words)
+            # Dates of any two kinds (births, deaths, releases) share many values: only a near
+            # copy pairs them.
+            if score >= (0.8 if _family(lp[a].kind) == _family("date") else 0.5):
                 scores.append((score, a, b))
     pairs, used_l, used_r = [], set(), set()
     for score, a, b in sorted(scores, key=lambda t: (-t[0], t[1], t[2])):

@@ -258,8 +258,19 @@ class Rules(Configurable):
         semantic: SemanticStage | None = None,
         url: UrlStage | None = None,
         group_by: str | list[str] | None = None,
+        rename_right: dict[str, str] | None = None,
     ):
         self.id_column = id_column
+        check(rename_right is None or (isinstance(rename_right, dict) and all(
+            isinstance(k, str) and k and isinstance(v, str) and v
+            for k, v in rename_right.items())), self, "rename_right",
+            "must map column names of the right table to the left table's names of the same "
+            "field, e.g. `rename_right: {surname: last_name}`", rename_right)
+        check(rename_right is None or len(set(rename_right.values())) == len(rename_right),
+              self, "rename_right", "must give each left name once", rename_right)
+        # A link of tables that name a field differently: the right table's columns are read
+        # under the left names.
+        self.rename_right = dict(rename_right) if rename_right else None
         columns = [group_by] if isinstance(group_by, str) else list(group_by or [])
         check(group_by is None or (len(columns) > 0 and all(
             isinstance(c, str) and c.strip() for c in columns)), self, "group_by",

@@ -33,7 +33,7 @@ def profile_column(column: str, values: pd.Series) -> ColumnProfile:
 _NAMES = ("given_name", "surname", "full_name", "name")
 _NORMALIZER = {"email": "email", "phone": "phone", "date": "date", "postcode": "postcode",
                "hangul_name": "name", "given_name": "name", "surname": "name",
-               "full_name": "name", "name": "name", "company": "company", "address": "text",
+               "full_name": "name", "name": "text", "company": "company", "address": "text",
                "text": "text", "other": "text", "category": "text", "id": "text"}
 
 
@@ -45,7 +45,7 @@ def _comparison(p: ColumnProfile) -> dict | None:
         return {"type": "exact", "column": c}
     if p.kind == "other" and p.code:  # integer codes: a typo is an edit, not a nearby amount
         return {"type": "levenshtein", "column": c, "thresholds": [0.8]}
-    if p.kind in _NAMES:
+    if p.kind in ("given_name", "surname", "full_name"):
         return {"type": "jaro_winkler", "column": c, "thresholds": [0.92, 0.8]}
     return {
         "hangul_name": {"type": "jaro_winkler", "column": c, "thresholds": [0.92, 0.85]},
@@ -58,11 +58,15 @@ def _comparison(p: ColumnProfile) -> dict | None:
         "address": {"type": "token_sort", "column": c, "thresholds": [0.9, 0.7]},
         "text": {"type": "token_sort", "column": c, "thresholds": [0.9, 0.7]},
         "other": {"type": "jaro_winkler", "column": c, "thresholds": [0.9]},
+        # short words whose part of a person's name (if any) the values leave open: a name,
+        # a place or a trade
+        "name": {"type": "jaro_winkler", "column": c, "thresholds": [0.9]},
         "numeric": {"type": "numeric", "column": c, "rel_tolerance": [0.05]},
     }.get(p.kind)
 
 
-_LEGACY_KIND = {"given_name": "name", "surname": "name", "full_name": "name", "id": "category"}
+_LEGACY_KIND = {"given_name": "name", "surname": "name", "full_name": "name", "name": "other",
+                "id": "category"}
 
 
 def _key_view(profiles: list[ColumnProfile]) -> list[ColumnProfile]:
@@ -197,8 +201,17 @@ def _id_column(frames: list[pd.DataFrame], profiles: list[ColumnProfile]) -> str
     def unique(c: str) -> bool:
         return all(c in f.columns and f[c].notna().all() and f[c].is_unique for f in frames)
 
+    def shared(c: str) -> float:
+        """In a link, the share of one table's values the other holds: the same person's
+        number in both tables is evidence, the record ids of two sources differ."""
+        if len(frames) < 2:
+            return 0.0
+        a, b = (set(pd.Series(f[c]).astype(str)) for f in frames)
+        return len(a & b) / max(min(len(a), len(b)), 1)
+
     candidates = [p for p in profiles if p.kind in ("id", "row_number") and unique(p.column)]
-    candidates.sort(key=lambda p: (p.kind != "id", not _hint(p.column, "id", "key")))
+    candidates.sort(key=lambda p: (round(shared(p.column), 1), p.kind != "id",
+                                   not _hint(p.column, "id", "key")))
     return candidates[0].column if candidates else None
 
 
