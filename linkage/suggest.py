@@ -18,7 +18,6 @@ from linkage import profiling as _profiling
 from linkage.blocking import BlockingInput, KeyBlocker
 from linkage.errors import RulesError
 from linkage.io import as_text
-from linkage.normalize import NORMALIZERS
 from linkage.profiling import ColumnProfile, pair_columns, profile_table
 
 _SAMPLE = 20_000
@@ -362,8 +361,10 @@ def _looks_korean(values: pd.Series) -> bool:
 
 def _normalized(frame: pd.DataFrame, normalize: list[dict]) -> dict[str, np.ndarray]:
     work = {str(column): as_text(frame[column]) for column in frame.columns}
-    for step in normalize:
-        options = {k: v for k, v in step.items() if k not in ("column", "type")}
-        series = pd.Series(work[step["column"]], name=step["column"], dtype=object)
-        work[step["column"]] = NORMALIZERS[step["type"]](series, **options).to_numpy(dtype=object)
+    from linkage.settings import Normalize
+
+    for spec in normalize:
+        step = Normalize(**spec)
+        series = pd.Series(step.joined(work), name=step.column, dtype=object)
+        work[step.target] = step.apply(series).to_numpy(dtype=object)
     return work
