@@ -135,6 +135,12 @@ def _edit_one_neighbours(values: list[str]) -> float:
 
 def profile_column(column: str, values: pd.Series) -> ColumnProfile:
     """A column's role from a sample of its values (its name breaks ties only)."""
+    profile = _by_values(column, values)
+    _tie(profile, values)
+    return profile
+
+
+def _by_values(column: str, values: pd.Series) -> ColumnProfile:
     present = _present(values)
     filled = len(present) / max(len(values), 1)
     if len(present) == 0:
@@ -375,26 +381,26 @@ _NAME_TIES = {  # only among roles the values leave open
 }
 
 
-def _ties(frame: pd.DataFrame, profiles: list[ColumnProfile]) -> None:
+def _tie(p: ColumnProfile, values: pd.Series) -> None:
     """Names break ties: short text, or codes, whose values fit the role the name gives."""
-    for p in profiles:
-        if not p.compare or p.code or p.kind not in ("other", "name", "text", "category"):
+    if not p.compare or p.code or p.kind not in ("other", "name", "text", "category"):
+        return
+    for kind, words in _NAME_TIES.items():
+        if not _hint(p.column, *words):
             continue
-        for kind, words in _NAME_TIES.items():
-            if not _hint(p.column, *words):
-                continue
-            sample = _present(frame[p.column]).head(2000)
-            if kind == "hangul_name" and p.kind in ("name", "other") and \
-                    _share(sample.map(has_hangul)) > 0.5:
-                p.kind, p.why = kind, p.why + "; Hangul values, and its column name says name"
-            elif kind in ("address", "company") and p.kind in ("other", "name", "text"):
-                p.kind, p.why = kind, p.why + f"; its column name says {kind}"
-            elif kind == "postcode" and p.kind == "other":
-                p.kind, p.why = kind, p.why + "; its column name says postcode"
-            else:
-                continue
-            p.identifying = p.kind in IDENTIFYING
-            break
+        sample = _present(values).head(2000)
+        if kind == "hangul_name" and p.kind in ("name", "other", "category") and \
+                _share(sample.map(has_hangul)) > 0.5:
+            p.kind, p.why = kind, p.why + "; Hangul values, and its column name says name"
+        elif kind in ("address", "company") and p.kind in ("other", "name", "text"):
+            p.kind, p.why = kind, p.why + f"; its column name says {kind}"
+        elif kind == "postcode" and p.kind in ("other", "category") and _share(
+                sample.str.upper().str.fullmatch(_POSTCODE)) > 0.9:
+            p.kind, p.why = kind, p.why + "; its column name says postcode"
+        else:
+            continue
+        p.identifying = p.kind in IDENTIFYING
+        return
 
 
 def profile_table(frame: pd.DataFrame) -> list[ColumnProfile]:
@@ -405,7 +411,6 @@ def profile_table(frame: pd.DataFrame) -> list[ColumnProfile]:
         if n else np.zeros(0, dtype=np.int64)
     _date_parts(frame, profiles, rows)
     _name_parts(frame, profiles, rows)
-    _ties(frame, profiles)
     for p in profiles:
         p.identifying = p.kind in IDENTIFYING and p.compare
     return profiles

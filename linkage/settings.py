@@ -103,6 +103,10 @@ class Normalize(Configurable):
                     name,
                     "Normalize",
                 )
+        for name in getattr(function, "input_options", ()):
+            check(isinstance(self.options.get(name), str) and self.options[name] != "", self,
+                  name, f"must name the input column that holds the {name} (the `{type}` "
+                  "step joins several columns)", self.options.get(name))
         try:  # a dry run on no data checks option values (an unknown `order`, say)
             function(pd.Series([], dtype=object, name=column), **self.options)
         except (ValueError, TypeError) as err:

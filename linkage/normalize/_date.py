@@ -218,11 +218,16 @@ def normalize_date_parts(
     """
     check_series(values, "date_parts")
     check_choice("date_parts", "on_error", on_error, ON_ERROR)
-    if not isinstance(month, str) or not month or not isinstance(day, str) or not day:
-        raise OptionValueError("date_parts needs `month` and `day`: the columns that hold them")
+    for option, value in (("month", month), ("day", day)):
+        if value is not None and (not isinstance(value, str) or not value):
+            raise OptionValueError(f"date_parts: `{option}` must name the column that holds it")
+
+    if month is None and day is None:  # no parts named: the column holds whole dates
+        return normalize_date(values, order="YMD", on_error=on_error, min_year=min_year,
+                              max_year=max_year)
 
     def one(value) -> str | None:
-        if value is None or value != value:
+        if value is None or pd.isna(value):
             return None
         parts = [integral_text(p.strip()) for p in str(value).split(PARTS_SEPARATOR)]
         if len(parts) != 3 or not all(p.isdigit() for p in parts):
@@ -238,7 +243,7 @@ def normalize_date_parts(
     text = values.to_numpy(dtype=object)
     out = pd.Series([one(v) for v in text], index=values.index, name=values.name, dtype=object)
     if on_error == "raise":
-        present = pd.Series([v is not None and v == v and PARTS_SEPARATOR * 2 in str(v)
+        present = pd.Series([v is not None and not pd.isna(v) and PARTS_SEPARATOR * 2 in str(v)
                              and all(p.strip() for p in str(v).split(PARTS_SEPARATOR))
                              for v in text], index=values.index)
         raise_unreadable(values, present & out.isna(), "a date",
