@@ -77,7 +77,9 @@ def _key_view(profiles: list[ColumnProfile]) -> list[ColumnProfile]:
             continue
         q = ColumnProfile(**{**p.__dict__, "kind": _LEGACY_KIND.get(p.kind, p.kind)})
         out.append(q)
-    return out
+    # The most selective columns of a kind first: where only the first few of a kind give
+    # keys, they are the ones.
+    return sorted(out, key=lambda q: -q.distinct)
 
 
 def _candidate_keys(profiles: list[ColumnProfile]) -> list[list[str]]:
@@ -268,6 +270,9 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
     part_steps, part_dates = _dates_from_parts(usable, set(map(str, frame.columns)))
     parts = {c for d in part_dates for c in d.parts}
     usable = [p for p in usable if p.column not in parts] + part_dates
+    # In an order set by the values, not by the columns' places: a table with its columns
+    # shuffled gets the same rules.
+    usable.sort(key=lambda p: (KINDS.index(p.kind), -p.distinct, -p.filled, p.column))
 
     normalize = list(part_steps)
     for p in usable:
