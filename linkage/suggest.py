@@ -266,7 +266,10 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
     for p in profiles:
         if p.column == id_column and p.compare:
             p.exclude("the id column")
-    usable = [p for p in profiles if p.compare and p.filled > 0.05]
+    for p in profiles:
+        if p.compare and p.filled <= 0.05:
+            p.exclude("mostly empty")
+    usable = [p for p in profiles if p.compare]
     part_steps, part_dates = _dates_from_parts(usable, set(map(str, frame.columns)))
     parts = {c for d in part_dates for c in d.parts}
     usable = [p for p in usable if p.column not in parts] + part_dates

@@ -46,6 +46,8 @@ def test_split_date_parts_are_one_date():
     compared = {c["column"]: c["type"] for c in rules["comparisons"]}
     assert compared.get("date_from_parts") == "date"
     assert not {"year", "month", "day"} & set(compared)
+    text = lk.Rules.from_dict(rules).to_yaml()
+    assert lk.Rules.from_dict(yaml.safe_load(text)).to_dict() == lk.Rules.from_dict(rules).to_dict()
     result = lk.dedupe(frame, lk.Rules.from_dict(rules), progress=False)
     assert result.summary_data["stages"]["normalize"]["date_from_parts"]["missing"] == 0
     cluster = result.clusters.set_index("row")["cluster_id"]
@@ -160,3 +162,14 @@ def test_imdb_tmdb_links_with_suggested_rules(tmp_path, datasets):
     done = run_cli("link", folder / "imdb.csv", folder / "tmdb.csv", "--sep", "|",
                    "--out", tmp_path / "out")
     assert done.returncode == 0, done.stderr
+
+
+def test_a_date_parts_step_without_its_columns_is_bad_input(tmp_path):
+    frame = _people(50)
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "rules.yaml").write_text(
+        "normalize:\n- {column: year, type: date_parts, day: day, output: born}\n"
+        "blocking:\n- {keys: [[surname]]}\ncomparisons:\n- {type: date, column: born}\n")
+    done = run_cli("dedupe", tmp_path / "in.csv", "--rules", tmp_path / "rules.yaml",
+                   "--out", tmp_path / "out")
+    assert done.returncode == 2 and "month" in done.stderr, done.stderr
