@@ -211,7 +211,7 @@ def _by_values(column: str, values: pd.Series, scale: float) -> ColumnProfile:
         if labels is not None:
             return labels
     upper = sample.str.upper()
-    if _share(upper.str.fullmatch(_POSTCODE)) > 0.9 and distinct < 0.5 and \
+    if _share(upper.str.fullmatch(_POSTCODE)) > 0.9 and not present.is_unique and \
             _share(sample.str.contains(r"[A-Za-z]")) > 0.5:
         return profile("postcode", "short codes of letters and digits shared by many records")
     if _share(sample.str.contains(r"\d")) > 0.5 and tokens.mean() >= 2:
