@@ -86,6 +86,11 @@ def dedupe(
     chunks start by themselves above 2M records or 10M candidate pairs.
     """
     rules = _rules(rules)
+    if rules.rename_right:
+        from linkage.errors import InputError
+
+        raise InputError(f"{rules.source}: rename_right renames the right table of a link; a "
+                         "dedupe has one table. Remove it, or run `linkage link`.")
     columns = _columns([table], rules, id_column, engine, chunk_rows)
     return _run("dedupe", [_table(table, sep, encoding, columns)], rules, id_column=id_column,
                 progress=progress, model=model, checkpoint=checkpoint, engine=engine,
@@ -110,10 +115,37 @@ def link(
     """Find the records of `left` and `right` that describe the same thing."""
     rules = _rules(rules)
     columns = _columns([left, right], rules, id_column, engine, chunk_rows)
-    tables = [_table(left, sep, encoding, columns), _table(right, sep, encoding, columns)]
+    rename = rules.rename_right or {}
+    back = {v: k for k, v in rename.items()}
+    right_columns = None if columns is None else [back.get(c, c) for c in columns]
+    tables = [_table(left, sep, encoding, columns),
+              _renamed(_table(right, sep, encoding, right_columns), rename)]
     return _run("link", tables, rules, id_column=id_column, progress=progress,
                 model=model, checkpoint=checkpoint, engine=engine, spark_master=spark_master,
                 chunk_rows=chunk_rows)
+
+
+def _renamed(table: Table, rename: dict[str, str]) -> Table:
+    """The right table of a link with its columns under the left names (`rename_right`)."""
+    if not rename:
+        return table
+    from linkage.errors import InputError
+
+    clash = [v for k, v in rename.items() if v in table.columns and k in table.columns]
+    if clash:
+        raise InputError(f"{table.name}: rename_right names the right table's columns "
+                         f"{', '.join(clash)}, which it already has; rename only columns "
+                         "the left table names differently.")
+    rows = table.rows
+    if rows is not None:
+        def renamed_rows(batch_rows: int, rows=rows):
+            for batch in rows(batch_rows):
+                yield batch.rename(columns=rename)
+    return Table(table.frame.rename(columns=rename), table.name, table.checksum,
+                 table.read_seconds,
+                 all_columns=[rename.get(c, c) for c in table.all_columns]
+                 if table.all_columns else None,
+                 rows=renamed_rows if rows is not None else None)
 
 
 def _run(mode, tables, rules, *, id_column, progress, model, checkpoint, engine, spark_master,

@@ -414,7 +414,7 @@ def _normalized(rules, combined: pd.DataFrame, ids: pd.Series):
     work: dict[str, np.ndarray] = {c: as_text(combined[c]) for c in rules.columns()}
     stats = {}
     for step in rules.normalize:
-        before = work[step.column]
+        before = step.joined(work)
         series = pd.Series(before, index=ids.to_numpy(), name=step.column, dtype=object)
         after = step.apply(series).to_numpy(dtype=object)
         work[step.target] = after
@@ -860,7 +860,7 @@ class _MatchIndex:
         if not _fitted(self.scorer):
             self.scorer = self.scorer.fit(_empty_matrix(rules))
         produced = {s.output for s in rules.normalize if s.output}
-        wanted = [s.column for s in rules.normalize]
+        wanted = [c for s in rules.normalize for c in s.inputs]
         for blocker in rules.blocking:
             wanted += list(blocker.columns)
         wanted += [c.column for c in rules.comparisons]
@@ -894,7 +894,7 @@ class _MatchIndex:
         work = {c: as_text(frame[c]) if len(frame) > SMALL else _as_text_small(frame[c])
                 for c in self.input_columns}
         for step in self.rules.normalize:
-            series = pd.Series(work[step.column], name=step.column, dtype=object)
+            series = pd.Series(step.joined(work), name=step.column, dtype=object)
             work[step.target] = step.apply(series).to_numpy(dtype=object)
         return work
 

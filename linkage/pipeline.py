@@ -716,7 +716,9 @@ def normalize_columns(rules: Rules, records: pd.DataFrame, ids: pd.Series, *,
                 for start in range(0, len(records), chunk_rows))
     stats = {}
     for step in rules.normalize:
-        work[step.target], counts = normalize_encoded(step, work[step.column], ids,
+        source = work[step.column] if len(step.inputs) == 1 else encode_series(pd.Series(
+            step.joined({c: work[c].values() for c in step.inputs}), dtype=object))
+        work[step.target], counts = normalize_encoded(step, source, ids,
                                                       chunk_rows=chunk_rows)
         stats[step.target] = {"normalizer": step.type, "from": step.column, **counts}
     return work, stats

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import yaml
 
@@ -102,6 +103,10 @@ class Normalize(Configurable):
                     name,
                     "Normalize",
                 )
+        for name in getattr(function, "input_options", ()):
+            check(isinstance(self.options.get(name), str) and self.options[name] != "", self,
+                  name, f"must name the input column that holds the {name} (the `{type}` "
+                  "step joins several columns)", self.options.get(name))
         try:  # a dry run on no data checks option values (an unknown `order`, say)
             function(pd.Series([], dtype=object, name=column), **self.options)
         except (ValueError, TypeError) as err:
@@ -116,6 +121,30 @@ class Normalize(Configurable):
     @property
     def target(self) -> str:
         return self.output or self.column
+
+    @property
+    def inputs(self) -> list[str]:
+        """The input columns the step reads: `column`, and for a step of several columns
+        (`date_parts`: `month`, `day`) the columns its options name."""
+        extra = getattr(_normalizers()[self.type], "input_options", ())
+        return [self.column, *(self.options[o] for o in extra if self.options.get(o))]
+
+    def joined(self, columns: dict[str, Any]) -> Any:
+        """The values the step normalizes, from the input columns by name (arrays of one
+        length): `column`'s values, or for a step of several columns each record's values
+        joined in one (missing where any is missing)."""
+        if len(self.inputs) == 1:
+            return columns[self.column]
+        from linkage.normalize._date import PARTS_SEPARATOR
+
+        parts = [pd.Series(columns[c], dtype=object) for c in self.inputs]
+        missing = np.zeros(len(parts[0]), dtype=bool)
+        for part in parts:
+            missing |= part.isna().to_numpy()
+        text = parts[0].fillna("").astype(str)
+        for part in parts[1:]:
+            text = text + PARTS_SEPARATOR + part.fillna("").astype(str)
+        return np.where(missing, None, text.to_numpy(dtype=object)).astype(object)
 
     def apply(self, values: pd.Series) -> pd.Series:
         return _normalizers()[self.type](values, **self.options)
@@ -233,8 +262,19 @@ class Rules(Configurable):
         semantic: SemanticStage | None = None,
         url: UrlStage | None = None,
         group_by: str | list[str] | None = None,
+        rename_right: dict[str, str] | None = None,
     ):
         self.id_column = id_column
+        check(rename_right is None or (isinstance(rename_right, dict) and all(
+            isinstance(k, str) and k and isinstance(v, str) and v
+            for k, v in rename_right.items())), self, "rename_right",
+            "must map column names of the right table to the left table's names of the same "
+            "field, e.g. `rename_right: {surname: last_name}`", rename_right)
+        check(rename_right is None or len(set(rename_right.values())) == len(rename_right),
+              self, "rename_right", "must give each left name once", rename_right)
+        # A link of tables that name a field differently: the right table's columns are read
+        # under the left names.
+        self.rename_right = dict(rename_right) if rename_right else None
         columns = [group_by] if isinstance(group_by, str) else list(group_by or [])
         check(group_by is None or (len(columns) > 0 and all(
             isinstance(c, str) and c.strip() for c in columns)), self, "group_by",
@@ -384,7 +424,8 @@ class Rules(Configurable):
         produced = {n.output for n in self.normalize if n.output}
         needed: dict[str, str] = {}
         for k, n in enumerate(self.normalize):
-            needed.setdefault(n.column, f"normalize[{k}].column")
+            for c in n.inputs:
+                needed.setdefault(c, f"normalize[{k}].column")
         for k, b in enumerate(self.blocking):
             for c in b.columns:
                 needed.setdefault(c, f"blocking[{k}]")

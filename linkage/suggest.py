@@ -14,127 +14,72 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from linkage import profiling as _profiling
 from linkage.blocking import BlockingInput, KeyBlocker
 from linkage.errors import RulesError
 from linkage.io import as_text
-from linkage.normalize import NORMALIZERS
-from linkage.normalize.hangul import has_hangul
+from linkage.profiling import ColumnProfile, pair_columns, profile_table
 
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _SAMPLE = 20_000
-
-KINDS = ("id", "email", "phone", "date", "postcode", "hangul_name", "name", "company",
-         "address", "numeric", "category", "text", "other")
-
-
-@dataclass
-class ColumnProfile:
-    """What suggest learned about one column."""
-
-    column: str
-    kind: str
-    filled: float  # share of records with a value
-    distinct: float  # distinct values / filled values
-    why: str
-    values: int = 0  # distinct values seen
-
-
-def _hint(column: str, *words: str) -> bool:
-    name = column.lower()
-    return any(w in name for w in words)
-
-
-def _share(mask: pd.Series) -> float:
-    return float(mask.mean()) if len(mask) else 0.0
+KINDS = _profiling.KINDS
 
 
 def profile_column(column: str, values: pd.Series) -> ColumnProfile:
-    """Guess what a column holds from its name and a sample of its values."""
-    present = values.dropna().astype(str).str.strip()
-    present = present[present != ""]
-    filled = len(present) / max(len(values), 1)
-    if len(present) == 0:
-        return ColumnProfile(column, "other", 0.0, 0.0, "empty")
-    distinct = present.nunique() / len(present)
-    sample = present.sample(min(len(present), _SAMPLE), random_state=0)
-    digits = sample.str.replace(r"[\s\-+().]", "", regex=True)
-
-    def profile(kind: str, why: str) -> ColumnProfile:
-        return ColumnProfile(column, kind, round(filled, 4), round(distinct, 4), why,
-                             int(present.nunique()))
-
-    if _hint(column, "id", "key", "uuid") and distinct > 0.98 and not _hint(column, "idx_"):
-        return profile("id", "named like an id and unique")
-    if _share(sample.str.match(_EMAIL)) > 0.8:
-        return profile("email", "values look like e-mail addresses")
-    if _hint(column, "phone", "tel", "mobile", "cell", "fax") or (
-        _share(digits.str.fullmatch(r"\d{9,13}")) > 0.8 and _share(sample.str.contains(r"[-\s]"))
-        > 0.3
-    ):
-        return profile("phone", "named like a phone, or digits with separators")
-    if _hint(column, "post", "zip"):
-        return profile("postcode", "named like a postcode")
-    from linkage.normalize import parse_dates
-
-    parsed = parse_dates(pd.Series(sample.to_numpy()[:2000], dtype=object), order="DMY")
-    if _share(parsed["valid"]) > 0.8 and (
-        _hint(column, "date", "dob", "birth", "day") or _share(sample.str.contains(r"\D")) > 0.5
-        or _share(sample.str.fullmatch(r"(19|20)\d{6}")) > 0.8
-    ):
-        return profile("date", "values parse as dates")
-    numeric = pd.to_numeric(sample, errors="coerce")
-    # Numbers only when every value is one: the numeric comparison stops on "151.27 gbp".
-    if numeric.notna().mean() > 0.95 and pd.to_numeric(present, errors="coerce").notna().all():
-        if _hint(column, "id", "ssn", "soc", "number", "no") and distinct > 0.3:
-            return profile("category", "a numeric identifier: compared exactly and by edits")
-        if distinct < 0.01 or present.nunique() <= 30:
-            return profile("category", "few distinct numbers")
-        return profile("numeric", "values are numbers")
-    if _share(sample.map(has_hangul)) > 0.5 and _hint(column, "name", "이름", "성명"):
-        return profile("hangul_name", "Hangul values in a name column")
-    tokens = sample.str.split().str.len()
-    if _hint(column, "company", "corp", "employer", "organi", "firm", "business", "회사"):
-        return profile("company", "named like a company")
-    if _hint(column, "address", "street", "addr", "road", "주소"):
-        return profile("address", "named like an address")
-    if _hint(column, "name", "surname", "given", "first", "last", "이름", "성명"):
-        return profile("name", "named like a person name")
-    if present.nunique() <= 50 or distinct < 0.002:
-        return profile("category", f"{present.nunique()} distinct values")
-    if tokens.mean() >= 5:
-        return profile("text", "free text (five or more words on average)")
-    if _share(sample.str.contains(r"\d")) > 0.5 and tokens.mean() >= 2:
-        return profile("address", "words with numbers, like an address")
-    return profile("other", "short text")
+    """A column's role from its values (see `linkage.profiling`)."""
+    return _profiling.profile_column(column, values)
 
 
+_NAMES = ("given_name", "surname", "full_name", "name")
 _NORMALIZER = {"email": "email", "phone": "phone", "date": "date", "postcode": "postcode",
-               "hangul_name": "name", "name": "name", "company": "company", "address": "text",
-               "text": "text", "other": "text", "category": "text"}
-
-
-_FEW_VALUES = 12  # a category with at most this many values is compared exactly
+               "hangul_name": "name", "given_name": "name", "surname": "name",
+               "full_name": "name", "name": "text", "company": "company", "address": "text",
+               "text": "text", "other": "text", "category": "text", "id": "text"}
 
 
 def _comparison(p: ColumnProfile) -> dict | None:
     c = p.column
-    if p.kind == "category" and 0 < p.values <= _FEW_VALUES:
-        # sex, status flags: an edit between two codes is not a near match
+    if p.kind in ("category", "year", "month", "day"):
+        # sex, state, status flags: weak evidence, and an edit between two codes is no near
+        # match
         return {"type": "exact", "column": c}
+    if p.kind == "other" and p.code:  # integer codes: a typo is an edit, not a nearby amount
+        return {"type": "levenshtein", "column": c, "thresholds": [0.8]}
+    if p.kind in ("given_name", "surname", "full_name"):
+        return {"type": "jaro_winkler", "column": c, "thresholds": [0.92, 0.8]}
     return {
-        "name": {"type": "jaro_winkler", "column": c, "thresholds": [0.92, 0.8]},
         "hangul_name": {"type": "jaro_winkler", "column": c, "thresholds": [0.92, 0.85]},
         "date": {"type": "date", "column": c, "within_days": [31]},
         "email": {"type": "levenshtein", "column": c, "thresholds": [0.85]},
         "phone": {"type": "levenshtein", "column": c, "thresholds": [0.85]},
         "postcode": {"type": "levenshtein", "column": c, "thresholds": [0.8]},
+        "id": {"type": "levenshtein", "column": c, "thresholds": [0.8]},
         "company": {"type": "token_sort", "column": c, "thresholds": [0.9]},
         "address": {"type": "token_sort", "column": c, "thresholds": [0.9, 0.7]},
         "text": {"type": "token_sort", "column": c, "thresholds": [0.9, 0.7]},
         "other": {"type": "jaro_winkler", "column": c, "thresholds": [0.9]},
-        "category": {"type": "levenshtein", "column": c, "thresholds": [0.8]},
+        # short words whose part of a person's name (if any) the values leave open: a name,
+        # a place or a trade
+        "name": {"type": "jaro_winkler", "column": c, "thresholds": [0.9]},
         "numeric": {"type": "numeric", "column": c, "rel_tolerance": [0.05]},
     }.get(p.kind)
+
+
+_LEGACY_KIND = {"given_name": "name", "surname": "name", "full_name": "name", "name": "other",
+                "id": "category"}
+
+
+def _key_view(profiles: list[ColumnProfile]) -> list[ColumnProfile]:
+    """The compared profiles in the kinds the blocking-key choice reads (a person-name part is
+    a name; a repeated identifier a near-unique code)."""
+    out = []
+    for p in profiles:
+        if p.kind in ("year", "month", "day", "row_number", "constant") or not p.compare:
+            continue
+        q = ColumnProfile(**{**p.__dict__, "kind": _LEGACY_KIND.get(p.kind, p.kind)})
+        out.append(q)
+    # The most selective columns of a kind first: where only the first few of a kind give
+    # keys, they are the ones.
+    return sorted(out, key=lambda q: -q.distinct)
 
 
 def _candidate_keys(profiles: list[ColumnProfile]) -> list[list[str]]:
@@ -201,8 +146,10 @@ class Suggestion:
             "# Column profiles (kind: why; share filled; share distinct):",
         ]
         for p in self.profiles:
+            notes = (" (identifying)" if p.identifying else "") + \
+                (f"; not compared: {p.skip}" if p.skip else "")
             lines.append(f"#   {p.column}: {p.kind}: {p.why}; {p.filled:.0%} filled, "
-                         f"{p.distinct:.0%} distinct")
+                         f"{p.distinct:.0%} distinct{notes}")
         lines += ["#", f"# Blocking keys tried, with their measured candidate pairs "
                   f"(kept when at most {self.budget_per_key:,}):"]
         for key, count in self.measured:
@@ -216,23 +163,130 @@ class Suggestion:
         return "\n".join(lines) + "\n" + body
 
 
+def _profiles(frames: list[pd.DataFrame]) -> tuple[list[ColumnProfile], dict[str, str]]:
+    """The profiles of the columns the rules may read, and for a link the right table's columns
+    that hold a left column's values under another name (right name: left name).
+
+    A link compares a field only where both tables have it: a column one side lacks is
+    profiled and listed, never read.
+    """
+    if len(frames) == 1:
+        return profile_table(frames[0]), {}
+    left, right = frames
+    lp, rp = profile_table(left), profile_table(right)
+    both = [str(c) for c in left.columns if c in set(map(str, right.columns))]
+    common = profile_table(pd.concat([left[both], right[both]], ignore_index=True)) \
+        if both else []
+    paired = {b: a for a, b, _ in pair_columns(left, right, lp, rp)}
+    profiles = list(common)
+    scores = {(a, b): s for a, b, s in pair_columns(left, right, lp, rp)}
+    for p in lp:
+        if p.column in both:
+            continue
+        match = next((b for b, a in paired.items() if a == p.column), None)
+        if match is not None:
+            p.why += f"; holds the values of the right table's `{match}` " \
+                f"({scores[(p.column, match)]:.0%} overlap)"
+        else:
+            p.exclude("only in the left table")
+        profiles.append(p)
+    for p in rp:
+        if p.column not in both and p.column not in paired:
+            profiles.append(p.exclude("only in the right table"))
+    return profiles, paired
+
+
+def _id_column(frames: list[pd.DataFrame], profiles: list[ColumnProfile]) -> str | None:
+    """A column unique in every table: the record's id (an identifier before a row number;
+    the name breaks a tie)."""
+    def unique(c: str) -> bool:
+        return all(c in f.columns and f[c].notna().all() and f[c].is_unique for f in frames)
+
+    def shared(c: str) -> float:
+        """In a link, the share of one table's values the other holds: the same person's
+        number in both tables is evidence, the record ids of two sources differ."""
+        if len(frames) < 2:
+            return 0.0
+        a, b = (set(pd.Series(f[c]).astype(str)) for f in frames)
+        return len(a & b) / max(min(len(a), len(b)), 1)
+
+    candidates = [p for p in profiles if p.kind in ("id", "row_number") and unique(p.column)]
+    candidates.sort(key=lambda p: (round(shared(p.column), 1), p.kind != "id",
+                                   not _hint(p.column, "id", "key")))
+    return candidates[0].column if candidates else None
+
+
+def _hint(column: str, *words: str) -> bool:
+    name = column.lower()
+    return any(w in name for w in words)
+
+
+def _dates_from_parts(profiles: list[ColumnProfile], columns: set[str]) -> tuple[list, list]:
+    """Normalize steps that join year, month and day columns into one date, and the date
+    profiles standing for them."""
+    steps, dates = [], []
+    for p in profiles:
+        if p.kind != "year" or len(p.parts) != 3 or not p.compare:
+            continue
+        y, m, d = p.parts
+        output, k = "date_from_parts", 2
+        while output in columns:
+            output, k = f"date_from_parts_{k}", k + 1
+        columns.add(output)
+        steps.append({"column": y, "type": "date_parts", "month": m, "day": d,
+                      "output": output})
+        dates.append(ColumnProfile(output, "date", p.filled, p.distinct,
+                                   f"{y}, {m} and {d} together", p.values, parts=[y, m, d]))
+    return steps, dates
+
+
+def _scoring(comparisons: list[dict], profiles: list[ColumnProfile], tf: list[str]) -> dict:
+    """Fellegi-Sunter, with the comparisons of identifying fields named when the scorer takes
+    them (`identifying`: agreeing there is more likely among matches than among random
+    pairs, a constraint on EM)."""
+    import inspect
+
+    from linkage.scoring import FellegiSunter
+
+    scoring = {"type": "fellegi_sunter", "threshold": 6.0, "tf_adjust": tf}
+    if "identifying" in inspect.signature(FellegiSunter.__init__).parameters:
+        kinds = {p.column: p for p in profiles}
+        scoring["identifying"] = [c["column"] for c in comparisons
+                                  if c["column"] in kinds and kinds[c["column"]].identifying]
+    return scoring
+
+
 def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) -> Suggestion:
     """Profile the table(s) and suggest rules, keeping the evidence."""
+    profiles, paired = _profiles(frames)
+    if paired:  # the right table's columns under the left names they pair with
+        frames = [frames[0], frames[1].rename(columns=paired)]
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    profiles = [profile_column(str(c), frame[c]) for c in frame.columns]
-    usable = [p for p in profiles if p.kind != "id" and p.filled > 0.05]
-    ids = [p.column for p in profiles if p.kind == "id"]
-    id_column = ids[0] if ids and all(f[ids[0]].is_unique for f in frames if ids[0] in f) else None
+    id_column = _id_column(frames, profiles)
+    for p in profiles:
+        if p.column == id_column and p.compare:
+            p.exclude("the id column")
+    for p in profiles:
+        if p.compare and p.filled <= 0.05:
+            p.exclude("mostly empty")
+    usable = [p for p in profiles if p.compare]
+    part_steps, part_dates = _dates_from_parts(usable, set(map(str, frame.columns)))
+    parts = {c for d in part_dates for c in d.parts}
+    usable = [p for p in usable if p.column not in parts] + part_dates
+    # In an order set by the values, not by the columns' places: a table with its columns
+    # shuffled gets the same rules.
+    usable.sort(key=lambda p: (KINDS.index(p.kind), -p.distinct, -p.filled, p.column))
 
-    normalize = []
+    normalize = list(part_steps)
     for p in usable:
-        if p.kind not in _NORMALIZER:
+        if p.kind not in _NORMALIZER or p.parts:
             continue
         step = {"column": p.column, "type": _NORMALIZER[p.kind]}
         if p.kind == "date":
             step.update({"order": "DMY", "on_error": "null"})
         if p.kind == "phone":
-            step["country"] = "KR" if _looks_korean(frame[p.column]) else None
+            step["country"] = "KR" if p.region == "KR" or _looks_korean(frame[p.column]) \
+                else None
         normalize.append(step)
 
     work = _normalized(frame, normalize)
@@ -243,7 +297,7 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
     # non-matches it lets through do not swamp the matches. Small tables keep a floor.
     per_key_budget = min(max_pairs // 10, max(250_000, 40 * len(frame)))
     measured = []
-    for key in _candidate_keys(usable):
+    for key in _candidate_keys(_key_view(usable)):
         try:
             blocker = KeyBlocker([key])
         except RulesError:  # a key the profile made invalid; skip it
@@ -256,24 +310,26 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
     # Agreeing on a common value (Smith, 김, London) is weaker evidence than on a rare one.
     tf = [c["column"] for c in comparisons
           if next(p for p in usable if p.column == c["column"]).kind
-          in ("name", "hangul_name", "other")]
+          in (*_NAMES, "hangul_name", "other")]
     rules = {
         "id_column": id_column,
         "normalize": normalize,
         "blocking": [{"name": "suggested", "keys": keys}] if keys else [],
         "comparisons": comparisons,
-        "scoring": {"type": "fellegi_sunter", "threshold": 6.0, "tf_adjust": tf},
+        "scoring": _scoring(comparisons, usable, tf),
         "max_pairs": max_pairs,
     }
     # Tables of text (products, citations): word-based rules (linkage/suggest_text.py).
     from linkage.suggest_text import text_rules
 
     rules = text_rules(frames, profiles, rules) or rules
+    if paired:
+        rules["rename_right"] = dict(paired)
     return Suggestion(rules, profiles, measured, per_key_budget)
 
 
 _TOKENS = re.compile(r"[^\W_]+")
-_WORDY = ("name", "text", "other", "address", "company")
+_WORDY = (*_NAMES, "text", "other", "address", "company")
 
 
 def _derived_columns(work: dict[str, np.ndarray], profiles: list[ColumnProfile]) -> set[str]:
@@ -312,13 +368,15 @@ def _derived_columns(work: dict[str, np.ndarray], profiles: list[ColumnProfile])
 
 def _looks_korean(values: pd.Series) -> bool:
     text = values.dropna().astype(str).head(2000)
-    return bool(len(text)) and _share(text.str.contains(r"^(?:\+?82|0)1[016789]")) > 0.2
+    return bool(len(text)) and float(text.str.contains(r"^(?:\+?82|0)1[016789]").mean()) > 0.2
 
 
 def _normalized(frame: pd.DataFrame, normalize: list[dict]) -> dict[str, np.ndarray]:
     work = {str(column): as_text(frame[column]) for column in frame.columns}
-    for step in normalize:
-        options = {k: v for k, v in step.items() if k not in ("column", "type")}
-        series = pd.Series(work[step["column"]], name=step["column"], dtype=object)
-        work[step["column"]] = NORMALIZERS[step["type"]](series, **options).to_numpy(dtype=object)
+    from linkage.settings import Normalize
+
+    for spec in normalize:
+        step = Normalize(**spec)
+        series = pd.Series(step.joined(work), name=step.column, dtype=object)
+        work[step.target] = step.apply(series).to_numpy(dtype=object)
     return work

@@ -427,7 +427,7 @@ def test_postcode_digits_only():
 
 def test_registry_and_version():
     assert set(NORMALIZERS) == {"text", "name", "phone", "email", "date", "company", "postcode",
-                                "url"}
+                                "url", "date_parts"}
     assert NORMALIZERS["date"] is normalize_date
     assert NORMALIZATION_VERSION == "1"
 

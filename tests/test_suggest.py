@@ -84,4 +84,6 @@ def test_trained_model_reused_with_identical_scores(tmp_path, datasets):
 def test_a_mostly_numeric_column_with_units_is_not_compared_as_numbers():
     values = pd.Series([str(v) for v in range(100)] + ["151.27 gbp"])
     assert profile_column("price", values).kind != "numeric"
-    assert profile_column("price", pd.Series([str(v) for v in range(100)])).kind == "numeric"
+    assert profile_column("price", pd.Series([f"{v}.5" for v in range(100)])).kind == "numeric"
+    # 0, 1, ..., 99 is a row number (issue 14), not an amount
+    assert profile_column("price", pd.Series([str(v) for v in range(100)])).kind == "row_number"

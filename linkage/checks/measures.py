@@ -168,7 +168,7 @@ def normalized_values(frame: pd.DataFrame, columns: Sequence[str], steps: Sequen
     out = {}
     for column in columns:
         values = pd.Series(as_text(frame[column]), dtype=object, name=column)
-        own = [step for step in steps if step.column == column]
+        own = [step for step in steps if step.column == column and len(step.inputs) == 1]
         for step in own:
             values = step.apply(values)
         if not own:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from ._company import normalize_company
-from ._date import normalize_date, parse_dates
+from ._date import normalize_date, normalize_date_parts, parse_dates
 from ._email import normalize_email
 from ._name import normalize_name
 from ._phone import normalize_phone
@@ -31,6 +31,7 @@ NORMALIZERS: dict[str, Callable[..., pd.Series]] = {
     "phone": normalize_phone,
     "email": normalize_email,
     "date": normalize_date,
+    "date_parts": normalize_date_parts,
     "company": normalize_company,
     "postcode": normalize_postcode,
     "url": normalize_url,
@@ -41,6 +42,7 @@ __all__ = [
     "NORMALIZERS",
     "normalize_company",
     "normalize_date",
+    "normalize_date_parts",
     "normalize_email",
     "normalize_name",
     "normalize_phone",

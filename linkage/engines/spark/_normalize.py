@@ -23,7 +23,7 @@ def work_columns(rules: Rules) -> tuple[dict[str, str], list[str]]:
     read = set(rules.columns())
     needed: list[str] = []
     for step in rules.normalize:
-        needed += [step.column, step.target]
+        needed += [*step.inputs, step.target]
     for blocker in rules.blocking:
         needed += list(blocker.columns)
     needed += [c.column for c in rules.comparisons]
@@ -52,7 +52,7 @@ def _normalize_batches(steps: list, names: dict[str, str], raw: list[str]):
             work = {c: text(batch[names[c]]) for c in raw}
             flags = {}
             for j, step in enumerate(steps):
-                before = work[step.column]
+                before = step.joined(work)
                 series = pd.Series(before, name=step.column, dtype=object)
                 after = step.apply(series).to_numpy(dtype=object)
                 work[step.target] = after
@@ -78,7 +78,7 @@ def _normalize_locally(rules: Rules, combined: pd.DataFrame, ids: pd.Series) -> 
     the one the local engine raises (its counts and examples are over the whole table)."""
     work = {c: as_text(combined[c]) for c in rules.columns()}
     for step in rules.normalize:
-        series = pd.Series(work[step.column], index=ids.to_numpy(), name=step.column,
+        series = pd.Series(step.joined(work), index=ids.to_numpy(), name=step.column,
                            dtype=object)
         work[step.target] = step.apply(series).to_numpy(dtype=object)
 

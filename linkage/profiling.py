@@ -1,0 +1,506 @@
+"""What each column of an unseen table holds, decided from its values.
+
+A column's role (person name, date, birth-date part, e-mail, phone, postcode, identifier,
+category, amount, row number, constant ...) is read from a sample of its values; its name only
+breaks ties between roles the values leave open (a single-word name column: given name or
+surname?). Renamed columns (`c1`, `c2`, ...) in any order therefore get the roles they get under
+their own names wherever the values decide.
+
+`profile_table` profiles every column and then looks across columns: year, month and day parts
+that form valid dates together, and the parts of a person's name that a full-name column
+holds. `pair_columns` pairs the columns of two tables to link that hold the same values under
+different names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from linkage.normalize.hangul import has_hangul
+
+_SAMPLE = 20_000
+_ROWS = 50_000  # rows profiled at most
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+KINDS = ("given_name", "surname", "full_name", "name", "hangul_name", "date", "year", "month",
+         "day", "email", "phone", "postcode", "address", "company", "id", "text", "category",
+         "numeric", "row_number", "constant", "other")
+PERSON_NAMES = ("given_name", "surname", "full_name", "name", "hangul_name")
+# Agreeing on these is far more likely for the same person than for two people drawn at random.
+IDENTIFYING = (*PERSON_NAMES, "date", "email", "phone", "id")
+
+
+@dataclass
+class ColumnProfile:
+    """What profiling learned about one column.
+
+    `kind` is one of `KINDS`; `compare` is False for columns that are no evidence of a match
+    (row numbers, constants, existing group labels, the id column) and `skip` says why;
+    `identifying` marks fields whose agreement identifies a person or thing (names, dates,
+    e-mail, phone, ids).
+    """
+
+    column: str
+    kind: str
+    filled: float  # share of records with a value
+    distinct: float  # distinct values / filled values
+    why: str
+    values: int = 0  # distinct values seen
+    identifying: bool = False
+    compare: bool = True
+    skip: str = ""
+    region: str | None = None  # phones: the region their national numbers parse in
+    unique: bool = False  # every filled value differs
+    code: bool = False  # digits that are a code (compared by edits), not an amount
+    parts: list[str] = field(default_factory=list)  # a derived date: its year, month, day
+
+    def __post_init__(self) -> None:
+        self.identifying = self.kind in IDENTIFYING and self.compare
+
+    def exclude(self, why: str) -> ColumnProfile:
+        self.compare, self.skip, self.identifying = False, why, False
+        return self
+
+
+def _hint(column: str, *words: str) -> bool:
+    name = column.lower()
+    return any(w in name for w in words)
+
+
+def _share(mask) -> float:
+    mask = np.asarray(mask, dtype=bool)
+    return float(mask.mean()) if len(mask) else 0.0
+
+
+def _present(values: pd.Series) -> pd.Series:
+    from linkage.io import as_text
+
+    text = pd.Series(as_text(values), dtype=object).dropna().astype(str).str.strip()
+    return text[text != ""].reset_index(drop=True)
+
+
+_INTEGER = re.compile(r"^[+-]?\d+$")
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_PHONE_CHARS = re.compile(r"^\+?[\d\s\-().]+$")
+_POSTCODE = re.compile(r"^(?=.*\d)[A-Z0-9]{2,5}[ -]?[A-Z0-9]{0,4}$")
+_NAME_CHARS = re.compile(r"^[^\W\d_]+(?:[\s'.\-,&]+[^\W\d_]+)*\.?$")
+# Legal forms of companies in many languages: a value ending in one is a company's name.
+_LEGAL_FORM = re.compile(
+    r"(?:^|[\s,.(])(?:inc|ltd|llc|llp|plc|corp|corporation|company|co|gmbh|ag|sa|sarl|bv|nv|"
+    r"srl|spa|oy|ab|as|kk|pty|limited|incorporated)\.?\)?$|주식회사|\(주\)|㈜|유한회사",
+    re.IGNORECASE)
+
+
+def _phone_region(sample: pd.Series) -> tuple[float, str | None]:
+    """The share of values that are valid phone numbers in the region where most are, and it."""
+    try:
+        import phonenumbers
+    except ImportError:  # the digits test alone then decides
+        return 1.0, None
+    values = list(sample.head(40))
+    best, region = 0.0, None
+    regions = [None, *sorted(phonenumbers.SUPPORTED_REGIONS)]
+    for r in regions:
+        valid = 0
+        for v in values:
+            if r is None and not v.startswith("+"):
+                continue
+            with contextlib.suppress(phonenumbers.NumberParseException):
+                valid += phonenumbers.is_valid_number(phonenumbers.parse(v, r))
+        share = valid / max(len(values), 1)
+        if share > best + 1e-9:
+            best, region = share, r
+        if best >= 0.95:
+            break
+    return best, region
+
+
+def _edit_one_neighbours(values: list[str]) -> float:
+    """Share of the distinct values that have another one a single substitution away: typos
+    in a hand-typed code give many; labels a machine assigned give about none."""
+    seen: dict[tuple[int, str], int] = {}
+    hits = np.zeros(len(values), dtype=bool)
+    for k, v in enumerate(values):
+        for i in range(len(v)):
+            key = (i, v[:i] + v[i + 1:])
+            j = seen.setdefault(key, k)
+            if j != k:
+                hits[j] = hits[k] = True
+    return float(hits.mean()) if len(values) else 0.0
+
+
+def profile_column(column: str, values: pd.Series, *, scale: float = 1.0) -> ColumnProfile:
+    """A column's role from a sample of its values (its name breaks ties only). `scale`: how
+    many records of the table each of `values` stands for, when they are a sample of rows."""
+    profile = _by_values(column, values, scale)
+    _tie(profile, values)
+    return profile
+
+
+def _by_values(column: str, values: pd.Series, scale: float) -> ColumnProfile:
+    present = _present(values)
+    filled = len(present) / max(len(values), 1)
+    if len(present) == 0:
+        return ColumnProfile(column, "other", 0.0, 0.0, "empty").exclude("empty")
+    counts = present.value_counts()
+    nunique = len(counts)
+    distinct = nunique / len(present)
+
+    def profile(kind: str, why: str, **extra) -> ColumnProfile:
+        return ColumnProfile(column, kind, round(filled, 4), round(distinct, 4), why,
+                             int(nunique), unique=nunique == len(present), **extra)
+
+    if nunique == 1 or counts.iloc[0] >= 0.99 * len(present):
+        top = str(counts.index[0])[:20]
+        return profile("constant", f"one value ({top!r}) in {counts.iloc[0] / len(present):.0%} "
+                       "of filled records").exclude("(nearly) constant: no evidence")
+    sample = present.sample(min(len(present), _SAMPLE), random_state=0).reset_index(drop=True)
+
+    if _share(sample.str.match(_EMAIL)) > 0.8:
+        return profile("email", "values look like e-mail addresses")
+
+    from linkage.normalize import parse_dates
+
+    head = pd.Series(sample.to_numpy()[:2000], dtype=object)
+    eight = _share(head.str.fullmatch(r"(1[5-9]|20)\d{6}"))
+    if _share(head.str.contains(r"\D")) > 0.5 or eight > 0.8:
+        parsed = parse_dates(head, order="DMY")
+        if _share(parsed["valid"]) > 0.8:
+            return profile("date", "values parse as dates")
+
+    digits = sample.str.replace(r"\D", "", regex=True)
+    integer = _share(sample.str.fullmatch(_INTEGER)) > 0.99 and \
+        present.str.fullmatch(_INTEGER).mean() > 0.99
+    # Phones: 7 to 15 digits written with separators, a + or a trunk 0, valid in some region.
+    phoney = sample.str.fullmatch(_PHONE_CHARS) & digits.str.len().between(7, 15)
+    if _share(phoney) > 0.8 and (
+        _share(sample.str.contains(r"[\s\-().+]")) > 0.3 or _share(sample.str.startswith("0"))
+        > 0.5
+    ):
+        valid, region = _phone_region(sample[phoney])
+        if valid >= 0.6:
+            where = f" in region {region}" if region else ""
+            return profile("phone", f"valid phone numbers{where} ({valid:.0%} of a sample)",
+                           region=region)
+
+    if integer:
+        return _integer_profile(profile, present, sample, counts, scale)
+    if _share(sample.str.fullmatch(_NUMBER)) > 0.99 and pd.to_numeric(
+            present, errors="coerce").notna().all():
+        return profile("numeric", "numbers with fractions: an amount or a measure")
+
+    tokens = sample.str.split().str.len()
+    hangul = _share(sample.map(has_hangul))
+    if hangul > 0.5:
+        lengths = sample.str.replace(r"\s", "", regex=True).str.len()
+        if tokens.mean() <= 1.3 and lengths.between(2, 5).mean() > 0.9 and nunique > 50:
+            return profile("hangul_name", "short Hangul words of 2 to 5 syllables")
+    if _share(sample.str.contains(_LEGAL_FORM)) > 0.2:
+        return profile("company", "many values end in a legal form (Inc, Ltd, GmbH, 주식회사)")
+    if nunique <= 50 or distinct < 0.002:
+        return profile("category", f"{nunique} distinct values")
+    if tokens.mean() >= 5:
+        return profile("text", "free text (five or more words on average)")
+    if _share(~sample.str.contains(r"\s")) > 0.95 and _share(sample.str.contains(r"\d")) > 0.9:
+        labels = _group_labels(profile, present, counts, "codes of letters and digits")
+        if labels is not None:
+            return labels
+    upper = sample.str.upper()
+    if _share(upper.str.fullmatch(_POSTCODE)) > 0.9 and not present.is_unique and \
+            _share(sample.str.contains(r"[A-Za-z]")) > 0.5:
+        return profile("postcode", "short codes of letters and digits shared by many records")
+    if _share(sample.str.contains(r"\d")) > 0.5 and tokens.mean() >= 2:
+        return profile("address", "words with numbers, like an address")
+    if _share(sample.str.fullmatch(_NAME_CHARS)) > 0.9 and tokens.mean() <= 4 and \
+            sample.str.len().mean() <= 30:
+        return profile("name", "short words, many values: a name")
+    if _share(~sample.str.contains(r"\s")) > 0.95 and _share(sample.str.contains(r"\d")) > 0.5:
+        return _code_profile(profile, present, counts, "codes of letters and digits")
+    return profile("other", "short text")
+
+
+def _group_labels(profile, present: pd.Series, counts: pd.Series,
+                  what: str) -> ColumnProfile | None:
+    """Repeated codes, a few records each, none a typo of another: labels a machine gave."""
+    if len(counts) == len(present) or len(counts) < 50 or len(counts) / len(present) < 0.05 \
+            or counts.iloc[0] > 50:
+        return None
+    typos = _edit_one_neighbours([str(v) for v in counts.index[:5_000]])
+    if typos >= 0.02:
+        return None
+    return profile("id", f"repeated {what} with no typos ({typos:.1%} one edit apart): labels "
+                   "of existing groups").exclude(
+        "group labels: a copy of an earlier answer, not evidence")
+
+
+def _code_profile(profile, present: pd.Series, counts: pd.Series, what: str) -> ColumnProfile:
+    """Identifiers: unique ones identify the record (the id column); repeated ones identify
+    the thing, unless no value is a typo of another (labels a machine gave, such as the
+    cluster ids of an earlier run: comparing them would copy that run's answer)."""
+    if len(counts) == len(present):
+        return profile("id", f"unique {what}").exclude("unique: the id of a record, not "
+                                                       "evidence")
+    distinct = len(counts) / len(present)
+    labels = _group_labels(profile, present, counts, what)
+    if labels is not None:
+        return labels
+    if distinct >= 0.05:
+        typos = _edit_one_neighbours([str(v) for v in counts.index[:5_000]])
+        if distinct >= 0.2:
+            return profile("id", f"{what}, often distinct ({typos:.0%} one edit apart)")
+    return profile("other", what)
+
+
+def _integer_profile(profile, present: pd.Series, sample: pd.Series,
+                     counts: pd.Series, scale: float = 1.0) -> ColumnProfile:
+    numbers = pd.to_numeric(present, errors="coerce").to_numpy(dtype=np.float64)
+    n, nunique = len(numbers), len(counts)
+    lo, hi = float(np.nanmin(numbers)), float(np.nanmax(numbers))
+    span = hi - lo + 1
+    zeros = _share(present.str.match(r"^0\d"))
+    if nunique == n and n >= 20 and span <= 1.1 * n * scale + 10 and zeros == 0:
+        return profile("row_number", f"unique integers {lo:.0f}..{hi:.0f}: a sequence").exclude(
+            "a row number: no evidence")
+    if zeros == 0 and _share((numbers >= 1000) & (numbers <= 2100)) > 0.95 and \
+            _share(present.str.len() == 4) > 0.95 and nunique >= 5:
+        return profile("year", f"four-digit years {lo:.0f}..{hi:.0f}")
+    if lo >= 1 and hi <= 12 and nunique >= 6:
+        return profile("month", "integers 1..12: a month")
+    if lo >= 1 and hi <= 31 and hi >= 28 and nunique >= 20:
+        return profile("day", "integers 1..31: a day of the month")
+    if zeros == 0 and nunique >= 20 and span <= 1.5 * nunique and n / nunique > 1.05:
+        # Dense integers repeated by a few records each, with no bias to small values (street
+        # and house numbers are mostly small): labels of groups.
+        value_counts = counts.copy()
+        value_counts.index = pd.to_numeric(value_counts.index)
+        rank = pd.Series(value_counts.index.to_numpy(dtype=float)).rank().to_numpy()
+        freq = pd.Series(value_counts.to_numpy(dtype=float)).rank().to_numpy()
+        rho = float(np.corrcoef(rank, freq)[0, 1]) if np.std(freq) > 0 else 0.0
+        if rho > -0.3 and counts.iloc[0] <= 50:
+            return profile("id", f"integers {lo:.0f}..{hi:.0f}, a few records each: labels "
+                           "of existing groups").exclude(
+                "group labels: a copy of an earlier answer, not evidence")
+    lengths = present.str.len()
+    if nunique <= 50:
+        return profile("category", f"{nunique} distinct numbers")
+    if len(counts) / n >= 0.5 or (len(counts) / n >= 0.2 and lengths.median() >= 6):
+        return _code_profile(profile, present, counts, "numeric codes")
+    if lengths.value_counts(normalize=True).iloc[0] > 0.9 and 3 <= lengths.median() <= 6:
+        return profile("postcode", "numeric codes of one length shared by many records")
+    return profile("other", "integer codes (compared by edits, not as amounts)", code=True)
+
+
+# -- across columns ------------------------------------------------------------------------
+
+_TOKENS = re.compile(r"[^\W_]+")
+
+
+def _words(values: pd.Series, rows: np.ndarray) -> list[frozenset | None]:
+    from linkage.io import as_text
+
+    text = as_text(values)[rows]
+    return [frozenset(_TOKENS.findall(str(v).lower())) if v is not None and v == v else None
+            for v in text]
+
+
+def _first_last(values: pd.Series, rows: np.ndarray) -> list[tuple[str, str] | None]:
+    from linkage.io import as_text
+
+    out = []
+    for v in as_text(values)[rows]:
+        words = _TOKENS.findall(str(v).lower()) if v is not None and v == v else []
+        out.append((words[0], words[-1]) if len(words) >= 2 else None)
+    return out
+
+
+def _date_parts(frame: pd.DataFrame, profiles: list[ColumnProfile], rows: np.ndarray) -> None:
+    """Year, month and day columns that form valid dates together become one date."""
+    by_kind = {k: [p for p in profiles if p.kind == k] for k in ("year", "month", "day")}
+    if by_kind["year"] and by_kind["month"] and by_kind["day"]:
+        y, m, d = by_kind["year"][0], by_kind["month"][0], by_kind["day"][0]
+        parts = pd.DataFrame({k: pd.to_numeric(_present_at(frame[p.column], rows),
+                                               errors="coerce")
+                              for k, p in zip(("year", "month", "day"), (y, m, d), strict=True)})
+        parts = parts.dropna()
+        valid = pd.to_datetime(parts.astype("int64"), errors="coerce").notna() \
+            if len(parts) else pd.Series([], dtype=bool)
+        if len(parts) >= 20 and valid.mean() > 0.9:
+            for p in (y, m, d):
+                p.why += f"; with {y.column}, {m.column}, {d.column} a date"
+                p.parts = [y.column, m.column, d.column]
+            return
+    for p in by_kind["month"] + by_kind["day"]:  # a lone month or day: a small category
+        p.kind, p.why = "category", p.why + " (no date to complete)"
+        p.identifying = False
+
+
+def _present_at(values: pd.Series, rows: np.ndarray) -> pd.Series:
+    from linkage.io import as_text
+
+    return pd.Series(as_text(values)[rows], dtype=object)
+
+
+_GIVEN_HINTS = ("given", "first", "fore", "christian")
+_SURNAME_HINTS = ("surname", "last", "family", "성")
+_FULL_HINTS = ("full",)
+
+
+def _name_parts(frame: pd.DataFrame, profiles: list[ColumnProfile], rows: np.ndarray) -> None:
+    """Single-word name columns whose words a multi-word name column holds in the same record
+    are the given name (its first word) or the surname (its last word); the holder is the full
+    name. Without such a column, the column name breaks the tie."""
+    names = [p for p in profiles if p.kind == "name"]
+    words = {p.column: _words(frame[p.column], rows) for p in names}
+    size = {c: np.mean([len(w) for w in ws if w]) if any(ws) else 0.0 for c, ws in words.items()}
+    multi = [p for p in names if size[p.column] >= 1.5]
+    single = [p for p in names if size[p.column] < 1.5]
+    for p in single:
+        best = (0.0, None, None)
+        for f in multi:
+            ends = _first_last(frame[f.column], rows)
+            pairs = [(w, e) for w, e in zip(words[p.column], ends, strict=True) if w and e]
+            if len(pairs) < 20:
+                continue
+            first = np.mean([e[0] in w for w, e in pairs])
+            last = np.mean([e[1] in w for w, e in pairs])
+            best = max(best, (first, "given_name", f), (last, "surname", f),
+                       key=lambda t: t[0])
+        share, kind, holder = best
+        if kind and share > 0.5:
+            p.kind, p.why = kind, f"{p.why}; {share:.0%} of records hold it as the " \
+                f"{'first' if kind == 'given_name' else 'last'} word of {holder.column}"
+            if holder.kind == "name":
+                holder.kind, holder.why = "full_name", holder.why + \
+                    "; holds the given name and surname columns' words"
+    for p in names:
+        if p.kind != "name":
+            continue
+        if size[p.column] < 1.5 and _hint(p.column, *_SURNAME_HINTS) and not _hint(
+                p.column, *_GIVEN_HINTS):
+            p.kind, p.why = "surname", p.why + "; its column name says surname"
+        elif size[p.column] < 1.5 and _hint(p.column, *_GIVEN_HINTS):
+            p.kind, p.why = "given_name", p.why + "; its column name says given name"
+        elif size[p.column] >= 1.5 and _hint(p.column, *_FULL_HINTS):
+            p.kind, p.why = "full_name", p.why + "; its column name says full name"
+
+
+_NAME_TIES = {  # only among roles the values leave open
+    "hangul_name": ("name", "이름", "성명"),
+    "address": ("address", "addr", "street", "주소"),
+    "company": ("company", "corp", "employer", "organi", "firm", "회사", "상호"),
+    "phone": ("phone", "tel", "mobile", "cell", "fax", "전화", "휴대"),
+    "date": ("date", "dob", "birth", "생년월일", "일자"),
+    "postcode": ("post", "zip", "우편"),
+}
+
+
+def _tie(p: ColumnProfile, values: pd.Series) -> None:
+    """Names break ties: short text, or codes, whose values fit the role the name gives."""
+    if not p.compare or p.code or p.kind not in ("other", "name", "text", "category"):
+        return
+    for kind, words in _NAME_TIES.items():
+        if not _hint(p.column, *words):
+            continue
+        sample = _present(values).head(2000)
+        if kind == "hangul_name" and p.kind in ("name", "other", "category") and \
+                _share(sample.map(has_hangul)) > 0.5:
+            p.kind, p.why = kind, p.why + "; Hangul values, and its column name says name"
+        elif kind in ("address", "company") and p.kind in ("other", "name", "text"):
+            p.kind, p.why = kind, p.why + f"; its column name says {kind}"
+        elif kind == "postcode" and p.kind in ("other", "category") and _share(
+                sample.str.upper().str.fullmatch(_POSTCODE)) > 0.9:
+            p.kind, p.why = kind, p.why + "; its column name says postcode"
+        else:
+            continue
+        p.identifying = p.kind in IDENTIFYING
+        return
+
+
+def profile_table(frame: pd.DataFrame) -> list[ColumnProfile]:
+    """Every column's profile, then the roles only several columns show together."""
+    n = len(frame)
+    if n > _ROWS:  # a sample of rows tells the roles as well, in a fraction of the time
+        frame = frame.take(np.sort(np.random.default_rng(0).choice(n, _ROWS, replace=False)))
+        frame = frame.reset_index(drop=True)
+    profiles = [profile_column(str(c), frame[c], scale=n / len(frame)) for c in frame.columns]
+    for p in profiles:  # a share of unique values in a sample says nothing of the whole
+        p.unique = p.unique and len(frame) == n
+    n = len(frame)
+    rows = np.sort(np.random.default_rng(0).choice(n, min(n, 5_000), replace=False)) \
+        if n else np.zeros(0, dtype=np.int64)
+    _date_parts(frame, profiles, rows)
+    _name_parts(frame, profiles, rows)
+    for p in profiles:
+        p.identifying = p.kind in IDENTIFYING and p.compare
+    return profiles
+
+
+# -- two tables ------------------------------------------------------------------------------
+
+def _value_set(values: pd.Series, limit: int = 5_000) -> set[str]:
+    present = _present(values).str.lower().str.replace(r"\s+", " ", regex=True)
+    return set(present.drop_duplicates().head(limit))
+
+
+_FAMILIES = ({"given_name", "surname", "full_name", "name", "hangul_name"},
+             {"date", "year"}, {"text", "other", "address", "company", "name"})
+
+
+def _family(kind: str) -> str:
+    """Kinds a field may be profiled as on one side and the other (a title is short text on
+    one side and a name on the other)."""
+    for k, family in enumerate(_FAMILIES):
+        if kind in family:
+            return f"family{k}"
+    return kind
+
+
+def pair_columns(left: pd.DataFrame, right: pd.DataFrame,
+                 left_profiles: list[ColumnProfile],
+                 right_profiles: list[ColumnProfile]) -> list[tuple[str, str, float]]:
+    """Columns of `right` that hold the values of a differently named column of `left`:
+    (left column, right column, overlap), best pairs first, each column in one pair at most.
+
+    The overlap is the share of the smaller set of distinct values that the other holds
+    (values lower-cased, white space collapsed), or the Jaccard overlap of their words (titles
+    written a little differently), at least one half, between columns of one family of kinds;
+    low-cardinality and mostly empty columns are left out (any two yes/no columns overlap).
+    """
+    lp = {p.column: p for p in left_profiles}
+    rp = {p.column: p for p in right_profiles}
+    only_l = [c for c in map(str, left.columns) if c not in rp and lp[c].compare
+              and lp[c].values >= 20 and lp[c].filled >= 0.05]
+    only_r = [c for c in map(str, right.columns) if c not in lp and rp[c].compare
+              and rp[c].values >= 20 and rp[c].filled >= 0.05]
+    scores = []
+    sets_r = {c: _value_set(right[c]) for c in only_r}
+    words_r = {c: {w for v in s for w in _TOKENS.findall(v)} for c, s in sets_r.items()}
+    for a in only_l:
+        sa = _value_set(left[a])
+        wa = {w for v in sa for w in _TOKENS.findall(v)}
+        for b in only_r:
+            sb = sets_r[b]
+            if not sa or not sb:
+                continue
+            if _family(lp[a].kind) != _family(rp[b].kind):
+                continue
+            values = len(sa & sb) / min(len(sa), len(sb))
+            words = len(wa & words_r[b]) / max(len(wa | words_r[b]), 1)
+            score = max(values, words)
+            # Dates of any two kinds (births, deaths, releases) share many values: only a near
+            # copy pairs them.
+            if score >= (0.8 if _family(lp[a].kind) == _family("date") else 0.5):
+                scores.append((score, a, b))
+    pairs, used_l, used_r = [], set(), set()
+    for score, a, b in sorted(scores, key=lambda t: (-t[0], t[1], t[2])):
+        if a in used_l or b in used_r:
+            continue
+        used_l.add(a)
+        used_r.add(b)
+        pairs.append((a, b, round(score, 3)))
+    return pairs

@@ -1,0 +1,175 @@
+"""Profiling from values first, column names second (issue 14, item 1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import yaml
+
+import linkage as lk
+from linkage.profiling import profile_column, profile_table
+from linkage.suggest import suggest_rules
+from tests.conftest import run_cli
+
+_GIVEN = ["anna", "ben", "carla", "dmitri", "emma", "farid", "greta", "hiro", "ines", "jonas",
+          "kim", "lena", "marco", "nora", "omar", "paula", "quinn", "rosa", "sven", "tara"]
+_SURNAMES = ["smith", "garcia", "mueller", "kowalski", "rossi", "dubois", "novak", "jensen",
+             "silva", "tanaka", "kuznetsov", "olsen", "murphy", "schmidt", "lopez", "costa",
+             "nagy", "horvat", "berg", "moreau", "fischer", "weber", "wagner", "becker"]
+
+
+def _people(n: int, seed: int = 0) -> pd.DataFrame:
+    """Persons with a birth date split in year, month and day, each twice (one with a typo)."""
+    rng = np.random.default_rng(seed)
+    base = pd.DataFrame({
+        "given": rng.choice(_GIVEN, n), "surname": rng.choice(_SURNAMES, n),
+        "year": rng.integers(1930, 2005, n), "month": rng.integers(1, 13, n),
+        "day": rng.integers(1, 29, n),
+    })
+    copy = base.copy()
+    typo = rng.random(n) < 0.3
+    copy.loc[typo, "surname"] = copy.loc[typo, "surname"].str[:-1] + "x"
+    frame = pd.concat([base, copy], ignore_index=True)
+    frame.insert(0, "row", np.arange(len(frame)))
+    frame["source"] = "registry"
+    return frame
+
+
+def test_split_date_parts_are_one_date():
+    frame = _people(400)
+    kinds = {p.column: p.kind for p in profile_table(frame)}
+    assert (kinds["year"], kinds["month"], kinds["day"]) == ("year", "month", "day")
+    rules = suggest_rules([frame]).rules
+    steps = [s for s in rules["normalize"] if s["type"] == "date_parts"]
+    assert steps == [{"column": "year", "type": "date_parts", "month": "month", "day": "day",
+                      "output": "date_from_parts"}]
+    compared = {c["column"]: c["type"] for c in rules["comparisons"]}
+    assert compared.get("date_from_parts") == "date"
+    assert not {"year", "month", "day"} & set(compared)
+    text = lk.Rules.from_dict(rules).to_yaml()
+    assert lk.Rules.from_dict(yaml.safe_load(text)).to_dict() == lk.Rules.from_dict(rules).to_dict()
+    result = lk.dedupe(frame, lk.Rules.from_dict(rules), progress=False)
+    assert result.summary_data["stages"]["normalize"]["date_from_parts"]["missing"] == 0
+    cluster = result.clusters.set_index("row")["cluster_id"]
+    together = np.mean([cluster[k] == cluster[k + 400] for k in range(400)])
+    assert together > 0.95, together
+
+
+def test_row_numbers_constants_and_group_labels_are_not_compared():
+    frame = _people(300, seed=1)
+    rng = np.random.default_rng(2)
+    frame["cluster"] = np.concatenate([np.arange(300), np.arange(300)])  # labels of pairs
+    frame["wikidata"] = ["Q" + str(v) for v in rng.integers(10**6, 10**7, 300)] * 2
+    profiles = {p.column: p for p in profile_table(frame)}
+    assert profiles["row"].kind == "row_number" and not profiles["row"].compare
+    assert profiles["source"].kind == "constant" and not profiles["source"].compare
+    for column in ("cluster", "wikidata"):
+        assert not profiles[column].compare, profiles[column]
+    compared = {c["column"] for c in suggest_rules([frame]).rules["comparisons"]}
+    assert not {"row", "source", "cluster", "wikidata"} & compared
+
+
+def test_codes_with_typos_are_identifiers_not_labels():
+    rng = np.random.default_rng(3)
+    codes = [str(v) for v in rng.integers(10**6, 10**7, 2000)]
+    typed = codes + [c[:3] + str((int(c[3]) + 1) % 10) + c[4:] if k % 2 else c
+                     for k, c in enumerate(codes[:1000])]
+    p = profile_column("x", pd.Series(typed))
+    assert p.kind == "id" and p.compare and p.identifying, p
+
+
+def test_phone_numbers_of_several_countries():
+    for values in (["+1 415 555 2671", "(212) 555-0199", "415-555-0134", "+1 650 253 0000"],
+                   ["020 7946 0958", "+44 20 7946 0000", "0161 496 0123", "0113 496 0000"],
+                   ["010-1234-5678", "+82 10 9999 0000", "02-123-4567", "031-123-4567"],
+                   ["+49 30 901820", "030 12345678", "+49 89 636 48018", "089 1234567"]):
+        profile = profile_column("c7", pd.Series(values * 10))
+        assert profile.kind == "phone" and profile.identifying, (values, profile)
+
+
+def test_column_names_only_break_ties():
+    emails = pd.Series(["kim@example.kr", "lee@example.com", "park@mail.net"] * 20)
+    assert profile_column("이름", emails).kind == "email"  # the values win over the name
+    dates = pd.Series(["1990-03-05", "1985-12-01", "2001-07-30"] * 20)
+    assert profile_column("전화", dates).kind == "date"
+    rng = np.random.default_rng(4)
+    hangul = pd.Series(["".join(rng.choice(list("김이박최정민수영희지훈서연"), 3))
+                        for _ in range(300)])
+    assert profile_column("c3", hangul).kind == profile_column("성명", hangul).kind \
+        == "hangul_name"
+    places = pd.Series([f"{a} {b}" for a, b in zip(rng.choice(_GIVEN, 300),
+                                                   rng.choice(_SURNAMES, 300), strict=True)])
+    frame = pd.DataFrame({"주소": places, "c9": places})
+    kinds = {p.column: p.kind for p in profile_table(frame)}
+    assert kinds["주소"] == "address" and kinds["c9"] != "address"  # a tie the name breaks
+
+
+def _neutral(frame: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, dict[str, str]]:
+    order = np.random.default_rng(seed).permutation(len(frame.columns))
+    columns = [frame.columns[i] for i in order]
+    names = {c: f"c{k + 1}" for k, c in enumerate(columns)}
+    return frame[columns].rename(columns=names), names
+
+
+def test_neutral_shuffled_names_give_the_same_roles(datasets):
+    historical = pd.read_parquet(
+        datasets / "splink" / "historical_figures_with_errors_50k.parquet").drop(
+        columns=["cluster"]).head(5_000)
+    neutral, names = _neutral(historical, 7)
+    named = {p.column: p.kind for p in profile_table(historical)}
+    renamed = {p.column: p.kind for p in profile_table(neutral)}
+    assert {c: renamed[names[c]] for c in named} == named
+    assert named["first_name"] == "given_name" and named["surname"] == "surname"
+    assert named["dob"] == "date" and named["unique_id"] == "id"
+
+    febrl = pd.read_csv(datasets / "febrl" / "dataset3.csv", dtype=str, skipinitialspace=True)
+    neutral, names = _neutral(febrl, 8)
+    a, b = suggest_rules([febrl]).rules, suggest_rules([neutral]).rules
+    assert names[a["id_column"]] == b["id_column"] == names["rec_id"]
+    compared = {names[c["column"]]: c["type"] for c in a["comparisons"]}
+    # The name breaks one tie in febrl: address_1 and address_2 hold short words, compared
+    # as text under their own names; every other column is compared alike.
+    differ = {names["address_1"], names["address_2"]}
+    assert {k: v for k, v in compared.items() if k not in differ} == {
+        c["column"]: c["type"] for c in b["comparisons"] if c["column"] not in differ}
+
+
+def test_link_with_a_one_sided_and_a_renamed_column_runs(tmp_path):
+    people = _people(200, seed=5).drop(columns=["row", "source"])
+    people["email"] = [f"{g}.{s}{k}@example.org" for k, (g, s) in
+                       enumerate(zip(people["given"], people["surname"], strict=True))]
+    left = people.iloc[:200].assign(id=[f"L{k}" for k in range(200)], note="x")
+    right = people.iloc[200:].rename(columns={"surname": "family"}).assign(
+        id=[f"R{k}" for k in range(200)], shoe=np.arange(200) % 7)
+    left.drop(columns=["note"]).to_csv(tmp_path / "a.csv", index=False)
+    right.to_csv(tmp_path / "b.csv", index=False)
+    rules = suggest_rules([pd.read_csv(tmp_path / "a.csv"),
+                           pd.read_csv(tmp_path / "b.csv")]).rules
+    assert rules["rename_right"] == {"family": "surname"}
+    assert "shoe" not in {c["column"] for c in rules["comparisons"]}
+    done = run_cli("link", tmp_path / "a.csv", tmp_path / "b.csv", "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    written = yaml.safe_load((tmp_path / "out" / "rules.yaml").read_text())
+    assert written["rename_right"] == {"family": "surname"}
+    links = pd.read_parquet(tmp_path / "out" / "links.parquet")
+    right_of = {f"L{k}": f"R{k}" for k in range(200)}
+    found = sum(right_of[a] == b for a, b in zip(links["id_l"], links["id_r"], strict=True))
+    assert found >= 180, found
+
+
+def test_imdb_tmdb_links_with_suggested_rules(tmp_path, datasets):
+    folder = datasets / "jedai" / "imdb_tmdb"
+    done = run_cli("link", folder / "imdb.csv", folder / "tmdb.csv", "--sep", "|",
+                   "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_date_parts_step_without_its_columns_is_bad_input(tmp_path):
+    frame = _people(50)
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "rules.yaml").write_text(
+        "normalize:\n- {column: year, type: date_parts, day: day, output: born}\n"
+        "blocking:\n- {keys: [[surname]]}\ncomparisons:\n- {type: date, column: born}\n")
+    done = run_cli("dedupe", tmp_path / "in.csv", "--rules", tmp_path / "rules.yaml",
+                   "--out", tmp_path / "out")
+    assert done.returncode == 2 and "month" in done.stderr, done.stderr
