@@ -1535,12 +1535,13 @@ def persons(
 # Each trap and whether its table is deduplicated (one frame) or linked (two frames).
 TRAPS = {
     "persons": "dedupe",  # the plain generator: the scale trap (same F1 at 100k and 1M)
-    "split_dates": "dedupe",  # birth date in year, month and day columns
+    "split_dates": "dedupe",  # birth date in year, month and day columns; no e-mail, phone
     "households": "dedupe",  # people of one household share surname, address and city
     "link_columns": "link",  # columns on one side only, the same field under another name
     "sparse": "dedupe",  # mostly-empty columns
     "numeric_codes": "dedupe",  # a categorical code, a row number, a stale group label
-    "foreign_phones": "dedupe",  # phones of five countries in national and international form
+    "foreign_phones": "dedupe",  # names, birth date and phones of five countries, each in
+    # national, international or E.164 form, and the country
     "all": "dedupe",  # households with every dedupe trap above at once
 }
 
@@ -1799,6 +1800,8 @@ def traps(
     entity = truth["entity_id"].to_numpy()
     if trap in ("split_dates", "all"):
         records = _split_dates(records, "dob")
+    if trap == "split_dates":  # an administrative person table: the birth date must count
+        records = records.drop(columns=["email", "phone"])
     if trap in ("sparse", "all"):
         _add_sparse(records, entity, rng)
         if "email" in records:
@@ -1813,7 +1816,8 @@ def traps(
         _add_codes(records, entity, pd.Series(group), rng)
     if trap in ("foreign_phones", "all"):
         phones = _trap_phones(rng, int(entity.max()) + 1, entity)
-        records = records.drop(columns=[c for c in ("email", "phone") if c in records])
+        gone = ["email", "phone"] + (["city", "postcode"] if trap == "foreign_phones" else [])
+        records = records.drop(columns=[c for c in gone if c in records])
         records["phone"] = phones["phone"].mask(rng.random(entity.size) < 0.05)
         records["country"] = phones["country"]
     return "dedupe", [records], truth
