@@ -21,6 +21,7 @@ import datetime as dt
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -200,8 +201,11 @@ def _run(args: list[str], timeout: float) -> tuple[int, str, float]:
     except subprocess.TimeoutExpired:
         return 124, f"timed out after {timeout:.0f} s", time.perf_counter() - start
     lines = [x.strip() for x in (proc.stderr + "\n" + proc.stdout).splitlines() if x.strip()]
-    errors = [x for x in lines if "error" in x.lower() or "Traceback" in x]
+    errors = [x for x in lines if "error" in x.lower()]
     last = (errors or lines or [""])[-1]
+    raised = [x for x in lines if re.match(r"^[\w.]+(Error|Exception)\b", x)]
+    if raised and raised[-1] != last:  # a traceback: its exception says what went wrong
+        last = f"{raised[-1]} ({last})"
     return proc.returncode, last, time.perf_counter() - start
 
 
@@ -420,8 +424,10 @@ def write_report(results: list[dict], path: Path, command: str, started: str,
         "Pairwise precision, recall and F1 end to end (blocking included): for dedupe over the "
         "pairs implied by the clusters, for link over links.parquet. `prior` is from model.json; "
         "`diagnostics` from summary.json (`n/a` where the run does not write them). `neutral, "
-        "shuffled`: columns renamed c1, c2, ... and put in a seeded random order. Truth is used "
-        "only to score and to answer labels.",
+        "shuffled`: columns renamed c1, c2, ... and put in a seeded random order; in a link each "
+        "table is renamed by its own column order, so where the tables' columns differ "
+        "(imdb_tmdb) one name holds different fields on the two sides. Truth is used only to "
+        "score and to answer labels; a failed run shows its exit code and last error line.",
         "",
         "The stress tables (`generator`) come from this project's own generator "
         "(`linkage.synth.traps`, seed 42), one trap each: they are in-sample for anything tuned "
