@@ -397,6 +397,11 @@ def _target(row: dict, named: dict) -> tuple[str, str]:
     return "; ".join(c for c, _ in checks), "met" if all(ok for _, ok in checks) else "not met"
 
 
+def _short(text: str, limit: int = 160) -> str:
+    text = text.replace("|", "/")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _line(row: dict) -> str:
     if "error" in row:
         return f"{row['name']} | {row['variant']} | {row['labels']} | {row['error']}"
@@ -446,7 +451,7 @@ def write_report(results: list[dict], path: Path, command: str, started: str,
         target, _ = _target(row, named)
         if "error" in row:
             lines.append(f"| {row['name']} | {row['variant']} | {row['labels']} | "
-                         f"{row['error'].replace('|', '/')} | | | | | "
+                         f"{_short(row['error'])} | | | | | "
                          f"{_fmt(row.get('seconds'), '.1f')} | {target} | {ok} |")
             continue
         lines.append(
