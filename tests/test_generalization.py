@@ -99,7 +99,7 @@ def _keys(rules: dict) -> list[list[str]]:
     """Every blocking key as its list of parts (text such as `soundex(surname)`)."""
     keys = []
     for blocker in rules.get("blocking") or []:
-        for key in blocker.get("keys") or [] if isinstance(blocker, dict) else []:
+        for key in (blocker.get("keys") or []) if isinstance(blocker, dict) else []:
             keys.append(_strings(key))
     return keys
 
