@@ -1,0 +1,495 @@
+"""Generalization: zero-configuration accuracy on tables the toolkit was not tuned on (issue 14).
+
+    python bench/generalization.py              # writes bench/GENERALIZATION.md
+    python bench/generalization.py --quick      # no 1M tables, no label rounds
+    python bench/generalization.py --only households FEBRL4 --sizes 100000
+
+Every data set in ../shared/datasets (the loaders of bench/accuracy.py, plus cora, imdb_tmdb and
+Walmart-Amazon), each as published and with neutral column names (c1, c2, ...) in shuffled order,
+and the stress tables of `linkage.synth.traps` (one trap each, and one with all of them) at
+100k and 1M rows. Each runs as a user runs it: `linkage dedupe|link FILE... --out DIR`, no rules,
+in a subprocess with a time limit. Then twice more with labels answered by an oracle from the
+truth: `linkage sample RUN --active --n 10 --out todo.csv`, fill `label`, rerun with
+`--labels todo.csv`; then 15 more sampled from that run, 25 labels in all. The truth is used only
+to answer labels and to score; ids that carry it are made opaque by the loaders.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+import accuracy  # noqa: E402  (bench/accuracy.py: the loaders and the opaque ids)
+
+from linkage.synth import TRAPS, traps  # noqa: E402
+
+DATA = accuracy.DATA
+
+
+# ------------------------------------------------------------------------------------------
+# Data sets not in accuracy.py (same contract: mode, frames, truth)
+# ------------------------------------------------------------------------------------------
+
+
+def _jedai(folder: str, *names: str) -> list[pd.DataFrame]:
+    return [pd.read_csv(DATA / "jedai" / folder / n, sep="|", dtype=str) for n in names]
+
+
+def cora():
+    (df,) = _jedai("cora", "cora.csv")
+    df = df.loc[:, ~df.columns.str.startswith("Unnamed")]  # the trailing separator
+    gt = pd.read_csv(DATA / "jedai" / "cora" / "gt.csv", sep="|", header=None, dtype=str)
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    row = {v: i for i, v in enumerate(df["Entity Id"])}
+    a, b = gt[0].map(row).to_numpy(), gt[1].map(row).to_numpy()
+    graph = coo_matrix((np.ones(a.size), (a, b)), shape=(len(df), len(df)))
+    entity = connected_components(graph, directed=False)[1]
+    return "dedupe", [df], pd.DataFrame({"id": df["Entity Id"], "e": entity})
+
+
+def _jedai_link(folder: str, left: str, right: str):
+    a, b = _jedai(folder, left, right)
+    (gt,) = _jedai(folder, "gt.csv")
+    return "link", [a, b], set(zip(gt["D1"], gt["D2"], strict=True))
+
+
+def imdb_tmdb():
+    return _jedai_link("imdb_tmdb", "imdb.csv", "tmdb.csv")
+
+
+def walmart_amazon():
+    return _jedai_link("walmart_amazon", "walmart.csv", "amazon.csv")
+
+
+# name: (loader, the issue's F1 target with suggested rules, or None)
+DATASETS: dict[str, tuple[Callable, float | None]] = {
+    "FEBRL3": (accuracy.febrl3, 0.99),
+    "FEBRL4": (accuracy.febrl4, 0.99),
+    "fake_1000": (accuracy.fake_1000, 0.93),
+    "historical_50k": (accuracy.historical_50k, 0.90),
+    "DBLP-ACM": (accuracy.dblp_acm, 0.97),
+    "Abt-Buy": (accuracy.abt_buy, 0.70),
+    "Amazon-Google": (accuracy.amazon_google, 0.55),
+    "cora": (cora, 0.90),
+    "imdb_tmdb": (imdb_tmdb, 0.85),
+    "Walmart-Amazon": (walmart_amazon, 0.70),
+}
+NEUTRAL_TARGET = {"historical_50k": 0.85}  # the issue's; others: within 0.05 of the named run
+# Stress tables: our targets in the issue's spirit (tests/test_generalization.py asserts the
+# same); every trap at 1M must also be within 0.01 of its 100k.
+TRAP_TARGET = {
+    "persons": 0.95,
+    "split_dates": 0.90,
+    "households": 0.90,
+    "link_columns": 0.85,
+    "sparse": 0.90,
+    "numeric_codes": 0.90,
+    "foreign_phones": 0.90,
+    "all": 0.85,
+}
+SEED = 42
+LINKAGE = [sys.executable, "-m", "linkage"]
+
+
+# ------------------------------------------------------------------------------------------
+# Cases
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    name: str
+    variant: str
+    mode: str
+    frames: list[pd.DataFrame]
+    truth: object  # dedupe: entity per row (np.ndarray); link: set of (row_l, row_r)
+    target: float | None
+    rows: dict = field(default_factory=dict)
+
+
+def _rows_truth(mode: str, frames: list[pd.DataFrame], truth) -> object:
+    """The truth by row position, so that scoring does not depend on which id the run picks."""
+    if mode == "dedupe":
+        ids = truth.iloc[:, 0].astype(str)
+        entity = pd.Series(truth.iloc[:, 1].to_numpy(), index=ids)
+        id_col = next(c for c in frames[0].columns if frames[0][c].astype(str).isin(ids).all())
+        return entity.loc[frames[0][id_col].astype(str)].to_numpy()
+    if isinstance(truth, pd.DataFrame):
+        truth = set(zip(truth.iloc[:, 0].astype(str), truth.iloc[:, 1].astype(str), strict=True))
+    left_ids = {str(v) for v, _ in truth}
+    right_ids = {str(v) for _, v in truth}
+
+    def position(frame, ids):
+        col = next(c for c in frame.columns if frame[c].astype(str).isin(ids).sum() == len(ids))
+        return {v: i for i, v in enumerate(frame[col].astype(str))}
+
+    pl, pr = position(frames[0], left_ids), position(frames[1], right_ids)
+    return {(pl[a], pr[b]) for a, b in truth}
+
+
+def _neutral(frames: list[pd.DataFrame], seed: int) -> list[pd.DataFrame]:
+    """Columns renamed c1, c2, ... (per table, in the original order) and then shuffled."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for frame in frames:
+        renamed = frame.set_axis([f"c{i + 1}" for i in range(frame.shape[1])], axis=1)
+        out.append(renamed[list(rng.permutation(renamed.columns))])
+    return out
+
+
+def dataset_cases(names: list[str]) -> list[Case]:
+    cases = []
+    for name, (load, target) in DATASETS.items():
+        if name not in names:
+            continue
+        mode, frames, truth = load()
+        rows = _rows_truth(mode, frames, truth)
+        cases.append(Case(name, "named", mode, frames, rows, target))
+        cases.append(Case(name, "neutral, shuffled", mode, _neutral(frames, SEED), rows,
+                          NEUTRAL_TARGET.get(name)))
+    return cases
+
+
+def trap_cases(names: list[str], sizes: list[int]):
+    """Built one at a time (a 1M table is not held longer than its run)."""
+    for trap in TRAPS:
+        if trap not in names:
+            continue
+        for size in sizes:
+            mode, frames, truth = traps(size, seed=SEED, trap=trap)
+            yield Case(f"{trap} ({size // 1000:,}k)", "generator", mode, frames,
+                       _rows_truth(mode, frames, truth), TRAP_TARGET[trap])
+
+
+# ------------------------------------------------------------------------------------------
+# Running as a user does, and scoring
+# ------------------------------------------------------------------------------------------
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def _run(args: list[str], timeout: float) -> tuple[int, str, float]:
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(LINKAGE + args, capture_output=True, text=True, timeout=timeout,
+                              env=_env(), cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return 124, f"timed out after {timeout:.0f} s", time.perf_counter() - start
+    lines = [x.strip() for x in (proc.stderr + "\n" + proc.stdout).splitlines() if x.strip()]
+    errors = [x for x in lines if "error" in x.lower()]
+    last = (errors or lines or [""])[-1]
+    raised = [x for x in lines if re.match(r"^[\w.]+(Error|Exception)\b", x)]
+    if raised and raised[-1] != last:  # a traceback: its exception says what went wrong
+        last = f"{raised[-1]} ({last})"
+    return proc.returncode, last, time.perf_counter() - start
+
+
+def _has_option(command: list[str], option: str) -> bool:
+    proc = subprocess.run(LINKAGE + command + ["--help"], capture_output=True, text=True,
+                          env=_env(), cwd=ROOT)
+    return option in proc.stdout
+
+
+def _position_maps(out: Path, frames: list[pd.DataFrame]) -> list[dict[str, int]]:
+    """Run id (as text) -> row position, per input table, from the id column the run used."""
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    id_column = summary.get("id_column")
+    names = id_column if isinstance(id_column, list) else [id_column] * len(frames)
+    maps = []
+    for frame, name in zip(frames, names, strict=False):
+        if isinstance(name, str) and name in frame.columns:
+            maps.append({str(v): i for i, v in enumerate(frame[name])})
+        else:  # row numbers became the ids (`row_id`, from 0)
+            maps.append({str(i): i for i in range(len(frame))})
+    return maps
+
+
+def _score(case: Case, out: Path) -> tuple[float, float, float]:
+    maps = _position_maps(out, case.frames)
+    if case.mode == "link":
+        links = pd.read_parquet(out / "links.parquet", columns=["id_l", "id_r"])
+        left = links["id_l"].astype(str).map(maps[0]).to_numpy()
+        right = links["id_r"].astype(str).map(maps[1]).to_numpy()
+        predicted = set(zip(left.tolist(), right.tolist(), strict=True))
+        tp = len(predicted & case.truth)
+        p = tp / len(predicted) if predicted else 0.0
+        r = tp / len(case.truth) if case.truth else 0.0
+    else:
+        clusters = pd.read_parquet(out / "clusters.parquet")
+        rows = clusters.iloc[:, 0].astype(str).map(maps[0]).to_numpy()
+        frame = pd.DataFrame({"c": clusters["cluster_id"].to_numpy(), "e": case.truth[rows]})
+
+        def pairs(keys):
+            sizes = frame.groupby(keys).size().to_numpy()
+            return int((sizes * (sizes - 1) // 2).sum())
+
+        both, predicted, actual = pairs(["c", "e"]), pairs(["c"]), pairs(["e"])
+        p = both / predicted if predicted else 0.0
+        r = both / actual if actual else 0.0
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+
+def _diagnostics(out: Path) -> str:
+    path = out / "summary.json"
+    if not path.exists():
+        return "n/a"
+    found = json.loads(path.read_text(encoding="utf-8")).get("diagnostics")
+    if found is None:
+        return "n/a (no `diagnostics`)"
+    if isinstance(found, dict):
+        found = [{"code": k, **(v if isinstance(v, dict) else {"value": v})}
+                 for k, v in found.items()]
+    names = []
+    for item in found:
+        if isinstance(item, dict):
+            if item.get("raised") is False or item.get("ok") is True:
+                continue
+            names.append(str(item.get("code") or item.get("name") or item.get("kind") or item))
+        else:
+            names.append(str(item))
+    return ", ".join(names) if names else "none"
+
+
+def _prior(out: Path) -> float | None:
+    for name in ("model.json", "summary.json"):
+        path = out / name
+        if path.exists():
+            data = json.loads(path.read_text(encoding="utf-8"))
+            prior = data.get("prior")
+            if prior is None and isinstance(data.get("model"), dict):
+                prior = data["model"].get("prior")
+            if isinstance(prior, int | float):
+                return float(prior)
+    return None
+
+
+def _oracle(case: Case, todo: Path, maps: list[dict[str, int]]) -> pd.DataFrame:
+    """Fill `label` of a `linkage sample` file from the truth: the person answering."""
+    frame = pd.read_csv(todo, dtype=str, keep_default_na=False)
+    left = frame["id_l"].map(maps[0]).to_numpy()
+    right = frame["id_r"].map(maps[-1]).to_numpy()
+    if case.mode == "dedupe":
+        same = case.truth[left] == case.truth[right]
+    else:
+        same = np.array([(a, b) in case.truth for a, b in zip(left, right, strict=True)])
+    frame["label"] = same.astype(int).astype(str)
+    return frame
+
+
+def _inputs(case: Case, work: Path) -> list[str]:
+    files = []
+    for k, frame in enumerate(case.frames):
+        path = work / f"input{k + 1}.parquet"
+        frame.to_parquet(path, index=False)
+        files.append(str(path))
+    return files
+
+
+def run_case(case: Case, rounds: list[int], timeout: float, labels_ok: bool) -> list[dict]:
+    results = []
+    with tempfile.TemporaryDirectory(prefix="generalization-") as tmp:
+        work = Path(tmp)
+        files = _inputs(case, work)
+        base = [case.mode, *files, "--no-progress"]
+
+        def one(labels: int, out: Path, extra: list[str]) -> dict:
+            row = {"name": case.name, "variant": case.variant, "labels": labels,
+                   "target": case.target}
+            rc, last, seconds = _run([*base, "--out", str(out), *extra], timeout)
+            row.update(rc=rc, seconds=seconds)
+            if rc not in (0, 1, 3) or not (out / "summary.json").exists():
+                row["error"] = f"exit {rc}: {last}"
+                return row
+            try:
+                row["p"], row["r"], row["f1"] = _score(case, out)
+            except Exception as err:  # a failed case is reported, not fatal
+                row["error"] = f"scoring failed: {type(err).__name__}: {err}"
+            row["prior"], row["diagnostics"] = _prior(out), _diagnostics(out)
+            return row
+
+        runs = {0: work / "run0"}
+        results.append(one(0, runs[0], []))
+        print(_line(results[-1]), flush=True)
+        labelled = None
+        previous = 0
+        for n_labels in rounds:
+            row = {"name": case.name, "variant": case.variant, "labels": n_labels,
+                   "target": case.target}
+            source = runs[previous]
+            if not labels_ok:
+                row["error"] = "n/a (not available: `sample --active`, `--labels`)"
+            elif not (source / "summary.json").exists():
+                row["error"] = "n/a (no run to sample from)"
+            else:
+                todo = work / f"todo{n_labels}.csv"
+                rc, last, _ = _run(["sample", str(source), "--active", "--n",
+                                    str(n_labels - previous), "--out", str(todo)], timeout)
+                if rc != 0 or not todo.exists():
+                    row["error"] = f"sample exit {rc}: {last}"
+                else:
+                    answered = _oracle(case, todo, _position_maps(source, case.frames))
+                    labelled = (answered if labelled is None
+                                else pd.concat([labelled, answered], ignore_index=True))
+                    labelled = labelled.drop_duplicates(["id_l", "id_r"])
+                    label_file = work / f"labels{n_labels}.csv"
+                    labelled.to_csv(label_file, index=False)
+                    runs[n_labels] = work / f"run{n_labels}"
+                    row = one(len(labelled), runs[n_labels], ["--labels", str(label_file)])
+                    previous = n_labels
+            results.append(row)
+            print(_line(results[-1]), flush=True)
+    return results
+
+
+# ------------------------------------------------------------------------------------------
+# Report
+# ------------------------------------------------------------------------------------------
+
+
+def _fmt(x, spec=".4f") -> str:
+    return "" if x is None or (isinstance(x, float) and np.isnan(x)) else format(x, spec)
+
+
+def _target(row: dict, named: dict) -> tuple[str, str]:
+    """(target text, met / not met) for one row; `named` holds F1 of the named runs."""
+    if "error" in row:
+        return (f"≥ {row['target']:.2f}" if row["target"] else "", "not met" if row["target"]
+                else "")
+    f1 = row["f1"]
+    checks = []
+    if row["target"] is not None:
+        checks.append((f"≥ {row['target']:.2f}", f1 >= row["target"]))
+    if row["variant"].startswith("neutral") and (row["name"], row["labels"]) in named:
+        ref = named[(row["name"], row["labels"])]
+        checks.append((f"within 0.05 of named ({ref:.4f})", f1 >= ref - 0.05))
+    if row["name"].endswith("(1,000k)"):
+        small = row["name"].replace("(1,000k)", "(100k)")
+        if (small, row["labels"]) in named:
+            ref = named[(small, row["labels"])]
+            checks.append((f"within 0.01 of 100k ({ref:.4f})", abs(f1 - ref) <= 0.01))
+    if not checks:
+        return "", ""
+    return "; ".join(c for c, _ in checks), "met" if all(ok for _, ok in checks) else "not met"
+
+
+def _short(text: str, limit: int = 160) -> str:
+    text = text.replace("|", "/")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _line(row: dict) -> str:
+    if "error" in row:
+        return f"{row['name']} | {row['variant']} | {row['labels']} | {row['error']}"
+    return (f"{row['name']} | {row['variant']} | {row['labels']} | F1 {row['f1']:.4f} "
+            f"P {row['p']:.4f} R {row['r']:.4f} | prior {_fmt(row['prior'])} | "
+            f"{row['diagnostics']} | {row['seconds']:.1f} s")
+
+
+def write_report(results: list[dict], path: Path, command: str, started: str,
+                 load: tuple[float, float, float]) -> None:
+    named = {(r["name"], r["labels"]): r["f1"] for r in results
+             if "f1" in r and not r["variant"].startswith("neutral")}
+    met = [_target(r, named)[1] for r in results]
+    lines = [
+        "# Generalization: zero-configuration accuracy (issue 14)",
+        "",
+        f"Command: `{command}`. Started {started}; machine: {os.cpu_count()} cores, load "
+        f"average at the start {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} (1, 5, 15 min), "
+        "so seconds are indicative only.",
+        "",
+        "Each case runs as a user runs it: `linkage dedupe|link FILE... --out DIR` without "
+        "rules (suggested rules), in a subprocess. `labels` 10 and 25: an oracle answers the "
+        "pairs of `linkage sample RUN --active --n N --out todo.csv` from the truth and the "
+        "table is run again with `--labels` (10, then 15 more sampled from the 10-label run). "
+        "Pairwise precision, recall and F1 end to end (blocking included): for dedupe over the "
+        "pairs implied by the clusters, for link over links.parquet. `prior` is from model.json; "
+        "`diagnostics` from summary.json (`n/a` where the run does not write them). `neutral, "
+        "shuffled`: columns renamed c1, c2, ... and put in a seeded random order; in a link each "
+        "table is renamed by its own column order, so where the tables' columns differ "
+        "(imdb_tmdb) one name holds different fields on the two sides. Truth is used only to "
+        "score and to answer labels; a failed run shows its exit code and last error line.",
+        "",
+        "The stress tables (`generator`) come from this project's own generator "
+        "(`linkage.synth.traps`, seed 42), one trap each: they are in-sample for anything tuned "
+        "on them. Their targets are ours, in the issue's spirit (tests/test_generalization.py "
+        "asserts them on small tables); the issue's own targets are on the public data sets. "
+        "Label rows are held to the same target; the issue's 'within 0.02 of the best scorer "
+        "with all labels' is not measured here.",
+        "",
+        f"Targets met: {met.count('met')} of {met.count('met') + met.count('not met')}.",
+        "",
+        "| data set | variant | labels | F1 | precision | recall | prior | diagnostics | "
+        "seconds | target | met |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- | --- |",
+    ]
+    for row, ok in zip(results, met, strict=True):
+        target, _ = _target(row, named)
+        if "error" in row:
+            lines.append(f"| {row['name']} | {row['variant']} | {row['labels']} | "
+                         f"{_short(row['error'])} | | | | | "
+                         f"{_fmt(row.get('seconds'), '.1f')} | {target} | {ok} |")
+            continue
+        lines.append(
+            f"| {row['name']} | {row['variant']} | {row['labels']} | {row['f1']:.4f} | "
+            f"{row['p']:.4f} | {row['r']:.4f} | {_fmt(row['prior'])} | "
+            f"{row['diagnostics'].replace('|', '/')} | {row['seconds']:.1f} | {target} | {ok} |")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    names = [*DATASETS, *TRAPS]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="skip the 1M tables and the label rounds")
+    parser.add_argument("--only", nargs="+", choices=names, default=names, metavar="NAME",
+                        help=f"data sets and traps to run: {', '.join(names)}")
+    parser.add_argument("--sizes", nargs="+", type=int, default=None,
+                        help="stress table rows (default 100000 1000000; --quick: 100000)")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
+    parser.add_argument("--results", type=Path, default=HERE / "GENERALIZATION.md")
+    args = parser.parse_args(argv)
+    sizes = args.sizes or ([100_000] if args.quick else [100_000, 1_000_000])
+    rounds = [] if args.quick else [10, 25]
+    command = "python bench/generalization.py" + " ".join(
+        [""] + (["--quick"] if args.quick else [])
+        + (["--only", *args.only] if args.only != names else [])
+        + (["--sizes", *map(str, args.sizes)] if args.sizes else []))
+    started = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    load = os.getloadavg()
+    labels_ok = bool(rounds) and (_has_option(["sample"], "--active")
+                                  and _has_option(["dedupe"], "--labels"))
+    results: list[dict] = []
+    for case in itertools.chain(dataset_cases(args.only), trap_cases(args.only, sizes)):
+        results.extend(run_case(case, rounds, args.timeout, labels_ok))
+        write_report(results, args.results, command, started, load)  # partial results survive
+    write_report(results, args.results, command, started, load)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
