@@ -26,6 +26,7 @@ Example (YAML)::
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import warnings
@@ -516,14 +517,20 @@ class FellegiSunter(Scorer):
                 converged = True
                 break
         g, _, loglik = _posterior_mixture(patterns[:n_cand], m, comps, shares, lam, data.counts)
-        if n_comp > 1:  # u: the non-matches' level shares under the final posterior
+        if n_comp > 1:
+            # u: the non-matches' level shares under the final posterior, all components
+            # together; m and u pooled as one M-step would, so that m/u rises with the level.
+            w_match = np.concatenate([data.counts * g, lab_m])
             w_non = np.concatenate([data.counts * (1.0 - g), lab_n])
+            bound = []
             for k in range(len(names)):
-                if data.u_learned[k]:
-                    u[k] = _reestimate(cols[k], w_non[present[k]], sizes[k], u[k],
-                                       data.fixed_u[k])
-            m = [_monotone_weights(mk, uk) if data.monotone[k] else mk
-                 for k, (mk, uk) in enumerate(zip(m, u, strict=True))]
+                a = np.bincount(cols[k], weights=w_match[present[k]], minlength=sizes[k])
+                b = np.bincount(cols[k], weights=w_non[present[k]], minlength=sizes[k])
+                if data.u_learned[k] and not data.monotone[k]:
+                    u[k] = u[k] if b.sum() <= 0 else _constrain(b, *data.fixed_u[k])
+                elif data.u_learned[k] or data.monotone[k]:
+                    m[k], u[k], binds = self._m_step(data, k, a, b, m[k], u[k])
+                    bound += binds
         lab_loglik, lab_fit = _labelled_logliks(data, m, comps, shares, lam)
         return {"m": m, "u": u, "lam": lam, "iterations": iterations, "converged": converged,
                 "moved": moved, "moved_prior": moved_prior, "loglik": loglik + lab_loglik,
@@ -542,7 +549,11 @@ class FellegiSunter(Scorer):
             return m, u, []
         name, labels = data.names[k], data.labels[k]
         binds: list[dict] = []
-        if data.u_learned[k] and b.sum() > 0:
+        reference = data.random_u[k]
+        if reference is not None:
+            nm, pooled = _monotone_to(a, reference)
+            nu = _constrain(b, *fu) if data.u_learned[k] and b.sum() > 0 else u
+        elif data.u_learned[k] and b.sum() > 0:
             nm, nu, pooled = _monotone_pair(a, b)
             nu = _constrain(nu, *fu)
         else:
@@ -559,7 +570,7 @@ class FellegiSunter(Scorer):
             nm[0] = 0.5
             binds.append({"comparison": name, "constraint": "identifying",
                           "levels": [labels[0]]})
-        nm = _monotone_weights(_constrain(nm, *fm), nu)
+        nm = _monotone_weights(_constrain(nm, *fm), data.reference(k, nu))
         return nm, nu, binds
 
     def _default_start(self, data: _Data, u: list[np.ndarray], n_comp: int):
@@ -594,11 +605,12 @@ class FellegiSunter(Scorer):
         problems: list[str] = []
         fields = [data.names[k] for k in data.rule_fields()]
         independent = None
-        if len(fields) >= 2:
+        recall = _rule_recall(data) if len(fields) >= 2 else None
+        if len(fields) >= 2 and recall and data.counts[rule].sum() > 0:
             share = float(data.counts[rule].sum() / data.counts.sum())
             p_random = random_rule or 0.0
-            # share = prior * recall + (1 - prior) * p_random, with recall taken as 1.
-            independent = max(share - p_random, 0.0) / (1.0 - p_random)
+            # share = prior * recall + (1 - prior) * p_random.
+            independent = min(max(share - p_random, 0.0) / max(recall - p_random, _FLOOR), 1.0)
             lowest = 1.0 / float(data.counts.sum())
             ratio = lam / max(independent, lowest)
             if self.prior is None and (ratio > _PRIOR_FACTOR or ratio < 1.0 / _PRIOR_FACTOR):
@@ -647,6 +659,7 @@ class FellegiSunter(Scorer):
             "prior": _round(lam),
             "prior_independent": None if independent is None else _round(independent),
             "prior_independent_fields": fields,
+            "prior_independent_recall": None if recall is None else _round(recall),
             "iterations": int(fit["iterations"]),
             "converged": bool(fit["converged"]),
             "starts": [{"start": f["start"], "loglik": _round(f["loglik"]),
@@ -1075,11 +1088,25 @@ class _Data:
             return np.zeros(0), np.zeros(0)
         return self.labelled[1], self.labelled[2]
 
+    def reference(self, k: int, u: np.ndarray) -> np.ndarray:
+        """What m/u must rise against: u of random record pairs where there are some (the
+        candidates' u is raised on the fields blocking made them agree on), else `u`."""
+        return u if self.random_u[k] is None else self.random_u[k]
+
     def rule_fields(self) -> list[int]:
         """The comparisons the independent prior reads: the identifying ones when named,
-        else every comparison under the monotone constraint."""
+        else the three on which random pairs agree exactly least often (all comparisons
+        under the monotone constraint when there are no random pairs)."""
         ident = [k for k, flag in enumerate(self.identifying) if flag]
-        return ident or [k for k, flag in enumerate(self.monotone) if flag]
+        if ident:
+            return ident
+        free = [k for k, flag in enumerate(self.monotone) if flag]
+        known = [k for k in free if self.random_u[k] is not None]
+        if len(known) < 2:
+            return free
+        # Without names, the fields that identify best are those random records agree on
+        # least (judged from values); three of them let the rule forgive one field wrong.
+        return sorted(sorted(known, key=lambda k: (self.random_u[k][-1], k))[:3])
 
 
 def _labelled_patterns(labelled, sizes: list[int]):
@@ -1140,6 +1167,33 @@ def _random_rule_share(data: _Data, random: ComparisonMatrix | None) -> float | 
         return None
     order = [random.names.index(n) for n in data.names]
     return float(_rule_on(random.levels[:, order].astype(np.int64), data, fields).mean())
+
+
+def _rule_recall(data: _Data) -> float | None:
+    """How many of the matches the rule of `_rule_pairs` finds, estimated without EM: for each
+    of its comparisons, the shares of exact, disagreeing and other (or null) levels among the
+    pairs the rule finds on the other comparisons alone (nearly all matches), combined as if
+    the comparisons were independent among matches. None with fewer than three comparisons
+    (the others could not find matches alone) or where they find no pair."""
+    fields = data.rule_fields()
+    if len(fields) < 3:
+        return None
+    shares = []
+    for j in fields:
+        others = [k for k in fields if k != j]
+        found = _rule_on(data.patterns, data, others)
+        weight = data.counts[found]
+        if weight.sum() <= 0:
+            return None
+        col = data.patterns[found, j]
+        exact = float(weight[col == data.sizes[j] - 1].sum() / weight.sum())
+        differ = float(weight[col == 0].sum() / weight.sum())
+        shares.append((exact, differ, max(1.0 - exact - differ, 0.0)))
+    recall = 0.0
+    for states in itertools.product(range(3), repeat=len(fields)):
+        if states.count(0) >= 2 and 1 not in states:
+            recall += math.prod(shares[i][st] for i, st in enumerate(states))
+    return recall
 
 
 def _pava(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int]]]:
@@ -1238,6 +1292,7 @@ def _failed_checks(data: _Data, fit: dict) -> list[str]:
     failed = []
     for k, name in enumerate(data.names):
         m, u = fit["m"][k], fit["u"][k]
+        u = data.reference(k, u)
         if data.monotone[k] and np.any(np.diff(np.log(m) - np.log(u)) < -1e-9):
             failed.append(f"the weights of `{name}` fall as its similarity rises")
         if not data.identifying[k]:
