@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from linkage.comparators import Date, Exact, JaroWinkler
@@ -83,3 +84,83 @@ def test_labelled_pairs_enter_em_with_their_class_known():
     assert again.prior_ == pytest.approx(scorer.prior_)
     with pytest.raises(InputError, match="labelled"):
         FellegiSunter().fit(X, random=random, labelled=(X.levels[:3], np.array([0, 1, 2])))
+
+
+# ---------------------------------------------------------------------- the household trap
+
+GIVEN = ["james", "mary", "robert", "patricia", "john", "jennifer", "michael", "linda",
+         "david", "elizabeth", "william", "barbara", "richard", "susan", "joseph", "jessica",
+         "thomas", "sarah", "charles", "karen", "daniel", "lisa", "matthew", "nancy", "anthony",
+         "betty", "mark", "sandra", "donald", "ashley", "steven", "emily", "paul", "donna",
+         "andrew", "michelle", "joshua", "carol", "kenneth", "amanda", "kevin", "melissa",
+         "brian", "deborah", "george", "stephanie", "timothy", "rebecca", "ronald", "laura"]
+SYLLABLES = ["an", "ber", "cal", "dor", "el", "fin", "gar", "hol", "is", "jen", "kor", "lin",
+             "mor", "nes", "ol", "par", "quin", "ros", "sten", "tor", "ul", "ver", "wick", "yar"]
+STREETS = ["high", "church", "mill", "park", "station", "victoria", "green", "manor", "kings",
+           "queens", "grange", "west", "north", "school", "new", "york", "albert", "main"]
+CITIES = ["ashford", "bexley", "corby", "dover", "ealing", "frome", "goole", "hythe", "ilford",
+          "jarrow", "kendal", "leigh", "morley", "nelson", "oldham", "poole"]
+
+
+def _typo(rng, word: str) -> str:
+    i = int(rng.integers(1, max(len(word) - 1, 2)))
+    return word[:i] + word[i + 1:] if rng.random() < 0.5 else word[:i] + "x" + word[i:]
+
+
+def household_table(seed: int = 14, households: int = 700):
+    """People in households that share surname, address and city (given names and birth
+    dates differ), each person listed by one or both of two sources; a source's copy has
+    typos and gaps. Returns the table and each record's person."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    person = 0
+    for _ in range(households):
+        surname = "".join(rng.choice(SYLLABLES, 3))
+        address = f"{rng.integers(1, 200)} {rng.choice(STREETS)} street"
+        city = str(rng.choice(CITIES))
+        size = int(rng.choice([1, 2, 3, 4, 5, 6], p=[.15, .25, .2, .2, .12, .08]))
+        for given in rng.choice(GIVEN, size, replace=False):
+            dob = f"{rng.integers(1940, 2015)}-{rng.integers(1, 13):02d}-{rng.integers(1, 29):02d}"
+            for source in ("a", "b"):
+                if rng.random() > 0.8:
+                    continue
+                g, s, d, a = str(given), surname, dob, address
+                if source == "b":
+                    g = _typo(rng, g) if rng.random() < 0.1 else g
+                    s = _typo(rng, s) if rng.random() < 0.05 else s
+                    d = (d[:-2] + f"{int(d[-2:]) % 28 + 1:02d}") if rng.random() < 0.05 else d
+                    a = None if rng.random() < 0.1 else a
+                rows.append({"given_name": g, "surname": s, "dob": d, "address": a,
+                             "city": city, "person": person})
+            person += 1
+    frame = pd.DataFrame(rows).sample(frac=1.0, random_state=seed).reset_index(drop=True)
+    frame.insert(0, "rid", [f"r{i}" for i in range(len(frame))])
+    return frame.drop(columns=["person"]), frame[["rid", "person"]]
+
+
+def household_rules(**scoring) -> dict:
+    return {
+        "id_column": "rid",
+        "blocking": [{"name": "keys", "keys": [["surname"], ["dob"], ["given_name", "city"]]}],
+        "comparisons": [
+            {"type": "jaro_winkler", "column": "given_name", "thresholds": [0.9]},
+            {"type": "jaro_winkler", "column": "surname", "thresholds": [0.9]},
+            {"type": "date", "column": "dob", "within_days": [365]},
+            {"type": "jaro_winkler", "column": "address", "thresholds": [0.9]},
+            {"type": "exact", "column": "city"},
+        ],
+        "scoring": {"type": "fellegi_sunter", **scoring},
+    }
+
+
+def pairwise_f1(result, truth) -> float:
+    frame = result.clusters[["rid", "cluster_id"]].merge(truth)
+
+    def pairs(keys):
+        sizes = frame.groupby(keys).size().to_numpy()
+        return int((sizes * (sizes - 1) // 2).sum())
+
+    both, predicted, actual = pairs(["cluster_id", "person"]), pairs(["cluster_id"]), pairs(
+        ["person"])
+    p, r = both / max(predicted, 1), both / actual
+    return 2 * p * r / (p + r) if p + r else 0.0

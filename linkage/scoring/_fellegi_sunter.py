@@ -305,6 +305,8 @@ class FellegiSunter(Scorer):
         )
         rule = _rule_pairs(data)
         random_rule = _random_rule_share(data, random)
+        data.prior_independent, data.rule_recall = _independent_prior(data, rule, random_rule)
+        data.check_prior = self.prior is None
 
         # Several starts, each run to convergence with the constraints in every M-step; the
         # best (on the labels first, when there are some, then on the candidates) wins.
@@ -483,7 +485,7 @@ class FellegiSunter(Scorer):
             for k, n in enumerate(names):
                 a = np.bincount(cols[k], weights=w_match[present[k]], minlength=sizes[k])
                 b = np.bincount(cols[k], weights=w_non[present[k]], minlength=sizes[k])
-                nm, nu, binds = self._m_step(data, k, a, b, m[k], u[k])
+                nm, nu, binds = self._m_step(data, k, a, b, m[k], u[k], n_comp > 1)
                 bound += binds
                 change = float(np.max(np.abs(nm - m[k])))
                 if data.u_learned[k]:
@@ -529,7 +531,7 @@ class FellegiSunter(Scorer):
                 if data.u_learned[k] and not data.monotone[k]:
                     u[k] = u[k] if b.sum() <= 0 else _constrain(b, *data.fixed_u[k])
                 elif data.u_learned[k] or data.monotone[k]:
-                    m[k], u[k], binds = self._m_step(data, k, a, b, m[k], u[k])
+                    m[k], u[k], binds = self._m_step(data, k, a, b, m[k], u[k], True)
                     bound += binds
         lab_loglik, lab_fit = _labelled_logliks(data, m, comps, shares, lam)
         return {"m": m, "u": u, "lam": lam, "iterations": iterations, "converged": converged,
@@ -537,7 +539,8 @@ class FellegiSunter(Scorer):
                 "label_fit": lab_fit, "comps": comps, "shares": shares, "bound": bound}
 
     def _m_step(self, data: _Data, k: int, a: np.ndarray, b: np.ndarray, m: np.ndarray,
-                u: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[dict]]:
+                u: np.ndarray, mixture: bool = False
+                ) -> tuple[np.ndarray, np.ndarray, list[dict]]:
         """m and u of comparison k from the expected matches `a` and non-matches `b` per
         level, under the constraints; also the constraints that bound."""
         fm, fu = data.fixed_m[k], data.fixed_u[k]
@@ -550,7 +553,7 @@ class FellegiSunter(Scorer):
         name, labels = data.names[k], data.labels[k]
         binds: list[dict] = []
         reference = data.random_u[k]
-        if reference is not None:
+        if reference is not None and (mixture or not data.u_learned[k]):
             nm, pooled = _monotone_to(a, reference)
             nu = _constrain(b, *fu) if data.u_learned[k] and b.sum() > 0 else u
         elif data.u_learned[k] and b.sum() > 0:
@@ -570,7 +573,7 @@ class FellegiSunter(Scorer):
             nm[0] = 0.5
             binds.append({"comparison": name, "constraint": "identifying",
                           "levels": [labels[0]]})
-        nm = _monotone_weights(_constrain(nm, *fm), data.reference(k, nu))
+        nm = _monotone_weights(_constrain(nm, *fm), data.reference(k, nu) if mixture else nu)
         return nm, nu, binds
 
     def _default_start(self, data: _Data, u: list[np.ndarray], n_comp: int):
@@ -604,23 +607,17 @@ class FellegiSunter(Scorer):
         """What a reviewer needs to trust the fit (JSON-able), with `problems` in words."""
         problems: list[str] = []
         fields = [data.names[k] for k in data.rule_fields()]
-        independent = None
-        recall = _rule_recall(data) if len(fields) >= 2 else None
-        if len(fields) >= 2 and recall and data.counts[rule].sum() > 0:
-            share = float(data.counts[rule].sum() / data.counts.sum())
-            p_random = random_rule or 0.0
-            # share = prior * recall + (1 - prior) * p_random.
-            independent = min(max(share - p_random, 0.0) / max(recall - p_random, _FLOOR), 1.0)
-            lowest = 1.0 / float(data.counts.sum())
-            ratio = lam / max(independent, lowest)
-            if self.prior is None and (ratio > _PRIOR_FACTOR or ratio < 1.0 / _PRIOR_FACTOR):
-                problems.append(
-                    f"EM's prior ({lam:.4g}) is {ratio:.3g} times the share of candidate pairs "
-                    f"that agree exactly on at least two of {', '.join(fields)} and disagree on "
-                    f"none ({independent:.4g}): EM may have learned another concept than "
-                    "'same entity'. Label some pairs (`linkage sample --active`), or name the "
-                    "comparisons that identify an entity in `identifying`."
-                )
+        independent, recall = data.prior_independent, data.rule_recall
+        ratio = _prior_ratio(data, lam)
+        if self.prior is None and ratio is not None and not (
+                1.0 / _PRIOR_FACTOR <= ratio <= _PRIOR_FACTOR):
+            problems.append(
+                f"EM's prior ({lam:.4g}) is {ratio:.3g} times the independent estimate "
+                f"({independent:.4g}, from the candidate pairs that agree exactly on at least "
+                f"two of {', '.join(fields)} and disagree on none): EM may have learned another "
+                "concept than 'same entity'. Label some pairs (`linkage sample --active`), or "
+                "name the comparisons that identify an entity in `identifying`."
+            )
         bound = [dict(b) for b in fit["bound"]]
         ident_bound = sorted({b["comparison"] for b in bound if b["constraint"] == "identifying"})
         if ident_bound:
@@ -635,6 +632,8 @@ class FellegiSunter(Scorer):
             problems.append("EM's classes came out swapped (the 'matches' agreed less) and were "
                             "swapped back.")
         for reason in fit["failed"]:
+            if reason.startswith("its prior"):
+                continue  # said above
             problems.append(f"No start met every constraint: {reason}.")
         labelled = None
         if data.labelled is not None:
@@ -660,6 +659,7 @@ class FellegiSunter(Scorer):
             "prior_independent": None if independent is None else _round(independent),
             "prior_independent_fields": fields,
             "prior_independent_recall": None if recall is None else _round(recall),
+            "prior_ratio": None if ratio is None else _round(ratio),
             "iterations": int(fit["iterations"]),
             "converged": bool(fit["converged"]),
             "starts": [{"start": f["start"], "loglik": _round(f["loglik"]),
@@ -1077,6 +1077,9 @@ class _Data:
     identifying: list[bool]
     random_u: list[np.ndarray | None]
     labelled: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    prior_independent: float | None = None  # see `_independent_prior`
+    rule_recall: float | None = None
+    check_prior: bool = False  # whether a fit's prior must agree with `prior_independent`
     all_patterns: np.ndarray = dataclass_field(init=False)
 
     def __post_init__(self) -> None:
@@ -1089,8 +1092,10 @@ class _Data:
         return self.labelled[1], self.labelled[2]
 
     def reference(self, k: int, u: np.ndarray) -> np.ndarray:
-        """What m/u must rise against: u of random record pairs where there are some (the
-        candidates' u is raised on the fields blocking made them agree on), else `u`."""
+        """What m/u must rise against with several non-match components: u of random record
+        pairs where there are some, else `u`. (Each component is the non-matches one kind of
+        blocking key let through, which agree on that key more than on a closer level; so
+        m/u of their mixture can fall where m/u of the population rises.)"""
         return u if self.random_u[k] is None else self.random_u[k]
 
     def rule_fields(self) -> list[int]:
@@ -1167,6 +1172,32 @@ def _random_rule_share(data: _Data, random: ComparisonMatrix | None) -> float | 
         return None
     order = [random.names.index(n) for n in data.names]
     return float(_rule_on(random.levels[:, order].astype(np.int64), data, fields).mean())
+
+
+def _independent_prior(data: _Data, rule: np.ndarray,
+                       random_share: float | None) -> tuple[float | None, float | None]:
+    """The prior estimated without EM, and the recall it assumed: the share of candidate
+    pairs the rule of `_rule_pairs` finds is prior * recall + (1 - prior) * (the share of
+    random pairs it finds). The recall comes from `_rule_recall`; with two comparisons it
+    cannot be estimated and is taken as 1 (the estimate is then a floor)."""
+    if len(data.rule_fields()) < 2 or data.counts[rule].sum() <= 0:
+        return None, None
+    recall = _rule_recall(data)
+    if recall is None:
+        recall = 1.0 if len(data.rule_fields()) == 2 else 0.0
+    if recall <= 0:
+        return None, None
+    share = float(data.counts[rule].sum() / data.counts.sum())
+    p_random = random_share or 0.0
+    estimate = max(share - p_random, 0.0) / max(recall - p_random, _FLOOR)
+    return min(estimate, 1.0), recall
+
+
+def _prior_ratio(data: _Data, lam: float) -> float | None:
+    """EM's prior over the independent estimate (None without one)."""
+    if data.prior_independent is None:
+        return None
+    return lam / max(data.prior_independent, 1.0 / float(data.counts.sum()))
 
 
 def _rule_recall(data: _Data) -> float | None:
@@ -1290,9 +1321,15 @@ def _failed_checks(data: _Data, fit: dict) -> list[str]:
     """The constraints a finished fit breaks (the M-step keeps most of them by construction;
     this also compares exact agreement with the random pairs)."""
     failed = []
+    ratio = _prior_ratio(data, fit["lam"])
+    if data.check_prior and ratio is not None and not (
+            1.0 / _PRIOR_FACTOR <= ratio <= _PRIOR_FACTOR):
+        failed.append(f"its prior ({fit['lam']:.4g}) is {ratio:.3g} times the independent "
+                      f"estimate ({data.prior_independent:.4g})")
     for k, name in enumerate(data.names):
         m, u = fit["m"][k], fit["u"][k]
-        u = data.reference(k, u)
+        if len(fit["comps"]) > 1:
+            u = data.reference(k, u)
         if data.monotone[k] and np.any(np.diff(np.log(m) - np.log(u)) < -1e-9):
             failed.append(f"the weights of `{name}` fall as its similarity rises")
         if not data.identifying[k]:
