@@ -3,6 +3,7 @@ prior, labelled pairs, and the diagnostics that say when a fit looks wrong (issu
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import numpy as np
@@ -164,3 +165,101 @@ def pairwise_f1(result, truth) -> float:
         ["person"])
     p, r = both / max(predicted, 1), both / actual
     return 2 * p * r / (p + r) if p + r else 0.0
+
+
+@pytest.fixture(scope="module")
+def households():
+    return household_table()
+
+
+def test_household_trap_is_real_without_identifying_comparisons(households):
+    """Unconstrained, EM calls "same household" a match: most candidate pairs are members of
+    one household, and they agree on surname, address and city."""
+    import linkage as lk
+
+    table, truth = households
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        result = lk.dedupe(table, lk.Rules.from_dict(household_rules()), progress=False)
+    assert result.scorer.prior_ > 0.5
+    assert pairwise_f1(result, truth) < 0.5
+
+
+def test_household_trap_identifying_fields_keep_em_on_the_person(households, tmp_path):
+    """Named identifying, given name and date of birth pin the match class to the person."""
+    import linkage as lk
+
+    table, truth = households
+    rules = lk.Rules.from_dict(household_rules(identifying=["given_name", "dob"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        result = lk.dedupe(table, rules, progress=False)
+    assert pairwise_f1(result, truth) >= 0.9
+    scorer = result.scorer
+    m = scorer.m_probabilities_
+    # The learned class agrees on given name and date of birth.
+    assert m["given_name"]["exact"] > 0.5 and m["dob"]["exact"] > 0.5
+    d = scorer.diagnostics
+    assert d["identifying"] == ["given_name", "dob"]
+    assert d["start_won"] in [s["start"] for s in d["starts"]] and len(d["starts"]) >= 3
+    # The fits that learned the household fail the independent prior and lose.
+    assert any(s["failed"] for s in d["starts"])
+    assert d["prior_independent"] is not None
+    assert 0.25 <= d["prior"] / d["prior_independent"] <= 4
+
+
+def test_monotone_weights_on_a_fit(households):
+    """m/u never falls as the similarity rises, in every comparison (one non-match class)."""
+    import linkage as lk
+
+    table, _ = households
+    rules = lk.Rules.from_dict(household_rules(identifying=["given_name", "dob"],
+                                               non_match_components=1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        scorer = lk.dedupe(table, rules, progress=False).scorer
+    for name, levels in scorer.level_labels_.items():
+        weights = [np.log2(scorer.m_probabilities_[name][lab])
+                   - np.log2(scorer.u_probabilities_[name][lab]) for lab in levels]
+        assert all(b >= a - 1e-9 for a, b in itertools.pairwise(weights)), name
+
+
+def test_pava_pools_violators_and_keeps_the_maximum_likelihood():
+    """The constrained M-step: an order-violating level is pooled with its neighbour; the
+    pooled m/u is the pooled share, and ordered input comes back unchanged."""
+    from linkage.scoring._fellegi_sunter import _monotone_pair, _monotone_to
+
+    a = np.array([10.0, 30.0, 20.0, 140.0])  # matches per level
+    b = np.array([500.0, 30.0, 60.0, 10.0])  # non-matches: level 2 is less match-like than 1
+    m, u, pooled = _monotone_pair(a, b)
+    assert pooled == [(1, 2)]
+    ratio = m / u
+    assert ratio[1] == pytest.approx(ratio[2]) and np.all(np.diff(ratio) >= -1e-12)
+    assert m.sum() == pytest.approx(1) and u.sum() == pytest.approx(1)
+    assert m[1] + m[2] == pytest.approx(50 / 200)  # pooling keeps the pooled levels' mass
+    m2, _, pooled2 = _monotone_pair(np.array([1.0, 2, 7]), np.array([7.0, 2, 1]))
+    assert pooled2 == [] and m2 == pytest.approx([0.1, 0.2, 0.7])
+    fixed_u = np.array([0.7, 0.2, 0.1])
+    m3, pooled3 = _monotone_to(np.array([10.0, 1.0, 9.0]), fixed_u)
+    assert pooled3 == [(0, 1)] and np.all(np.diff(m3 / fixed_u) >= -1e-12)
+
+
+def test_diagnostics_are_saved_in_model_json(households, tmp_path):
+    import json
+
+    import linkage as lk
+    from linkage.scoring import FellegiSunter
+
+    table, _ = households
+    rules = lk.Rules.from_dict(household_rules(identifying=["given_name", "dob"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        result = lk.dedupe(table, rules, progress=False)
+    result.write(tmp_path / "run")
+    doc = json.loads((tmp_path / "run" / "model.json").read_text(encoding="utf-8"))
+    d = doc["diagnostics"]
+    for key in ("prior", "prior_independent", "iterations", "converged", "starts", "start_won",
+                "constraints_bound", "label_switch_fixed", "non_match_components", "problems"):
+        assert key in d, key
+    assert d == json.loads(json.dumps(result.scorer.diagnostics))
+    assert FellegiSunter.load(tmp_path / "run" / "model.json").diagnostics == d

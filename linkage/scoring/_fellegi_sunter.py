@@ -1190,7 +1190,12 @@ def _independent_prior(data: _Data, rule: np.ndarray,
     share = float(data.counts[rule].sum() / data.counts.sum())
     p_random = random_share or 0.0
     estimate = max(share - p_random, 0.0) / max(recall - p_random, _FLOOR)
-    return min(estimate, 1.0), recall
+    if estimate > 1.0:
+        # The rule finds more pairs than its recall allows: its comparisons agree together
+        # among non-matches too (a household shares surname and address), so the recall
+        # measured on the pairs the others find is not the matches'. No estimate.
+        return None, recall
+    return estimate, recall
 
 
 def _prior_ratio(data: _Data, lam: float) -> float | None:
