@@ -263,3 +263,69 @@ def test_diagnostics_are_saved_in_model_json(households, tmp_path):
         assert key in d, key
     assert d == json.loads(json.dumps(result.scorer.diagnostics))
     assert FellegiSunter.load(tmp_path / "run" / "model.json").diagnostics == d
+
+
+# ---------------------------------------------------------------------- split birth date
+
+
+def split_birth_date_table(seed: int = 3, people: int = 2500):
+    """People whose birth date is kept as year, month and day columns; 40% listed twice, the
+    copy with typos in names and now and then a wrong day."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for person in range(people):
+        given, surname = str(rng.choice(GIVEN)), "".join(rng.choice(SYLLABLES, 2))
+        city = str(rng.choice(CITIES))
+        year, month, day = int(rng.integers(1930, 2010)), int(rng.integers(1, 13)), int(
+            rng.integers(1, 29))
+        for copy in range(1 + int(rng.random() < 0.4)):
+            g, s, d = given, surname, day
+            if copy:
+                g = _typo(rng, g) if rng.random() < 0.15 else g
+                s = _typo(rng, s) if rng.random() < 0.1 else s
+                d = d % 28 + 1 if rng.random() < 0.05 else d
+            rows.append({"given_name": g, "surname": s, "birth_year": str(year),
+                         "birth_month": str(month), "birth_day": str(d), "city": city,
+                         "person": person})
+    frame = pd.DataFrame(rows).sample(frac=1.0, random_state=seed).reset_index(drop=True)
+    frame.insert(0, "rid", [f"r{i}" for i in range(len(frame))])
+    return frame.drop(columns=["person"]), frame[["rid", "person"]]
+
+
+def split_birth_date_rules(**scoring) -> dict:
+    """The year compared as a number with a 5% relative tolerance (1950 +- 97 years: every
+    pair is "within"), month and day as text by edits: the comparisons of issue 14."""
+    return {
+        "id_column": "rid",
+        "blocking": [{"name": "keys", "keys": [["surname"], ["given_name", "birth_year"],
+                                               ["city", "birth_month"]]}],
+        "comparisons": [
+            {"type": "jaro_winkler", "column": "given_name", "thresholds": [0.9]},
+            {"type": "jaro_winkler", "column": "surname", "thresholds": [0.9]},
+            {"type": "numeric", "column": "birth_year", "rel_tolerance": [0.05]},
+            {"type": "levenshtein", "column": "birth_month", "thresholds": [0.5]},
+            {"type": "levenshtein", "column": "birth_day", "thresholds": [0.5]},
+            {"type": "exact", "column": "city"},
+        ],
+        "scoring": {"type": "fellegi_sunter", "threshold": 6.0, **scoring},
+    }
+
+
+def test_split_birth_date_prior_is_checked_against_the_independent_estimate():
+    """A prior far above what the candidates support is reported in `problems`, and EM's own
+    prior stays inside the independent range (before: 0.29 here, F1 0.0004)."""
+    import linkage as lk
+
+    table, _ = split_birth_date_table()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        fitted = lk.dedupe(table, lk.Rules.from_dict(split_birth_date_rules()), progress=False)
+        forced = lk.dedupe(table, lk.Rules.from_dict(split_birth_date_rules(prior=0.67)),
+                           progress=False)
+    d = fitted.scorer.diagnostics
+    low, high = d["prior_independent_range"]
+    assert low / 2 <= d["prior"] <= 2 * high
+    assert high < 0.67 / 2
+    assert not any("independent estimate" in p for p in d["problems"])
+    problems = forced.scorer.diagnostics["problems"]
+    assert any("The prior (0.67, fixed)" in p and "independent estimate" in p for p in problems)
