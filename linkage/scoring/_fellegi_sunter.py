@@ -1096,9 +1096,10 @@ def _reestimate(
 # Two fits explain the labels equally well when their log-likelihoods on the labels differ by
 # less than half the 95% quantile of chi-square with one degree of freedom (3.84 / 2).
 _LABEL_MARGIN = 1.92
-# EM's prior and the rule's estimate (see `_rule_pairs`) disagree when one is more than this
-# many times the other. The rule misses matches with a field wrong or missing and counts some
-# non-matches, so it is a rough estimate: only a disagreement of this size is reported.
+# EM's prior disagrees with the independent range (`_independent_prior`) when it lies more
+# than this many times beyond either end. The range already spans what the rule's recall can
+# be; the factor leaves room for the comparisons' dependence among matches, which the recall
+# estimate ignores.
 _PRIOR_FACTOR = 2.0
 
 
