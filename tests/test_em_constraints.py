@@ -55,12 +55,15 @@ def _f1(scorer, X, y) -> float:
 
 def test_labelled_pairs_enter_em_with_their_class_known():
     """The semi-supervised interface: `labelled=(levels, y)` on fit and fit_patterns. With one
-    non-match class and no identifying comparisons, EM alone calls "same household" a match;
-    25 labels pick the right class."""
+    non-match class and only surname named identifying (one field: no independent prior to
+    check against, and household members agree on it), EM alone calls "same household" a
+    match; 25 labels pick the right class."""
     X, random, y = _households()
+    settings = {"non_match_components": 1, "identifying": ["surname"]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LinkageWarning)
-        alone = FellegiSunter(non_match_components=1).fit(X, random=random)
+        alone = FellegiSunter(**settings).fit(X, random=random)
+    assert alone.diagnostics["prior_independent"] is None
     assert alone.prior_ > 0.5 and _f1(alone, X, y) < 0.5
     rng = np.random.default_rng(5)
     pick = np.r_[rng.choice(np.flatnonzero(y == 1), 10, replace=False),
@@ -68,7 +71,7 @@ def test_labelled_pairs_enter_em_with_their_class_known():
     labelled = (X.levels[pick], y[pick])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LinkageWarning)
-        scorer = FellegiSunter(non_match_components=1).fit(X, random=random, labelled=labelled)
+        scorer = FellegiSunter(**settings).fit(X, random=random, labelled=labelled)
     d = scorer.diagnostics
     assert d["labelled"]["matches"] == 10 and d["labelled"]["non_matches"] == 15
     assert d["labelled"]["agreement"] >= 0.9
@@ -80,7 +83,7 @@ def test_labelled_pairs_enter_em_with_their_class_known():
     patterns, counts = distinct_patterns(X.levels, [3, 3, 3, 3, 2])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LinkageWarning)
-        again = FellegiSunter(non_match_components=1).fit_patterns(
+        again = FellegiSunter(**settings).fit_patterns(
             COMPARISONS, patterns, counts, random=random, labelled=labelled)
     assert again.prior_ == pytest.approx(scorer.prior_)
     with pytest.raises(InputError, match="labelled"):

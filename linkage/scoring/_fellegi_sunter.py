@@ -452,7 +452,11 @@ class FellegiSunter(Scorer):
         if 0 < weight < data.counts.sum():
             starts.append(("rule", {"g": rule.astype(np.float64)}))
         if data.labelled is not None and data.labelled[1].sum() > 0:
-            starts.append(("labels", self._labels_start(data, u)))
+            start = self._labels_start(data, u)
+            # The labels' m, free to move, and held where the labels put it (EM then learns
+            # only u and the prior): a few labels weigh little against many pairs in EM, so
+            # the second keeps what they say for the selection to weigh (`_best`).
+            starts += [("labels", start), ("labels_m", {**start, "hold_m": True})]
         return starts
 
     def _labels_start(self, data: _Data, u: list[np.ndarray]) -> dict:
@@ -505,6 +509,7 @@ class FellegiSunter(Scorer):
         moved_prior = 0.0
         bound: list[dict] = []
         g0 = None if start is None or "g" not in start else start["g"]
+        hold_m = bool(start is not None and start.get("hold_m"))
         for iterations in range(1, max_iterations + 1):
             g, resp, _ = _posterior_mixture(patterns, m, comps, shares, lam)
             if g0 is not None and iterations == 1:
@@ -519,6 +524,12 @@ class FellegiSunter(Scorer):
                 a = np.bincount(cols[k], weights=w_match[present[k]], minlength=sizes[k])
                 b = np.bincount(cols[k], weights=w_non[present[k]], minlength=sizes[k])
                 nm, nu, binds = self._m_step(data, k, a, b, m[k], u[k], n_comp > 1)
+                if hold_m:
+                    nm, binds = m[k], []
+                    if data.monotone[k] and data.u_learned[k] and b.sum() > 0:
+                        # u under the order with m held: u/m falls as the level rises.
+                        nu = _constrain(_monotone_to(b[::-1], m[k][::-1])[0][::-1],
+                                        *data.fixed_u[k])
                 bound += binds
                 change = float(np.max(np.abs(nm - m[k])))
                 if data.u_learned[k]:
@@ -1223,9 +1234,9 @@ def _independent_prior(data: _Data, rule: np.ndarray, random_share: float | None
     of candidate pairs the rule of `_rule_pairs` finds is prior * recall + (1 - prior) *
     (the share of random pairs it finds), with the recall between the floor and the ceiling
     of `_rule_recall` (with two comparisons it cannot be estimated and is taken as 1: the
-    estimate is then a floor). None where the rule finds no pair, or finds more than the
-    recall allows (its comparisons agree together among non-matches too: a household shares
-    surname and address)."""
+    estimate is then a floor). Where the floor on the recall would put more matches than
+    pairs, only the ceiling stands. None where the rule finds no pair, or finds more than
+    even the ceiling allows."""
     if len(data.rule_fields()) < 2 or data.counts[rule].sum() <= 0:
         return None, None
     recall = _rule_recall(data)
@@ -1236,7 +1247,12 @@ def _independent_prior(data: _Data, rule: np.ndarray, random_share: float | None
     low, high = (max(share - p_random, 0.0) / max(r - p_random, _FLOOR) for r in recall[::-1])
     if min(recall) <= 0 or low > 1.0:
         return None, recall
-    return (low, min(high, 1.0)), recall
+    if high > 1.0:
+        # The floor on the recall is refuted (more matches than pairs): the pairs that agree
+        # on two of the comparisons and disagree on the third are mostly non-matches, as
+        # the ceiling assumes (a household shares surname and address, not a birth date).
+        return (low, low), (recall[1], recall[1])
+    return (low, high), recall
 
 def _prior_ratio(data: _Data, lam: float) -> float | None:
     """How far EM's prior lies outside the independent range: its ratio to the range's top
