@@ -24,10 +24,13 @@ by a seeded draw, so one run and one seed give one file.
 - Fellegi-Sunter: the labelled pairs are compared (whether or not blocking proposed them) and
   enter EM with their class known (semi-supervised: they pin m and the prior where EM alone
   would learn another concept);
-- once there are at least `SUPERVISED_MIN_PER_CLASS` labelled matches *and* as many labelled
-  non-matches, the supervised scorer is trained on them instead (a classifier over the same
-  comparisons; it chooses its threshold by cross-validation); rules whose scorer is already
-  `supervised` use it with the rules' labels and these together;
+- the supervised scorer (a classifier over the same comparisons, which chooses its threshold
+  by cross-validation) is trained on them too, from 10 labelled pairs with 2 of each class,
+  and replaces Fellegi-Sunter when its cross-validation misclassifies fewer labelled pairs
+  than Fellegi-Sunter does on the very pairs it learned from: a comparison that favours EM, so
+  the classifier wins only where EM learned the wrong concept (households for persons) and
+  the labels show it; rules whose scorer is already `supervised` use it with the rules' labels
+  and these together;
 - a rule sum keeps its weights;
 - except for the supervised scorer, the threshold is then taken from the labels: the match
   weight that misclassifies the fewest labelled pairs (the labelled pairs sit around the
@@ -53,10 +56,9 @@ import pandas as pd
 from linkage.errors import InputError
 
 LABEL_COLUMNS = ("id_l", "id_r", "label")
-# Labelled pairs of each class from which the supervised scorer replaces semi-supervised EM: a
-# classifier over a few dozen one-hot level features needs dozens of each class to beat EM that
-# already knows the data's structure (the supervised scorer itself accepts 10 labels at least).
-SUPERVISED_MIN_PER_CLASS = 50
+SUPERVISED_RULE = ("supervised when its cross-validation misclassifies fewer labelled pairs "
+                   "than semi-supervised Fellegi-Sunter does in-sample (which favours EM); "
+                   "it needs 10 labelled pairs, 2 of each class")
 UNCERTAIN_SHARE = 0.6  # of the picked pairs: nearest the threshold; the rest spread over bands
 LABELS_FILE = "labels.csv"  # the labels a run used, kept in its folder
 _MATCH = {"1", "1.0", "match", "yes", "true"}
@@ -266,28 +268,28 @@ def fit_labelled(rules, labels: LabelsLike, *, ids: pd.Series, source: np.ndarra
     files = list(dict.fromkeys(str(f) for f in table["file"]))
     report: dict[str, Any] = {"files": files, "pairs": len(y), "matches": n_match,
                               "non_matches": n_non, "rules_threshold": float(scorer.threshold)}
-    enough = n_match >= SUPERVISED_MIN_PER_CLASS and n_non >= SUPERVISED_MIN_PER_CLASS
-    if isinstance(scorer, Supervised) or (enough and not isinstance(scorer, RuleSum)):
-        if not isinstance(scorer, Supervised):
-            scorer = Supervised(labels=LABELS_FILE, seed=getattr(scorer, "seed", 0))
+    if isinstance(scorer, Supervised):
         scorer = scorer.fit(matrix, y)
         report.update(mode="supervised", threshold_source="cross-validation on the labels",
-                      rule=f"supervised from {SUPERVISED_MIN_PER_CLASS} labelled pairs of each "
-                           "class")
+                      rule="the rules ask for the supervised scorer")
+    elif isinstance(scorer, RuleSum):
+        scorer = fit(scorer, None)
+        report.update(mode="threshold", rule="a rule sum keeps its weights; the labels set "
+                                             "the threshold")
+        scorer.threshold, _ = _labelled_threshold(scorer, matrix, y, report)
     else:
-        if isinstance(scorer, RuleSum):
-            scorer = fit(scorer, None)
-            report["mode"] = "threshold"
-        else:
-            scorer = fit(scorer, (matrix.levels.copy(), y.astype(np.int8)))
-            report["mode"] = "semi-supervised"
-        report["rule"] = (f"semi-supervised until {SUPERVISED_MIN_PER_CLASS} labelled pairs of "
-                          "each class, then supervised")
-        weight, _ = weights_of(scorer, matrix)
-        threshold, _ = choose_threshold(weight, y, float(scorer.threshold))
-        report["threshold_source"] = ("labels" if threshold != report["rules_threshold"]
-                                      else "rules (the labels agree with it)")
-        scorer.threshold = threshold
+        scorer = fit(scorer, (matrix.levels.copy(), y.astype(np.int8)))
+        report.update(mode="semi-supervised", rule=SUPERVISED_RULE)
+        scorer.threshold, errors = _labelled_threshold(scorer, matrix, y, report)
+        report["semi_supervised_errors"] = errors
+        trained = _supervised(matrix, y, seed=getattr(scorer, "seed", 0))
+        if trained is not None:
+            supervised, cv_errors = trained
+            report["supervised_cv_errors"] = cv_errors
+            if cv_errors < errors:
+                scorer = supervised
+                report.update(mode="supervised",
+                              threshold_source="cross-validation on the labels")
     weight, _ = weights_of(scorer, matrix)
     predicted = weight >= scorer.threshold
     report["threshold"] = float(scorer.threshold)
@@ -298,6 +300,38 @@ def fit_labelled(rules, labels: LabelsLike, *, ids: pd.Series, source: np.ndarra
     rules.scoring = scorer
     kept = kept.assign(label=kept["label"].astype(int)).reset_index(drop=True)
     return rules, scorer, report, kept
+
+
+def _labelled_threshold(scorer, matrix, y: np.ndarray, report: dict) -> tuple[float, int]:
+    """`choose_threshold` on the labelled pairs' weights, noting in `report` where it came
+    from."""
+    from linkage.pipeline import weights_of
+
+    weight, _ = weights_of(scorer, matrix)
+    threshold, errors = choose_threshold(weight, y, float(scorer.threshold))
+    report["threshold_source"] = ("labels" if threshold != report["rules_threshold"]
+                                  else "rules (the labels agree with it)")
+    return threshold, errors
+
+
+def _supervised(matrix, y: np.ndarray, *, seed: int):
+    """The supervised scorer trained on the labelled pairs and the labelled pairs its
+    cross-validation misclassifies, or None when the labels are too few to train one."""
+    import warnings
+
+    from linkage.scoring import Supervised
+    from linkage.scoring._supervised import _MIN_LABELLED
+
+    n_match, n_non = int(y.sum()), int(len(y) - y.sum())
+    if len(y) < _MIN_LABELLED or min(n_match, n_non) < 2:
+        return None
+    with warnings.catch_warnings():  # fewer folds than asked for: expected with few labels
+        warnings.simplefilter("ignore")
+        scorer = Supervised(labels=LABELS_FILE, seed=seed).fit(matrix, y)
+    true_matches = scorer.cv_recall_ * n_match
+    said_matches = true_matches / scorer.cv_precision_ if scorer.cv_precision_ else 0.0
+    errors = (n_match - true_matches) + (said_matches - true_matches)
+    return scorer, round(errors)
 
 
 # ---------------------------------------------------------------------- active sampling

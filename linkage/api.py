@@ -87,10 +87,11 @@ def dedupe(
     chunks start by themselves above 2M records or 10M candidate pairs.
     `labels`: labelled pairs to learn from: a CSV path (columns id_l, id_r, label: 1 match,
     0 non-match, blank left out), a DataFrame with those columns, or a list of them (a later
-    one's label wins for a pair labelled twice). Few labels fix Fellegi-Sunter's m and prior
-    (semi-supervised EM); 50 of each class or more train the supervised scorer; the threshold
-    comes from the labels too. `Result.labels` keeps them (`labels.csv` in the run folder),
-    and `summary()["labels"]` says how they were used. See `linkage.active`.
+    one's label wins for a pair labelled twice). They fix Fellegi-Sunter's m and prior
+    (semi-supervised EM), or train the supervised scorer where it misclassifies fewer of them
+    in cross-validation; the threshold comes from them too. `Result.labels` keeps them
+    (`labels.csv` in the run folder); `summary()["labels"]` says how they were used (see
+    `linkage.active`).
     """
     rules = _rules(rules)
     columns = _columns([table], rules, id_column, engine, chunk_rows)

@@ -165,9 +165,10 @@ LABELS (active learning: a few labels fix what the model cannot learn alone):
   linkage dedupe people.csv --labels todo2.csv --out run  # adds to run/labels.csv
 \b
 Each rerun into the same --out adds its labels to the ones that run used (kept in
-run/labels.csv). Few labels pin Fellegi-Sunter's m and prior (semi-supervised EM); from 50
-labelled matches and 50 labelled non-matches on, the supervised scorer is trained instead.
-The threshold comes from the labels too; summary.json says how they were used (`labels`).
+run/labels.csv). The labels pin Fellegi-Sunter's m and prior (semi-supervised EM); the
+supervised scorer is trained on them too and used instead where it misclassifies fewer of
+them in cross-validation. The threshold comes from the labels; summary.json says how they
+were used (`labels`).
 """
 
 
