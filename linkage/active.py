@@ -26,8 +26,9 @@ by a seeded draw, so one run and one seed give one file.
   would learn another concept);
 - the supervised scorer (a classifier over the same comparisons, which chooses its threshold
   by cross-validation) is trained on them too, from 10 labelled pairs with 2 of each class,
-  and replaces Fellegi-Sunter when its cross-validation misclassifies fewer labelled pairs
-  than Fellegi-Sunter does on the very pairs it learned from: a comparison that favours EM, so
+  and replaces Fellegi-Sunter when its cross-validation misclassifies clearly fewer labelled
+  pairs (by more than the square root of both counts) than Fellegi-Sunter does on the very
+  pairs it learned from: a comparison that favours EM, so
   the classifier wins only where EM learned the wrong concept (households for persons) and
   the labels show it; rules whose scorer is already `supervised` use it with the rules' labels
   and these together;
@@ -56,10 +57,16 @@ import pandas as pd
 from linkage.errors import InputError
 
 LABEL_COLUMNS = ("id_l", "id_r", "label")
-SUPERVISED_RULE = ("supervised when its cross-validation misclassifies fewer labelled pairs "
-                   "than semi-supervised Fellegi-Sunter does in-sample (which favours EM); "
-                   "it needs 10 labelled pairs, 2 of each class")
+SUPERVISED_RULE = ("supervised when its cross-validation misclassifies clearly fewer labelled "
+                   "pairs (by more than the square root of both counts) than semi-supervised "
+                   "Fellegi-Sunter does in-sample (which favours EM); it needs 10 labelled "
+                   "pairs, 2 of each class")
 UNCERTAIN_SHARE = 0.6  # of the picked pairs: nearest the threshold; the rest spread over bands
+# The classifier trained on a few dozen labels: a logistic regression over the one-hot levels
+# (additive, so every score is explained, and smooth where the labels are few; boosted trees
+# overfit two dozen labels).
+SUPERVISED_MODEL = "logistic_regression"
+BACKGROUND_PER_LABEL = 4  # random record pairs beside each labelled pair, as non-matches
 LABELS_FILE = "labels.csv"  # the labels a run used, kept in its folder
 _MATCH = {"1", "1.0", "match", "yes", "true"}
 _NON_MATCH = {"0", "0.0", "non-match", "no", "false"}
@@ -184,31 +191,36 @@ def labelled_rows(table: pd.DataFrame, ids: pd.Series, source: np.ndarray,
 # ---------------------------------------------------------------------- the threshold
 
 
-def choose_threshold(weights: np.ndarray, y: np.ndarray, current: float) -> tuple[float, int]:
-    """The match weight that misclassifies the fewest labelled pairs (a pair is a match at or
-    above it), and that many errors. Among equally good thresholds: `current` when it is one
-    of them, else the middle of the nearest run of them (half-way between the labelled weights
-    around it; a hair beyond the last labelled weight where the run is open)."""
+def choose_threshold(weights: np.ndarray, y: np.ndarray, current: float, *,
+                     cost_match: np.ndarray | None = None,
+                     cost_non_match: np.ndarray | None = None) -> tuple[float, float]:
+    """The match weight with the least cost of misclassified labelled pairs (a pair is a match
+    at or above it), and that cost. By default each error costs 1 (the cost is the number of
+    misclassified pairs); `cost_match[i]` is what calling pair i a match costs and
+    `cost_non_match[i]` what calling it a non-match costs. Among equally good thresholds:
+    `current` when it is one of them, else the middle of the nearest run of them (half-way
+    between the labelled weights around it; a hair beyond the last one where the run is
+    open)."""
     w = np.asarray(weights, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
+    cm = (y == 0.0).astype(np.float64) if cost_match is None else np.asarray(cost_match, float)
+    cn = (y == 1.0).astype(np.float64) if cost_non_match is None else np.asarray(
+        cost_non_match, float)
     values = np.unique(w)
-    # Candidate cuts: below everything, and just above each distinct labelled weight.
-    cuts = np.concatenate([[-math.inf], values])
+    cuts = np.concatenate([[-math.inf], values])  # span k: thresholds in (cuts[k], values[k]]
     order = np.argsort(w, kind="stable")
-    ws, ys = w[order], y[order]
-    below = np.searchsorted(ws, values, side="right")  # pairs at or under each value
-    matches_below = np.concatenate([[0], np.cumsum(ys)[below - 1]])
-    non_below = np.concatenate([[0], below - np.cumsum(ys)[below - 1]])
-    errors = matches_below + (len(ys) - ys.sum() - non_below)  # FN + FP for a cut above cut k
-    best = errors.min()
-    current_errors = int(np.sum((w >= current) != (y == 1.0)))
-    if current_errors == best:
+    under = np.concatenate([[0], np.searchsorted(w[order], values, side="right")])
+    cn_sum = np.concatenate([[0.0], np.cumsum(cn[order])])
+    cm_sum = np.concatenate([[0.0], np.cumsum(cm[order])])
+    errors = cn_sum[under] + (cm_sum[-1] - cm_sum[under])  # non-matches below, matches above
+    best = float(errors.min())
+    slack = 1e-9 * max(1.0, best)
+    current_errors = float(cn[w < current].sum() + cm[w >= current].sum())
+    if current_errors <= best + slack:
         return float(current), current_errors
-    spans = []  # (low, high) of each optimal cut: thresholds in (low, high] give `best` errors
-    for k in np.flatnonzero(errors == best):
-        low = cuts[k]
-        high = values[k] if k < len(values) else math.inf
-        spans.append((low, high))
+    spans = []  # (low, high) of each optimal span: thresholds in (low, high] cost `best`
+    for k in np.flatnonzero(errors <= best + slack):
+        spans.append((cuts[k], values[k] if k < len(values) else math.inf))
     scale = max(float(np.ptp(values)) if len(values) > 1 else 1.0, 1e-9)
 
     def place(low: float, high: float) -> float:
@@ -225,7 +237,7 @@ def choose_threshold(weights: np.ndarray, y: np.ndarray, current: float) -> tupl
         return 0.0 if low < current <= high else min(abs(current - low), abs(current - high))
 
     low, high = min(spans, key=distance)
-    return place(low, high), int(best)
+    return place(low, high), best
 
 
 # ---------------------------------------------------------------------- fitting
@@ -245,13 +257,15 @@ def _rules_labels(scorer, rules) -> pd.DataFrame:
 
 
 def fit_labelled(rules, labels: LabelsLike, *, ids: pd.Series, source: np.ndarray, mode: str,
-                 work: dict, fit) -> tuple[Any, Any, dict, pd.DataFrame]:
+                 work: dict, fit, random) -> tuple[Any, Any, dict, pd.DataFrame]:
     """Fit the rules' scorer with the labelled pairs (see the module's docstring).
 
     `fit(scorer, labelled)` fits a scorer on the candidate pairs with `labelled` = (levels of
-    the labelled pairs, their 0/1 labels) or None. Returns the rules (a copy, whose scorer is
-    the fitted one), the fitted scorer, the `labels` report for summary.json and the labels as
-    kept (id_l, id_r, label) for the run folder's labels.csv. The rules given are not changed.
+    the labelled pairs, their 0/1 labels) or None; `random(count, seed)` is the comparison
+    matrix of that many seeded random record pairs. Returns the rules
+    (a copy, whose scorer is the fitted one), the fitted scorer, the `labels` report for
+    summary.json and the labels as kept (id_l, id_r, label) for the run folder's labels.csv.
+    The rules given are not changed.
     """
     from linkage.pipeline import compare_pairs, weights_of
     from linkage.scoring import RuleSum, Supervised
@@ -282,11 +296,14 @@ def fit_labelled(rules, labels: LabelsLike, *, ids: pd.Series, source: np.ndarra
         report.update(mode="semi-supervised", rule=SUPERVISED_RULE)
         scorer.threshold, errors = _labelled_threshold(scorer, matrix, y, report)
         report["semi_supervised_errors"] = errors
-        trained = _supervised(matrix, y, seed=getattr(scorer, "seed", 0))
+        seed = getattr(scorer, "seed", 0)
+        trained = _supervised(matrix, y, random(BACKGROUND_PER_LABEL * len(y), seed), seed=seed)
         if trained is not None:
             supervised, cv_errors = trained
             report["supervised_cv_errors"] = cv_errors
-            if cv_errors < errors:
+            # Clearly fewer: by more than the square root of both counts (McNemar's z > 1 if
+            # the two disagreed on every pair either got wrong), so noise keeps EM.
+            if errors - cv_errors > math.sqrt(errors + cv_errors):
                 scorer = supervised
                 report.update(mode="supervised",
                               threshold_source="cross-validation on the labels")
@@ -303,35 +320,49 @@ def fit_labelled(rules, labels: LabelsLike, *, ids: pd.Series, source: np.ndarra
 
 
 def _labelled_threshold(scorer, matrix, y: np.ndarray, report: dict) -> tuple[float, int]:
-    """`choose_threshold` on the labelled pairs' weights, noting in `report` where it came
-    from."""
+    """`choose_threshold` on the labelled pairs' weights (noting in `report` where the
+    threshold came from), and how many labelled pairs it misclassifies."""
     from linkage.pipeline import weights_of
 
     weight, _ = weights_of(scorer, matrix)
-    threshold, errors = choose_threshold(weight, y, float(scorer.threshold))
+    threshold, _ = choose_threshold(weight, y, float(scorer.threshold))
     report["threshold_source"] = ("labels" if threshold != report["rules_threshold"]
                                   else "rules (the labels agree with it)")
-    return threshold, errors
+    return threshold, int(np.sum((weight >= threshold) != (y == 1.0)))
 
 
-def _supervised(matrix, y: np.ndarray, *, seed: int):
-    """The supervised scorer trained on the labelled pairs and the labelled pairs its
-    cross-validation misclassifies, or None when the labels are too few to train one."""
+def _supervised(matrix, y: np.ndarray, background, *, seed: int):
+    """The supervised scorer trained on the labelled pairs, with random record pairs as
+    non-matches beside them, and how many labelled pairs its cross-validation misclassifies;
+    None when the labels are too few to train one.
+
+    The random pairs (`background`, nearly all non-matches, as for Fellegi-Sunter's u) show
+    the classifier what the bulk of pairs looks like: labels picked near the decision say
+    nothing of the pairs that agree on nothing, and a classifier that never saw them may call
+    them matches."""
     import warnings
 
-    from linkage.scoring import Supervised
-    from linkage.scoring._supervised import _MIN_LABELLED
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    from linkage.scoring import ComparisonMatrix, Supervised
+    from linkage.scoring._supervised import _MIN_LABELLED, _features
 
     n_match, n_non = int(y.sum()), int(len(y) - y.sum())
     if len(y) < _MIN_LABELLED or min(n_match, n_non) < 2:
         return None
+    both = ComparisonMatrix(matrix.comparisons, np.vstack([matrix.levels, background.levels]),
+                            np.vstack([matrix.similarities, background.similarities]))
+    target = np.concatenate([y, np.zeros(len(background))])
     with warnings.catch_warnings():  # fewer folds than asked for: expected with few labels
         warnings.simplefilter("ignore")
-        scorer = Supervised(labels=LABELS_FILE, seed=seed).fit(matrix, y)
-    true_matches = scorer.cv_recall_ * n_match
-    said_matches = true_matches / scorer.cv_precision_ if scorer.cv_precision_ else 0.0
-    errors = (n_match - true_matches) + (said_matches - true_matches)
-    return scorer, round(errors)
+        scorer = Supervised(labels=LABELS_FILE, seed=seed, model=SUPERVISED_MODEL)
+        scorer = scorer.fit(both, target)
+        # The same folds as the fit's own cross-validation, scored on the labelled pairs only.
+        splitter = StratifiedKFold(n_splits=scorer.cv_folds_, shuffle=True, random_state=seed)
+        held_out = cross_val_predict(scorer._new_model(), _features(both), target, cv=splitter,
+                                     method="predict_proba")[:, 1][: len(y)]
+    errors = int(np.sum((held_out >= scorer.threshold_) != (y == 1.0)))
+    return scorer, errors
 
 
 # ---------------------------------------------------------------------- active sampling

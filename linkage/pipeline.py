@@ -1081,8 +1081,13 @@ def run_local(
         elif labels is not None:
             from linkage.active import fit_labelled
 
+            def random(count: int, seed: int) -> ComparisonMatrix:
+                ri, rj = random_pairs(sizes if mode == "link" else [n], count, seed)
+                return compare_pairs(rules.comparisons, work, ri, rj)
+
             rules, scorer, labels_report, kept_labels = fit_labelled(
-                rules, labels, ids=ids, source=source, mode=mode, work=work, fit=fit)
+                rules, labels, ids=ids, source=source, mode=mode, work=work, fit=fit,
+                random=random)
         elif isinstance(scorer, Supervised):
             li, ri, y = labelled_pairs(scorer, rules, ids, source, mode)
             scorer = scorer.fit(compare_pairs(rules.comparisons, work, li, ri), y)

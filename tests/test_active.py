@@ -219,8 +219,9 @@ def test_threshold_from_labels_keeps_the_rules_where_they_agree():
     w = np.array([-3.0, -1.0, 1.0, 2.0, 5.0])
     y = np.array([0, 0, 1, 1, 1])
     assert choose_threshold(w, y, 0.0) == (0.0, 0)  # the rules' threshold makes no error
-    # A labelled non-match at 2: the fewest errors lie above 2 (up to 5), nearest the rules'.
-    assert choose_threshold(w, np.array([0, 0, 1, 0, 1]), 0.0) == (3.5, 1)
+    # Labelled non-matches up to 2: the threshold moves half-way to the next labelled match.
+    assert choose_threshold(w, np.array([0, 0, 1, 0, 1]), 0.0) == (0.0, 1)  # as good as any
+    assert choose_threshold(w, np.array([0, 0, 0, 0, 1]), 0.0) == (3.5, 0)  # between 2 and 5
     assert choose_threshold(w, np.zeros(5), 0.0)[1] == 0  # all non-matches: above them all
 
 
