@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from linkage.comparators import Date, Exact, JaroWinkler, Levenshtein
 from linkage.errors import InputError, LinkageWarning, NotFittedError, RulesError
 from linkage.scoring import ComparisonMatrix, FellegiSunter, Scorer
+from linkage.scoring._fellegi_sunter import _Data
 
 # A known model: four comparisons with 4, 2, 3 and 3 levels, lambda = 0.2.
 COMPARISONS = [
@@ -501,8 +502,11 @@ def test_mixture_em_never_lowers_the_likelihood():
     sizes = [2, 2, 2, 2]
     free = [(np.zeros(2, bool), np.zeros(2))] * 4
     u = [np.array([0.5, 0.5])] * 4
-    logliks = [scorer._em(patterns, counts, sizes, X.names, u, [True] * 4, free, free, 3, it)
-               ["loglik"] for it in (1, 2, 5, 20, 60)]
+    data = _Data(patterns=patterns, counts=counts, sizes=sizes, names=X.names,
+                 labels=[c.level_labels for c in X.comparisons], u_learned=[True] * 4,
+                 fixed_m=free, fixed_u=free, monotone=[True] * 4, identifying=[False] * 4,
+                 random_u=[None] * 4)
+    logliks = [scorer._em(data, u, 3, it)["loglik"] for it in (1, 2, 5, 20, 60)]
     assert all(b >= a - 1e-6 for a, b in itertools.pairwise(logliks))
 
 

@@ -26,10 +26,13 @@ Example (YAML)::
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -105,6 +108,7 @@ class FellegiSunter(Scorer):
         tf_minimum_u: float = 1e-6,
         u_estimation: Literal["em", "random"] = "em",
         non_match_components: int = 3,
+        identifying: list[str] = (),
     ):
         check(_is_number(threshold), self, "threshold", "must be a number", threshold)
         check(prior is None or (_is_number(prior) and 0.0 < prior < 1.0), self, "prior",
@@ -141,6 +145,10 @@ class FellegiSunter(Scorer):
               and 1 <= non_match_components <= 10, self, "non_match_components",
               "must be an integer from 1 to 10", non_match_components)
         self.non_match_components = non_match_components
+        check(not isinstance(identifying, str | bytes) and all(
+            isinstance(n, str) for n in identifying), self, "identifying",
+              "must be a list of comparison names", identifying)
+        self.identifying = list(identifying)
 
     # ------------------------------------------------------------------ pipeline hooks
 
@@ -194,6 +202,9 @@ class FellegiSunter(Scorer):
         for i, name in enumerate(self.tf_adjust):
             if name not in by_name:
                 raise unknown(f"tf_adjust[{i}]", name)
+        for i, name in enumerate(self.identifying):
+            if name not in by_name:
+                raise unknown(f"identifying[{i}]", name)
 
     # ------------------------------------------------------------------ fitting
 
@@ -203,8 +214,10 @@ class FellegiSunter(Scorer):
         y: np.ndarray | None = None,
         *,
         random: ComparisonMatrix | None = None,
+        labelled: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> FellegiSunter:
-        """Estimate m (and u without `random`) and the prior by EM; `y` is not used."""
+        """Estimate m (and u without `random`) and the prior by EM; `y` is not used (labelled
+        pairs come in `labelled`, see `fit_patterns`)."""
         self.validate_against(X.comparisons)
         names = X.names
         sizes = [len(c.level_labels) for c in X.comparisons]
@@ -220,7 +233,8 @@ class FellegiSunter(Scorer):
                 freqs = np.asarray(freqs, dtype=np.float64)
                 exact_frequencies[n] = freqs[(X.levels[:, k] == sizes[k] - 1)
                                              & np.isfinite(freqs)]
-        return self._fit_patterns(X.comparisons, patterns, counts, random, exact_frequencies)
+        return self._fit_patterns(X.comparisons, patterns, counts, random, exact_frequencies,
+                                  labelled)
 
     def fit_patterns(
         self,
@@ -230,18 +244,35 @@ class FellegiSunter(Scorer):
         *,
         random: ComparisonMatrix | None = None,
         exact_frequencies: dict[str, np.ndarray] | None = None,
+        labelled: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> FellegiSunter:
         """`fit` from what a pass over the candidate pairs in batches collects: the distinct
         level patterns (`distinct_patterns`) with their pair counts, and per `tf_adjust`
         comparison the term frequencies of its exactly agreeing pairs, in pair order. Gives
-        the same model as `fit` on the whole comparison matrix."""
+        the same model as `fit` on the whole comparison matrix.
+
+        `labelled`: pairs whose class a person gave, as `(levels, y)`: `levels` an integer
+        array of shape (n, number of comparisons), one row per labelled pair with its level
+        per comparison in the order of `comparisons` (-1 null), and `y` an array of n 0/1
+        (1 match). They enter EM with their class known (their posterior is fixed to `y`), so
+        they pull m towards what labelled matches look like and u towards labelled
+        non-matches. They do not count in the prior, which describes the candidate pairs (a
+        labelled pair is usually picked because it is uncertain, not at random); pass them in
+        addition to the candidate pairs, whether or not they are among them. Among the fits
+        EM finds from its starts, the one that explains the labels best wins (fits within
+        a likelihood-ratio margin of the best on the labels are then ranked on the candidate
+        pairs), and a start from the labels themselves is tried. With labelled matches, each
+        `identifying` comparison is checked against them: if most labelled matches disagree
+        on it, it is not identifying and `diagnostics["problems"]` says so.
+        """
         self.validate_against(comparisons)
         if float(np.sum(counts)) == 0:
             raise _no_pairs()
         return self._fit_patterns(comparisons, np.asarray(patterns, dtype=np.int64),
-                                  np.asarray(counts), random, exact_frequencies or {})
+                                  np.asarray(counts), random, exact_frequencies or {}, labelled)
 
-    def _fit_patterns(self, comparisons, patterns, counts, random, exact_frequencies):
+    def _fit_patterns(self, comparisons, patterns, counts, random, exact_frequencies,
+                      labelled=None):
         names = [c.output_name for c in comparisons]
         labels = [c.level_labels for c in comparisons]
         sizes = [len(lab) for lab in labels]
@@ -263,28 +294,64 @@ class FellegiSunter(Scorer):
                 u_learned[k] = self.u_estimation == "em"
             else:
                 u.append(_constrain(_marginal(patterns[:, k], counts, sizes[k]), *fixed_u[k]))
+        free = [s > 1 and not fm[0].any() and not fu[0].any()
+                for s, fm, fu in zip(sizes, fixed_m, fixed_u, strict=True)]
+        data = _Data(
+            patterns=patterns, counts=counts, sizes=sizes, names=names, labels=labels,
+            u_learned=u_learned, fixed_m=fixed_m, fixed_u=fixed_u, monotone=free,
+            identifying=[free[k] and n in self.identifying for k, n in enumerate(names)],
+            random_u=[random_u.get(n) for n in names],
+            labelled=_labelled_patterns(labelled, sizes),
+        )
+        rule = _rule_pairs(data)
+        random_rule = _random_rule_share(data, random)
+
+        # Several starts, each run to convergence with the constraints in every M-step; the
+        # best (on the labels first, when there are some, then on the candidates) wins.
+        starts = self._starts(data, u, rule)
+        fits = []
+        for name, start in starts:
+            fit = self._em(data, u, 1, self.max_iterations, start)
+            fit["start"] = name
+            fit["failed"] = _failed_checks(data, fit)
+            fits.append(fit)
+        fit = _best(fits, data)
         # Where EM learns u, the non-matches may be a mixture: blocking on several keys lets
         # through different kinds of non-match (same date of birth and other names; same
         # surname and other dates ...). One u for all of them makes EM split the candidates by
         # the key that brought them in rather than by match status, so EM is also run with
         # several non-match components, and kept when the data support it (BIC).
-        fits = [self._em(patterns, counts, sizes, names, u, u_learned, fixed_m, fixed_u, 1,
-                         self.max_iterations)]
+        components = 1
         if any(u_learned) and self.non_match_components > 1:
-            mixture = self._em(patterns, counts, sizes, names, u, u_learned, fixed_m, fixed_u,
-                               self.non_match_components, self.max_iterations)
+            mixtures = []
+            for name, start in [("default", None), (fit["start"], fit)]:
+                if name == "default" and mixtures:
+                    continue
+                mixture = self._em(data, u, self.non_match_components, self.max_iterations,
+                                   None if start is None else self._mixture_start(data, start))
+                mixture["start"] = name
+                mixture["failed"] = _failed_checks(data, mixture)
+                mixtures.append(mixture)
+                if fit["start"] == "default":
+                    break
+            mixture = _best(mixtures, data)
             extra = (self.non_match_components - 1) * (
                 1 + sum(s - 1 for s, learned in zip(sizes, u_learned, strict=True) if learned))
-            gain = mixture["loglik"] - fits[0]["loglik"]
+            gain = mixture["loglik"] - fit["loglik"]
             if (gain > 0.5 * extra * math.log(counts.sum()) and mixture["lam"] < 0.5
-                    and not _match_like(mixture, sizes)):
-                fits.insert(0, mixture)
-        fit = fits[0]
+                    and not _match_like(mixture, sizes) and not mixture["failed"]
+                    and _label_fit(mixture) >= _label_fit(fit) - _LABEL_MARGIN):
+                fit = mixture
+                components = self.non_match_components
         m, u, lam = fit["m"], fit["u"], fit["lam"]
         iterations, converged = fit["iterations"], fit["converged"]
         moved, moved_prior = fit["moved"], fit["moved_prior"]
+        m_before = m
         m, u, lam = self._check_labels(names, m, u, lam, u_learned)
+        switched = m is not m_before
 
+        self.diagnostics = self._diagnostics(data, fit, fits, components, switched, lam, rule,
+                                             random_rule)
         if self.prior is None and lam > 0.99 and not any(u_learned):
             warnings.warn(
                 f"FellegiSunter estimated a prior of {lam:.4f}: EM explains nearly every "
@@ -335,41 +402,92 @@ class FellegiSunter(Scorer):
         )
         return self
 
-    def _em(
-        self, patterns: np.ndarray, counts: np.ndarray, sizes: list[int], names: list[str],
-        u: list[np.ndarray], u_learned: list[bool], fixed_m: list, fixed_u: list,
-        n_comp: int, max_iterations: int, start: dict | None = None,
-    ) -> dict[str, Any]:
-        """EM with one match class and `n_comp` non-match components (deterministic start)."""
-        if start is not None:
+    # ------------------------------------------------------------------ EM
+
+    def _starts(self, data: _Data, u: list[np.ndarray], rule: np.ndarray):
+        """(name, start) for each start EM runs from; None is the default start."""
+        starts: list[tuple[str, dict | None]] = [("default", None)]
+        if self.prior is None:
+            m0 = self._default_start(data, u, 1)[0]
+            starts += [("high_prior", {"m": m0, "comps": [list(u)], "shares": np.ones(1),
+                                       "lam": 0.5}),
+                       ("low_prior", {"m": m0, "comps": [list(u)], "shares": np.ones(1),
+                                      "lam": 0.01})]
+        weight = float(data.counts[rule].sum())
+        if 0 < weight < data.counts.sum():
+            starts.append(("rule", {"g": rule.astype(np.float64)}))
+        if data.labelled is not None and data.labelled[1].sum() > 0:
+            starts.append(("labels", self._labels_start(data, u)))
+        return starts
+
+    def _labels_start(self, data: _Data, u: list[np.ndarray]) -> dict:
+        """m from the labelled matches (half a pair added to each level, so a level no label
+        reached keeps some mass), u as given, the default prior."""
+        lpat, lm, _ = data.labelled
+        m0 = self._default_start(data, u, 1)[0]
+        m = []
+        for k, size in enumerate(data.sizes):
+            col = lpat[:, k]
+            a = np.bincount(col[col != NULL_LEVEL], weights=lm[col != NULL_LEVEL],
+                            minlength=size)
+            if not data.monotone[k] or a.sum() <= 0:
+                m.append(m0[k])
+                continue
+            m.append(_monotone_weights(_constrain(_monotone_to(a + 0.5, u[k])[0],
+                                                  *data.fixed_m[k]), u[k]))
+        lam = _DEFAULT_PRIOR if self.prior is None else self.prior
+        return {"m": m, "comps": [list(u)], "shares": np.ones(1), "lam": lam}
+
+    def _mixture_start(self, data: _Data, fit: dict) -> dict:
+        """A mixture start that keeps `fit`'s match class and splits its non-match class."""
+        _, comps, shares, _ = self._default_start(data, fit["u"], self.non_match_components)
+        return {"m": fit["m"], "comps": comps, "shares": shares, "lam": fit["lam"]}
+
+    def _em(self, data: _Data, u: list[np.ndarray], n_comp: int, max_iterations: int,
+            start: dict | None = None) -> dict[str, Any]:
+        """EM with one match class and `n_comp` non-match components, the constraints applied
+        in every M-step. `start`: None (the default start), parameters (m, comps, shares,
+        lam), or a posterior `g` over the candidate patterns to begin with an M-step from (NaN
+        where only the labelled pairs should speak)."""
+        names, sizes = data.names, data.sizes
+        if start is None:
+            m, comps, shares, lam = self._default_start(data, u, n_comp)
+        elif "g" in start:
+            m, comps, shares, lam = self._default_start(data, u, 1)
+            n_comp = 1
+        else:
             m, comps, shares, lam = start["m"], start["comps"], start["shares"], start["lam"]
             n_comp = len(comps)
-            u = comps[0] if n_comp == 1 else u
-        else:
-            m, comps, shares, lam = self._default_start(patterns, counts, sizes, names, u,
-                                                        u_learned, fixed_m, fixed_u, n_comp)
+        u = comps[0] if n_comp == 1 else u
+        patterns, n_cand = data.all_patterns, len(data.patterns)
         present = [patterns[:, k] != NULL_LEVEL for k in range(len(names))]
         cols = [patterns[:, k][present[k]] for k in range(len(names))]
+        lab_m, lab_n = data.labelled_weights()
 
-        total = counts.sum()
         converged = False
         iterations = 0
         moved: dict[str, float] = {}
         moved_prior = 0.0
-        for iterations in range(1, max_iterations + 1):  # noqa: B007 (used after)
+        bound: list[dict] = []
+        g0 = None if start is None or "g" not in start else start["g"]
+        for iterations in range(1, max_iterations + 1):
             g, resp, _ = _posterior_mixture(patterns, m, comps, shares, lam)
-            w_match = counts * g
-            w_non = counts * (1.0 - g)
+            if g0 is not None and iterations == 1:
+                g = np.concatenate([g0, lab_m * 0.0])
+            cand = data.counts
+            w_match = np.concatenate([cand * g[:n_cand], lab_m])
+            w_non = np.concatenate([cand * (1.0 - g[:n_cand]), lab_n])
             moved = {}
             new_m, new_u = [], []
+            bound = []
             for k, n in enumerate(names):
-                nm = _reestimate(cols[k], w_match[present[k]], sizes[k], m[k], fixed_m[k])
+                a = np.bincount(cols[k], weights=w_match[present[k]], minlength=sizes[k])
+                b = np.bincount(cols[k], weights=w_non[present[k]], minlength=sizes[k])
+                nm, nu, binds = self._m_step(data, k, a, b, m[k], u[k])
+                bound += binds
                 change = float(np.max(np.abs(nm - m[k])))
-                if u_learned[k]:
-                    nu = _reestimate(cols[k], w_non[present[k]], sizes[k], u[k], fixed_u[k])
+                if data.u_learned[k]:
                     change = max(change, float(np.max(np.abs(nu - u[k]))))
-                else:
-                    nu = u[k]
                 new_m.append(nm)
                 new_u.append(nu)
                 moved[n] = change
@@ -378,7 +496,7 @@ class FellegiSunter(Scorer):
                 w_comp = w_non[:, None] * resp
                 comps = [
                     [_reestimate(cols[k], w_comp[present[k], j], sizes[k],
-                                 comps[j][k], fixed_u[k]) if u_learned[k] else u[k]
+                                 comps[j][k], data.fixed_u[k]) if data.u_learned[k] else u[k]
                      for k in range(len(names))]
                     for j in range(n_comp)
                 ]
@@ -387,26 +505,78 @@ class FellegiSunter(Scorer):
                 shares = shares / shares.sum()
             else:
                 comps = [new_u]
-            new_lam = lam if self.prior is not None else float(
-                np.clip(w_match.sum() / total, _FLOOR, 1.0 - _FLOOR)
-            )
+            if self.prior is not None:
+                new_lam = lam
+            else:
+                new_lam = float(np.clip((cand * g[:n_cand]).sum() / cand.sum(),
+                                        _FLOOR, 1.0 - _FLOOR))
             moved_prior = abs(new_lam - lam)
             m, u, lam = new_m, new_u, new_lam
-            if max([moved_prior, *moved.values()]) < self.tolerance:
+            if max([moved_prior, *moved.values()]) < self.tolerance and (
+                    g0 is None or iterations > 1):
                 converged = True
                 break
-        g, _, loglik = _posterior_mixture(patterns, m, comps, shares, lam, counts)
-        if n_comp > 1:  # u: the non-matches' level shares under the final posterior
-            u = [_reestimate(cols[k], (counts * (1.0 - g))[present[k]], sizes[k], u[k],
-                             fixed_u[k]) if u_learned[k] else u[k] for k in range(len(names))]
+        g, _, loglik = _posterior_mixture(patterns[:n_cand], m, comps, shares, lam, data.counts)
+        if n_comp > 1:
+            # u: the non-matches' level shares under the final posterior, all components
+            # together; m and u pooled as one M-step would, so that m/u rises with the level.
+            w_match = np.concatenate([data.counts * g, lab_m])
+            w_non = np.concatenate([data.counts * (1.0 - g), lab_n])
+            bound = []
+            for k in range(len(names)):
+                a = np.bincount(cols[k], weights=w_match[present[k]], minlength=sizes[k])
+                b = np.bincount(cols[k], weights=w_non[present[k]], minlength=sizes[k])
+                if data.u_learned[k] and not data.monotone[k]:
+                    u[k] = u[k] if b.sum() <= 0 else _constrain(b, *data.fixed_u[k])
+                elif data.u_learned[k] or data.monotone[k]:
+                    m[k], u[k], binds = self._m_step(data, k, a, b, m[k], u[k])
+                    bound += binds
+        lab_loglik, lab_fit = _labelled_logliks(data, m, comps, shares, lam)
         return {"m": m, "u": u, "lam": lam, "iterations": iterations, "converged": converged,
-                "moved": moved, "moved_prior": moved_prior, "loglik": loglik, "comps": comps,
-                "shares": shares}
+                "moved": moved, "moved_prior": moved_prior, "loglik": loglik + lab_loglik,
+                "label_fit": lab_fit, "comps": comps, "shares": shares, "bound": bound}
 
-    def _default_start(self, patterns, counts, sizes, names, u, u_learned, fixed_m, fixed_u,
-                       n_comp):
+    def _m_step(self, data: _Data, k: int, a: np.ndarray, b: np.ndarray, m: np.ndarray,
+                u: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[dict]]:
+        """m and u of comparison k from the expected matches `a` and non-matches `b` per
+        level, under the constraints; also the constraints that bound."""
+        fm, fu = data.fixed_m[k], data.fixed_u[k]
+        if not data.monotone[k]:
+            nm = m if a.sum() <= 0 else _constrain(a, *fm)
+            nu = (u if b.sum() <= 0 else _constrain(b, *fu)) if data.u_learned[k] else u
+            return nm, nu, []
+        if a.sum() <= 0:
+            return m, u, []
+        name, labels = data.names[k], data.labels[k]
+        binds: list[dict] = []
+        reference = data.random_u[k]
+        if reference is not None:
+            nm, pooled = _monotone_to(a, reference)
+            nu = _constrain(b, *fu) if data.u_learned[k] and b.sum() > 0 else u
+        elif data.u_learned[k] and b.sum() > 0:
+            nm, nu, pooled = _monotone_pair(a, b)
+            nu = _constrain(nu, *fu)
+        else:
+            nm, pooled = _monotone_to(a, u)
+            nu = u
+        for lo, hi in pooled:
+            binds.append({"comparison": name, "constraint": "monotone",
+                          "levels": labels[lo:hi + 1]})
+        if data.identifying[k] and nm[0] > 0.5:
+            # The match class must agree on an identifying field more often than not.
+            rest = nm[1:].sum()
+            nm = nm.copy()
+            nm[1:] = nm[1:] * (0.5 / rest) if rest > 0 else 0.5 / (len(nm) - 1)
+            nm[0] = 0.5
+            binds.append({"comparison": name, "constraint": "identifying",
+                          "levels": [labels[0]]})
+        nm = _monotone_weights(_constrain(nm, *fm), data.reference(k, nu))
+        return nm, nu, binds
+
+    def _default_start(self, data: _Data, u: list[np.ndarray], n_comp: int):
+        patterns, counts, sizes, names = data.patterns, data.counts, data.sizes, data.names
         m = [
-            _constrain(2.0 ** np.arange(s, dtype=np.float64), *fixed_m[k])
+            _constrain(2.0 ** np.arange(s, dtype=np.float64), *data.fixed_m[k])
             for k, s in enumerate(sizes)
         ]
         lam = _DEFAULT_PRIOR if self.prior is None else self.prior
@@ -414,19 +584,96 @@ class FellegiSunter(Scorer):
         if n_comp > 1:
             # Each extra component starts from the candidates' level shares, tilted towards
             # agreement on one of the comparisons the candidates agree on most.
-            base = [_constrain(_marginal(patterns[:, k], counts, sizes[k]), *fixed_u[k])
+            base = [_constrain(_marginal(patterns[:, k], counts, sizes[k]), *data.fixed_u[k])
                     for k in range(len(names))]
             agree = [b[-1] if s > 1 else 0.0 for b, s in zip(base, sizes, strict=True)]
             order = sorted(range(len(names)), key=lambda k: (-agree[k], k))
-            comps = [[b if u_learned[i] else u[i] for i, b in enumerate(base)]]
+            comps = [[b if data.u_learned[i] else u[i] for i, b in enumerate(base)]]
             for j in range(n_comp - 1):
                 tilted = [b.copy() for b in base]
                 k = order[j % len(order)]
                 tilted[k][-1] *= 10.0
-                tilted[k] = _constrain(tilted[k], *fixed_u[k])
-                comps.append([t if u_learned[i] else u[i] for i, t in enumerate(tilted)])
+                tilted[k] = _constrain(tilted[k], *data.fixed_u[k])
+                comps.append([t if data.u_learned[i] else u[i] for i, t in enumerate(tilted)])
         shares = np.full(n_comp, 1.0 / n_comp)
         return m, comps, shares, lam
+
+    def _diagnostics(self, data: _Data, fit: dict, fits: list[dict], components: int,
+                     switched: bool, lam: float, rule: np.ndarray,
+                     random_rule: float | None) -> dict[str, Any]:
+        """What a reviewer needs to trust the fit (JSON-able), with `problems` in words."""
+        problems: list[str] = []
+        fields = [data.names[k] for k in data.rule_fields()]
+        independent = None
+        recall = _rule_recall(data) if len(fields) >= 2 else None
+        if len(fields) >= 2 and recall and data.counts[rule].sum() > 0:
+            share = float(data.counts[rule].sum() / data.counts.sum())
+            p_random = random_rule or 0.0
+            # share = prior * recall + (1 - prior) * p_random.
+            independent = min(max(share - p_random, 0.0) / max(recall - p_random, _FLOOR), 1.0)
+            lowest = 1.0 / float(data.counts.sum())
+            ratio = lam / max(independent, lowest)
+            if self.prior is None and (ratio > _PRIOR_FACTOR or ratio < 1.0 / _PRIOR_FACTOR):
+                problems.append(
+                    f"EM's prior ({lam:.4g}) is {ratio:.3g} times the share of candidate pairs "
+                    f"that agree exactly on at least two of {', '.join(fields)} and disagree on "
+                    f"none ({independent:.4g}): EM may have learned another concept than "
+                    "'same entity'. Label some pairs (`linkage sample --active`), or name the "
+                    "comparisons that identify an entity in `identifying`."
+                )
+        bound = [dict(b) for b in fit["bound"]]
+        ident_bound = sorted({b["comparison"] for b in bound if b["constraint"] == "identifying"})
+        if ident_bound:
+            problems.append(
+                "EM fitted only with the identifying constraint binding on "
+                f"{', '.join(ident_bound)}: left free, its match class would disagree on them "
+                "more often than not. Check that they identify an entity, or label some pairs."
+            )
+        if not fit["converged"]:
+            problems.append(f"EM did not converge in {self.max_iterations} iterations.")
+        if switched:
+            problems.append("EM's classes came out swapped (the 'matches' agreed less) and were "
+                            "swapped back.")
+        for reason in fit["failed"]:
+            problems.append(f"No start met every constraint: {reason}.")
+        labelled = None
+        if data.labelled is not None:
+            lpat, lm, ln = data.labelled
+            g, _, _ = _posterior_mixture(lpat, fit["m"], fit["comps"], fit["shares"], fit["lam"])
+            agree = float((lm * (g >= 0.5) + ln * (g < 0.5)).sum() / (lm.sum() + ln.sum()))
+            labelled = {"matches": int(np.rint(lm.sum())), "non_matches": int(np.rint(ln.sum())),
+                        "agreement": _round(agree)}
+            for k, name in enumerate(data.names):
+                if not data.identifying[k]:
+                    continue
+                seen = lpat[:, k] != NULL_LEVEL
+                total = float(lm[seen].sum())
+                differ = float(lm[seen & (lpat[:, k] == 0)].sum())
+                if total > 0 and differ > total / 2:
+                    problems.append(
+                        f"{differ:g} of {total:g} labelled matches disagree on `{name}`, which "
+                        "is named identifying: it does not identify an entity here. Remove it "
+                        "from `identifying`."
+                    )
+        return {
+            "prior": _round(lam),
+            "prior_independent": None if independent is None else _round(independent),
+            "prior_independent_fields": fields,
+            "prior_independent_recall": None if recall is None else _round(recall),
+            "iterations": int(fit["iterations"]),
+            "converged": bool(fit["converged"]),
+            "starts": [{"start": f["start"], "loglik": _round(f["loglik"]),
+                        "prior": _round(f["lam"]), "iterations": int(f["iterations"]),
+                        "converged": bool(f["converged"]), "failed": list(f["failed"])}
+                       for f in fits],
+            "start_won": fit["start"],
+            "constraints_bound": bound,
+            "identifying": [n for k, n in enumerate(data.names) if data.identifying[k]],
+            "label_switch_fixed": bool(switched),
+            "non_match_components": int(components),
+            "labelled": labelled,
+            "problems": problems,
+        }
 
     def _check_labels(
         self, names: list[str], m: list[np.ndarray], u: list[np.ndarray], lam: float,
@@ -593,6 +840,7 @@ class FellegiSunter(Scorer):
             "prior": self.prior_,
             "n_iterations": self.n_iterations_,
             "converged": self.converged_,
+            "diagnostics": getattr(self, "diagnostics", None),
             "comparisons": [
                 {
                     "name": name,
@@ -634,6 +882,8 @@ class FellegiSunter(Scorer):
             raise InputError(f"{source}: a saved FellegiSunter model is damaged ({err}).") from None
         scorer._set_learned(m, u, prior, int(doc.get("n_iterations", 0)),
                             bool(doc.get("converged", True)), tf_u)
+        if isinstance(doc.get("diagnostics"), dict):
+            scorer.diagnostics = doc["diagnostics"]
         return scorer
 
 
@@ -797,6 +1047,279 @@ def _reestimate(
     if sums.sum() <= 0:
         return previous  # this comparison is all null (or no weight here): nothing to learn
     return _constrain(sums, *fixed)
+
+
+# ---------------------------------------------------------------------- constraints and starts
+
+# Two fits explain the labels equally well when their log-likelihoods on the labels differ by
+# less than half the 95% quantile of chi-square with one degree of freedom (3.84 / 2).
+_LABEL_MARGIN = 1.92
+# EM's prior and the rule's estimate (see `_rule_pairs`) disagree when one is more than this
+# many times the other. The rule misses matches with a field wrong or missing and counts some
+# non-matches, so it is a rough estimate: only a disagreement of this size is reported.
+_PRIOR_FACTOR = 4.0
+
+
+@dataclass
+class _Data:
+    """What EM reads: the candidates' distinct patterns and counts, the comparisons, which
+    constraints apply to each, and the labelled pairs (patterns, matches, non-matches)."""
+
+    patterns: np.ndarray
+    counts: np.ndarray
+    sizes: list[int]
+    names: list[str]
+    labels: list[list[str]]
+    u_learned: list[bool]
+    fixed_m: list
+    fixed_u: list
+    monotone: list[bool]
+    identifying: list[bool]
+    random_u: list[np.ndarray | None]
+    labelled: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    all_patterns: np.ndarray = dataclass_field(init=False)
+
+    def __post_init__(self) -> None:
+        self.all_patterns = (self.patterns if self.labelled is None
+                             else np.vstack([self.patterns, self.labelled[0]]))
+
+    def labelled_weights(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.labelled is None:
+            return np.zeros(0), np.zeros(0)
+        return self.labelled[1], self.labelled[2]
+
+    def reference(self, k: int, u: np.ndarray) -> np.ndarray:
+        """What m/u must rise against: u of random record pairs where there are some (the
+        candidates' u is raised on the fields blocking made them agree on), else `u`."""
+        return u if self.random_u[k] is None else self.random_u[k]
+
+    def rule_fields(self) -> list[int]:
+        """The comparisons the independent prior reads: the identifying ones when named,
+        else the three on which random pairs agree exactly least often (all comparisons
+        under the monotone constraint when there are no random pairs)."""
+        ident = [k for k, flag in enumerate(self.identifying) if flag]
+        if ident:
+            return ident
+        free = [k for k, flag in enumerate(self.monotone) if flag]
+        known = [k for k in free if self.random_u[k] is not None]
+        if len(known) < 2:
+            return free
+        # Without names, the fields that identify best are those random records agree on
+        # least (judged from values); three of them let the rule forgive one field wrong.
+        return sorted(sorted(known, key=lambda k: (self.random_u[k][-1], k))[:3])
+
+
+def _labelled_patterns(labelled, sizes: list[int]):
+    """(distinct patterns, labelled matches, labelled non-matches per pattern), or None."""
+    if labelled is None:
+        return None
+    try:
+        levels, y = labelled
+    except (TypeError, ValueError):
+        raise InputError("`labelled` must be a pair (levels, y): the labelled pairs' level "
+                         "matrix and their 0/1 labels.") from None
+    levels = np.asarray(levels)
+    y = np.asarray(y)
+    if levels.ndim != 2 or levels.shape[1] != len(sizes) or len(y) != len(levels):
+        raise InputError(
+            f"`labelled` levels have shape {levels.shape} and labels {y.shape}; expected "
+            f"(n, {len(sizes)}) and (n,)."
+        )
+    if len(levels) == 0:
+        return None
+    if not np.isin(y, [0, 1]).all():
+        raise InputError("`labelled` labels must be 0 (non-match) or 1 (match).")
+    levels = levels.astype(np.int64)
+    for k, size in enumerate(sizes):
+        if levels[:, k].min() < NULL_LEVEL or levels[:, k].max() >= size:
+            raise InputError(f"`labelled` levels of comparison {k} must lie in -1..{size - 1}.")
+    patterns, inverse = np.unique(levels, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    y = y.astype(np.float64)
+    matches = np.bincount(inverse, weights=y, minlength=len(patterns))
+    non = np.bincount(inverse, weights=1.0 - y, minlength=len(patterns))
+    return patterns, matches, non
+
+
+def _rule_pairs(data: _Data) -> np.ndarray:
+    """Which candidate patterns a deterministic rule calls matches, independently of EM: at
+    least two of the rule's comparisons (`_Data.rule_fields`) agree exactly and none is at its
+    disagreement level (a null says nothing either way)."""
+    fields = data.rule_fields()
+    if len(fields) < 2:
+        return np.zeros(len(data.patterns), dtype=bool)
+    return _rule_on(data.patterns, data, fields)
+
+
+def _rule_on(patterns: np.ndarray, data: _Data, fields: list[int]) -> np.ndarray:
+    exact = np.zeros(len(patterns), dtype=np.int64)
+    differ = np.zeros(len(patterns), dtype=bool)
+    for k in fields:
+        exact += patterns[:, k] == data.sizes[k] - 1
+        differ |= patterns[:, k] == 0
+    return (exact >= 2) & ~differ
+
+
+def _random_rule_share(data: _Data, random: ComparisonMatrix | None) -> float | None:
+    """The share of random record pairs the rule calls matches (nearly all are non-matches)."""
+    fields = data.rule_fields()
+    if random is None or len(random) == 0 or len(fields) < 2:
+        return None
+    order = [random.names.index(n) for n in data.names]
+    return float(_rule_on(random.levels[:, order].astype(np.int64), data, fields).mean())
+
+
+def _rule_recall(data: _Data) -> float | None:
+    """How many of the matches the rule of `_rule_pairs` finds, estimated without EM: for each
+    of its comparisons, the shares of exact, disagreeing and other (or null) levels among the
+    pairs the rule finds on the other comparisons alone (nearly all matches), combined as if
+    the comparisons were independent among matches. None with fewer than three comparisons
+    (the others could not find matches alone) or where they find no pair."""
+    fields = data.rule_fields()
+    if len(fields) < 3:
+        return None
+    shares = []
+    for j in fields:
+        others = [k for k in fields if k != j]
+        found = _rule_on(data.patterns, data, others)
+        weight = data.counts[found]
+        if weight.sum() <= 0:
+            return None
+        col = data.patterns[found, j]
+        exact = float(weight[col == data.sizes[j] - 1].sum() / weight.sum())
+        differ = float(weight[col == 0].sum() / weight.sum())
+        shares.append((exact, differ, max(1.0 - exact - differ, 0.0)))
+    recall = 0.0
+    for states in itertools.product(range(3), repeat=len(fields)):
+        if states.count(0) >= 2 and 1 not in states:
+            recall += math.prod(shares[i][st] for i, st in enumerate(states))
+    return recall
+
+
+def _pava(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """Weighted least-squares non-decreasing fit of `values` (pool adjacent violators), and the
+    pooled runs (first, last level) of more than one level. Zero-weight levels take their
+    neighbours' value and pool nothing."""
+    blocks: list[list[float]] = []  # [weighted sum, weight, first, last]
+    for i, (v, w) in enumerate(zip(values, weights, strict=True)):
+        if w <= 0:
+            continue
+        blocks.append([v * w, w, i, i])
+        while len(blocks) > 1 and (blocks[-2][0] / blocks[-2][1]
+                                   > blocks[-1][0] / blocks[-1][1] * (1 + 1e-12) + 1e-300):
+            s, w2, _, last = blocks.pop()
+            blocks[-1][0] += s
+            blocks[-1][1] += w2
+            blocks[-1][3] = last
+    fitted = np.full(len(values), np.nan)
+    pooled = []
+    if not blocks:
+        return np.zeros(len(values), dtype=np.float64), pooled
+    for s, w, first, last in blocks:
+        fitted[first:last + 1] = s / w
+        if sum(1 for i in range(first, last + 1) if weights[i] > 0) > 1:
+            pooled.append((first, last))
+    # Empty levels between or before blocks take the value of the level below (or above).
+    for i in range(1, len(fitted)):
+        if np.isnan(fitted[i]):
+            fitted[i] = fitted[i - 1]
+    fitted[np.isnan(fitted)] = blocks[0][0] / blocks[0][1]
+    return fitted, pooled
+
+
+def _monotone_pair(a: np.ndarray, b: np.ndarray):
+    """m and u maximising sum(a log m) + sum(b log u) with m/u non-decreasing over the levels:
+    the share of matches at each level, a / (a + b), fitted non-decreasing by pooling adjacent
+    violators weighted by a + b; each level then keeps its pairs, split by that share."""
+    n = a + b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        theta = np.where(n > 0, a / n, 0.0)
+    fitted, pooled = _pava(theta, n)
+    m = n * fitted
+    u = n * (1.0 - fitted)
+    m = m / m.sum() if m.sum() > 0 else np.full(len(a), 1.0 / len(a))
+    u = u / u.sum() if u.sum() > 0 else np.full(len(a), 1.0 / len(a))
+    return m, u, pooled
+
+
+def _monotone_to(a: np.ndarray, u: np.ndarray):
+    """m maximising sum(a log m) with m/u non-decreasing, u fixed: the ratio (a / A) / u
+    fitted non-decreasing by pooling adjacent violators weighted by u."""
+    u = np.maximum(np.asarray(u, dtype=np.float64), _FLOOR)
+    ratio, pooled = _pava(a / a.sum() / u, u)
+    m = u * ratio
+    return m / m.sum(), pooled
+
+
+def _monotone_weights(m: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """m raised where its ratio to u falls below the level under it (floors and fixed values
+    can leave a rare level out of order), then renormalised: a weight that never drops as the
+    similarity rises."""
+    ratio = np.maximum.accumulate(m / np.maximum(u, 1e-300))
+    out = u * ratio
+    return out / out.sum()
+
+
+def _labelled_logliks(data: _Data, m, comps, shares, lam) -> tuple[float, float]:
+    """The labelled pairs' joint log-likelihood (pattern and class) and the conditional one
+    (class given pattern), or zeros without labels."""
+    if data.labelled is None:
+        return 0.0, 0.0
+    lpat, lm, ln = data.labelled
+    log_match = np.full(len(lpat), math.log(lam))
+    for k in range(lpat.shape[1]):
+        log_match += np.append(np.log(m[k]), 0.0)[lpat[:, k]]
+    parts = []
+    for j, u in enumerate(comps):
+        part = np.full(len(lpat), math.log1p(-lam) + math.log(shares[j]))
+        for k in range(lpat.shape[1]):
+            part += np.append(np.log(u[k]), 0.0)[lpat[:, k]]
+        parts.append(part)
+    log_non = np.logaddexp.reduce(np.vstack(parts), axis=0)
+    log_total = np.logaddexp(log_match, log_non)
+    joint = float((lm * log_match + ln * log_non).sum())
+    conditional = float((lm * (log_match - log_total) + ln * (log_non - log_total)).sum())
+    return joint, conditional
+
+
+def _label_fit(fit: dict) -> float:
+    return fit["label_fit"]
+
+
+def _failed_checks(data: _Data, fit: dict) -> list[str]:
+    """The constraints a finished fit breaks (the M-step keeps most of them by construction;
+    this also compares exact agreement with the random pairs)."""
+    failed = []
+    for k, name in enumerate(data.names):
+        m, u = fit["m"][k], fit["u"][k]
+        u = data.reference(k, u)
+        if data.monotone[k] and np.any(np.diff(np.log(m) - np.log(u)) < -1e-9):
+            failed.append(f"the weights of `{name}` fall as its similarity rises")
+        if not data.identifying[k]:
+            continue
+        if m[0] > 0.5 + 1e-9:
+            failed.append(f"most matches disagree on the identifying `{name}`")
+        ur = data.random_u[k]
+        if ur is not None and m[-1] <= ur[-1]:
+            failed.append(f"exact agreement on the identifying `{name}` is no more likely "
+                          "among matches than among random pairs")
+    return failed
+
+
+def _best(fits: list[dict], data: _Data) -> dict:
+    """The fit that meets the constraints with the best likelihood; with labels, among those
+    that explain the labels as well as the best does (`_LABEL_MARGIN`)."""
+    pool = [f for f in fits if not f["failed"]] or fits
+    if data.labelled is not None:
+        top = max(_label_fit(f) for f in pool)
+        pool = [f for f in pool if _label_fit(f) >= top - _LABEL_MARGIN]
+    best = max(f["loglik"] for f in pool)
+    # Starts that reach the same optimum differ in the last digits: the first of them wins.
+    return next(f for f in pool if f["loglik"] >= best - 1e-3 - 1e-9 * abs(best))
+
+
+def _round(x: float) -> float:
+    return float(f"{x:.6g}")
 
 
 assert NULL_LEVEL == -1  # the weight tables rely on -1 indexing their last slot
