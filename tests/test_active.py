@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 import linkage
+import linkage.active
 from linkage.active import choose_threshold, read_labels
 from linkage.errors import InputError
 from linkage.review import serve
@@ -135,7 +136,7 @@ def test_labels_fix_the_household_trap_and_the_loop_adds_up(table, round1):
     assert summary["stages"]["score"]["threshold"] == pytest.approx(used["threshold"])
     kept = pd.read_csv(run / "labels.csv", dtype=str)
     assert list(kept.columns) == ["id_l", "id_r", "label"] and len(kept) == 25
-    assert "labels" in done.stdout
+    assert "labels            25 (" in done.stdout  # the terminal says how they were used
 
     # Round 2: new pairs only; the rerun into the same folder adds them to round 1's.
     done = run_cli("sample", run, "--active", "--n", "25", "--out", folder / "todo2.csv")
@@ -236,3 +237,28 @@ def test_a_later_labels_file_overrides_an_earlier_one(tmp_path):
     ids = pd.Series(["x", "y", "z"])
     _, _, y, kept = labelled_rows(table, ids, np.zeros(3, dtype=np.int8), "dedupe")
     assert list(y) == [0.0] and len(kept) == 1
+
+
+def test_link_labels_name_left_ids_then_right_ids(table, tmp_path):
+    _, people, truth = table
+    frame = pd.read_csv(people, dtype=str)
+    first = ~frame.assign(p=frame["rec_id"].map(truth)).duplicated("p")
+    frame[first].to_csv(tmp_path / "left.csv", index=False)
+    frame[~first].to_csv(tmp_path / "right.csv", index=False)
+    rules = {"id_column": "rec_id",
+             "blocking": [{"type": "keys", "keys": [["surname"], ["birth_date"]]}],
+             "comparisons": [{"type": "jaro_winkler", "column": c}
+                             for c in ("given_name", "surname", "address")]
+             + [{"type": "date", "column": "birth_date"}],
+             "scoring": {"type": "fellegi_sunter"}}
+    run = linkage.link(tmp_path / "left.csv", tmp_path / "right.csv", rules,
+                       progress=False).write(tmp_path / "run")
+    todo = _answer(linkage.active.active_pairs(run, 12), truth)
+    assert set(todo["id_l"]) <= set(frame[first]["rec_id"])  # left ids in id_l
+    result = linkage.link(tmp_path / "left.csv", tmp_path / "right.csv", rules,
+                          progress=False, labels=todo)
+    assert result.summary()["labels"]["pairs"] == 12
+    swapped = todo.rename(columns={"id_l": "id_r", "id_r": "id_l"})
+    with pytest.raises(InputError, match="not a record id of the left table"):
+        linkage.link(tmp_path / "left.csv", tmp_path / "right.csv", rules, progress=False,
+                     labels=swapped)
