@@ -394,22 +394,31 @@ def _log_bands(count: int, bands: int) -> list[np.ndarray]:
     return [np.arange(a, b) for a, b in zip(starts, ends, strict=True) if b > a]
 
 
-def active_pairs(run_dir: str | Path, n: int, *, seed: int = 0,
+def active_pairs(run, n: int, *, seed: int = 0,
                  exclude: pd.DataFrame | None = None) -> pd.DataFrame:
     """The `n` candidate pairs of a run whose labels would change its model most, as the CSV
     `linkage sample` writes (the records side by side, an empty `label` column), with a column
-    `picked` that says why each pair was picked. Pairs in the run's labels.csv, and in
-    `exclude` (a labels table), are never picked."""
+    `picked` that says why each pair was picked. Pairs the run learned from (its labels.csv),
+    and those in `exclude` (a labels table), are never picked.
+
+    `run`: a run folder, or a `Result` in memory (then the records are put side by side only
+    when its inputs were files that are still there)."""
     from linkage.calibrate import _run, side_by_side
+    from linkage.result import Result
 
     if n < 1:
         raise InputError(f"--n must be at least 1. Got {n!r} instead.")
-    run_dir = Path(run_dir)
-    pairs, summary = _run(run_dir)
+    if isinstance(run, Result):
+        run_dir, summary, used = Path("."), run.summary(), run.labels
+        pairs = run.pairs if isinstance(run.pairs, pd.DataFrame) else run.pairs.to_pandas()
+    else:
+        run_dir = Path(run)
+        pairs, summary = _run(run_dir)
+        used = used_labels(run_dir)
     mode = summary.get("mode", "dedupe")
     threshold = float(summary["stages"]["score"]["threshold"])
     levels = [c for c in pairs.columns if str(c).endswith("_level")]
-    done = [t for t in (used_labels(run_dir), exclude) if t is not None]
+    done = [t for t in (used, exclude) if t is not None]
     keys = _pair_keys(pairs["id_l"].to_numpy(), pairs["id_r"].to_numpy(), mode)
     labelled_patterns: set = set()
     matrix = (pairs[levels].to_numpy(dtype=np.int64) if levels
@@ -489,4 +498,8 @@ def active_pairs(run_dir: str | Path, n: int, *, seed: int = 0,
             why.append("uncertain: nearest the threshold")
     chosen = pairs.iloc[picked_rows].assign(picked=why)
     chosen = chosen.iloc[np.argsort(-chosen["match_weight"].to_numpy(), kind="stable")]
+    if isinstance(run, Result) and not all(Path(i["name"]).is_file()
+                                           for i in summary.get("inputs", [])):
+        columns = ["picked", "id_l", "id_r", "match_weight", "match_probability", "is_match"]
+        return chosen[columns].assign(label="").reset_index(drop=True)
     return side_by_side(run_dir, summary, chosen, ["picked"])

@@ -181,6 +181,9 @@ def test_api_labels_do_not_change_the_rules_given(table, round1):
     assert rules.scoring.threshold == rules_threshold
     assert result.summary()["labels"]["pairs"] == 25
     assert len(result.labels) == 25
+    # The next round straight from the Result in memory: 10 pairs, none labelled already.
+    todo = linkage.active.active_pairs(result, 10)
+    assert len(todo) == 10 and not _pairs(todo) & _pairs(labelled)
 
 
 BAD = {
