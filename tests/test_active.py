@@ -170,6 +170,19 @@ def test_review_active_serves_the_pairs_the_run_did_not_learn_from(table, round1
     assert data["labels_path"] == str(tmp_path / "run.labels.csv")
     assert all(p["comparisons"] for p in data["pairs"])  # each with its levels, to judge by
 
+    # The person labels them; the rerun learns from them; the next review is a new round.
+    answered = _answer(pd.read_csv(tmp_path / "run.labels.csv", dtype=str), truth)
+    answered.to_csv(tmp_path / "run.labels.csv", index=False)
+    done = run_cli("dedupe", people, "--rules", round1[0] / "rules.yaml", "--labels",
+                   tmp_path / "run.labels.csv", "--out", run)
+    assert done.returncode == 0, done.stderr
+    assert len(pd.read_csv(run / "labels.csv")) == 35  # round 1's 25 and these 10
+    server = serve(run, active=10, port=0)
+    server.server_close()
+    assert server.labels_path == tmp_path / "run.labels-2.csv"
+    assert not _pairs(pd.read_csv(server.labels_path, dtype=str)) & _pairs(
+        pd.read_csv(run / "labels.csv", dtype=str))
+
 
 def test_api_labels_do_not_change_the_rules_given(table, round1):
     folder, people, truth = table
