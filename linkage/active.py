@@ -305,6 +305,8 @@ def fit_labelled(rules, labels: LabelsLike, *, ids: pd.Series, source: np.ndarra
             # the two disagreed on every pair either got wrong), so noise keeps EM.
             if errors - cv_errors > math.sqrt(errors + cv_errors):
                 scorer = supervised
+                scorer.n_labelled_ = len(y)  # the person's labels; the background aside
+                report["background_non_matches"] = BACKGROUND_PER_LABEL * len(y)
                 report.update(mode="supervised",
                               threshold_source="cross-validation on the labels")
     weight, _ = weights_of(scorer, matrix)
@@ -431,6 +433,9 @@ def active_pairs(run, n: int, *, seed: int = 0,
         open_rows = np.flatnonzero(~known)
     else:
         open_rows = np.arange(len(pairs))
+    if len(pairs) == 0:
+        raise InputError(f"{run_dir}: the run scored no candidate pair; there is nothing to "
+                         "label. Check its blocking (summary.json, stages.block).")
     if len(open_rows) == 0:
         raise InputError(f"{run_dir}: every candidate pair is labelled already; there is "
                          "nothing left to ask.")
