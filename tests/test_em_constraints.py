@@ -3,9 +3,11 @@ prior, labelled pairs, and the diagnostics that say when a fit looks wrong (issu
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from linkage.comparators import Date, Exact, JaroWinkler
@@ -83,3 +85,247 @@ def test_labelled_pairs_enter_em_with_their_class_known():
     assert again.prior_ == pytest.approx(scorer.prior_)
     with pytest.raises(InputError, match="labelled"):
         FellegiSunter().fit(X, random=random, labelled=(X.levels[:3], np.array([0, 1, 2])))
+
+
+# ---------------------------------------------------------------------- the household trap
+
+GIVEN = ["james", "mary", "robert", "patricia", "john", "jennifer", "michael", "linda",
+         "david", "elizabeth", "william", "barbara", "richard", "susan", "joseph", "jessica",
+         "thomas", "sarah", "charles", "karen", "daniel", "lisa", "matthew", "nancy", "anthony",
+         "betty", "mark", "sandra", "donald", "ashley", "steven", "emily", "paul", "donna",
+         "andrew", "michelle", "joshua", "carol", "kenneth", "amanda", "kevin", "melissa",
+         "brian", "deborah", "george", "stephanie", "timothy", "rebecca", "ronald", "laura"]
+SYLLABLES = ["an", "ber", "cal", "dor", "el", "fin", "gar", "hol", "is", "jen", "kor", "lin",
+             "mor", "nes", "ol", "par", "quin", "ros", "sten", "tor", "ul", "ver", "wick", "yar"]
+STREETS = ["high", "church", "mill", "park", "station", "victoria", "green", "manor", "kings",
+           "queens", "grange", "west", "north", "school", "new", "york", "albert", "main"]
+CITIES = ["ashford", "bexley", "corby", "dover", "ealing", "frome", "goole", "hythe", "ilford",
+          "jarrow", "kendal", "leigh", "morley", "nelson", "oldham", "poole"]
+
+
+def _typo(rng, word: str) -> str:
+    i = int(rng.integers(1, max(len(word) - 1, 2)))
+    return word[:i] + word[i + 1:] if rng.random() < 0.5 else word[:i] + "x" + word[i:]
+
+
+def household_table(seed: int = 14, households: int = 700):
+    """People in households that share surname, address and city (given names and birth
+    dates differ), each person listed by one or both of two sources; a source's copy has
+    typos and gaps. Returns the table and each record's person."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    person = 0
+    for _ in range(households):
+        surname = "".join(rng.choice(SYLLABLES, 3))
+        address = f"{rng.integers(1, 200)} {rng.choice(STREETS)} street"
+        city = str(rng.choice(CITIES))
+        size = int(rng.choice([1, 2, 3, 4, 5, 6], p=[.15, .25, .2, .2, .12, .08]))
+        for given in rng.choice(GIVEN, size, replace=False):
+            dob = f"{rng.integers(1940, 2015)}-{rng.integers(1, 13):02d}-{rng.integers(1, 29):02d}"
+            for source in ("a", "b"):
+                if rng.random() > 0.8:
+                    continue
+                g, s, d, a = str(given), surname, dob, address
+                if source == "b":
+                    g = _typo(rng, g) if rng.random() < 0.1 else g
+                    s = _typo(rng, s) if rng.random() < 0.05 else s
+                    d = (d[:-2] + f"{int(d[-2:]) % 28 + 1:02d}") if rng.random() < 0.05 else d
+                    a = None if rng.random() < 0.1 else a
+                rows.append({"given_name": g, "surname": s, "dob": d, "address": a,
+                             "city": city, "person": person})
+            person += 1
+    frame = pd.DataFrame(rows).sample(frac=1.0, random_state=seed).reset_index(drop=True)
+    frame.insert(0, "rid", [f"r{i}" for i in range(len(frame))])
+    return frame.drop(columns=["person"]), frame[["rid", "person"]]
+
+
+def household_rules(**scoring) -> dict:
+    return {
+        "id_column": "rid",
+        "blocking": [{"name": "keys", "keys": [["surname"], ["dob"], ["given_name", "city"]]}],
+        "comparisons": [
+            {"type": "jaro_winkler", "column": "given_name", "thresholds": [0.9]},
+            {"type": "jaro_winkler", "column": "surname", "thresholds": [0.9]},
+            {"type": "date", "column": "dob", "within_days": [365]},
+            {"type": "jaro_winkler", "column": "address", "thresholds": [0.9]},
+            {"type": "exact", "column": "city"},
+        ],
+        "scoring": {"type": "fellegi_sunter", **scoring},
+    }
+
+
+def pairwise_f1(result, truth) -> float:
+    frame = result.clusters[["rid", "cluster_id"]].merge(truth)
+
+    def pairs(keys):
+        sizes = frame.groupby(keys).size().to_numpy()
+        return int((sizes * (sizes - 1) // 2).sum())
+
+    both, predicted, actual = pairs(["cluster_id", "person"]), pairs(["cluster_id"]), pairs(
+        ["person"])
+    p, r = both / max(predicted, 1), both / actual
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+@pytest.fixture(scope="module")
+def households():
+    return household_table()
+
+
+def test_household_trap_is_real_without_identifying_comparisons(households):
+    """Unconstrained, EM calls "same household" a match: most candidate pairs are members of
+    one household, and they agree on surname, address and city."""
+    import linkage as lk
+
+    table, truth = households
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        result = lk.dedupe(table, lk.Rules.from_dict(household_rules()), progress=False)
+    assert result.scorer.prior_ > 0.5
+    assert pairwise_f1(result, truth) < 0.5
+
+
+def test_household_trap_identifying_fields_keep_em_on_the_person(households, tmp_path):
+    """Named identifying, given name and date of birth pin the match class to the person."""
+    import linkage as lk
+
+    table, truth = households
+    rules = lk.Rules.from_dict(household_rules(identifying=["given_name", "dob"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        result = lk.dedupe(table, rules, progress=False)
+    assert pairwise_f1(result, truth) >= 0.9
+    scorer = result.scorer
+    m = scorer.m_probabilities_
+    # The learned class agrees on given name and date of birth.
+    assert m["given_name"]["exact"] > 0.5 and m["dob"]["exact"] > 0.5
+    d = scorer.diagnostics
+    assert d["identifying"] == ["given_name", "dob"]
+    assert d["start_won"] in [s["start"] for s in d["starts"]] and len(d["starts"]) >= 3
+    # The fits that learned the household fail the independent prior and lose.
+    assert any(s["failed"] for s in d["starts"])
+    assert d["prior_independent"] is not None
+    assert 0.25 <= d["prior"] / d["prior_independent"] <= 4
+
+
+def test_monotone_weights_on_a_fit(households):
+    """m/u never falls as the similarity rises, in every comparison (one non-match class)."""
+    import linkage as lk
+
+    table, _ = households
+    rules = lk.Rules.from_dict(household_rules(identifying=["given_name", "dob"],
+                                               non_match_components=1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        scorer = lk.dedupe(table, rules, progress=False).scorer
+    for name, levels in scorer.level_labels_.items():
+        weights = [np.log2(scorer.m_probabilities_[name][lab])
+                   - np.log2(scorer.u_probabilities_[name][lab]) for lab in levels]
+        assert all(b >= a - 1e-9 for a, b in itertools.pairwise(weights)), name
+
+
+def test_pava_pools_violators_and_keeps_the_maximum_likelihood():
+    """The constrained M-step: an order-violating level is pooled with its neighbour; the
+    pooled m/u is the pooled share, and ordered input comes back unchanged."""
+    from linkage.scoring._fellegi_sunter import _monotone_pair, _monotone_to
+
+    a = np.array([10.0, 30.0, 20.0, 140.0])  # matches per level
+    b = np.array([500.0, 30.0, 60.0, 10.0])  # non-matches: level 2 is less match-like than 1
+    m, u, pooled = _monotone_pair(a, b)
+    assert pooled == [(1, 2)]
+    ratio = m / u
+    assert ratio[1] == pytest.approx(ratio[2]) and np.all(np.diff(ratio) >= -1e-12)
+    assert m.sum() == pytest.approx(1) and u.sum() == pytest.approx(1)
+    assert m[1] + m[2] == pytest.approx(50 / 200)  # pooling keeps the pooled levels' mass
+    m2, _, pooled2 = _monotone_pair(np.array([1.0, 2, 7]), np.array([7.0, 2, 1]))
+    assert pooled2 == [] and m2 == pytest.approx([0.1, 0.2, 0.7])
+    fixed_u = np.array([0.7, 0.2, 0.1])
+    m3, pooled3 = _monotone_to(np.array([10.0, 1.0, 9.0]), fixed_u)
+    assert pooled3 == [(0, 1)] and np.all(np.diff(m3 / fixed_u) >= -1e-12)
+
+
+def test_diagnostics_are_saved_in_model_json(households, tmp_path):
+    import json
+
+    import linkage as lk
+    from linkage.scoring import FellegiSunter
+
+    table, _ = households
+    rules = lk.Rules.from_dict(household_rules(identifying=["given_name", "dob"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        result = lk.dedupe(table, rules, progress=False)
+    result.write(tmp_path / "run")
+    doc = json.loads((tmp_path / "run" / "model.json").read_text(encoding="utf-8"))
+    d = doc["diagnostics"]
+    for key in ("prior", "prior_independent", "iterations", "converged", "starts", "start_won",
+                "constraints_bound", "label_switch_fixed", "non_match_components", "problems"):
+        assert key in d, key
+    assert d == json.loads(json.dumps(result.scorer.diagnostics))
+    assert FellegiSunter.load(tmp_path / "run" / "model.json").diagnostics == d
+
+
+# ---------------------------------------------------------------------- split birth date
+
+
+def split_birth_date_table(seed: int = 3, people: int = 2500):
+    """People whose birth date is kept as year, month and day columns; 40% listed twice, the
+    copy with typos in names and now and then a wrong day."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for person in range(people):
+        given, surname = str(rng.choice(GIVEN)), "".join(rng.choice(SYLLABLES, 2))
+        city = str(rng.choice(CITIES))
+        year, month, day = int(rng.integers(1930, 2010)), int(rng.integers(1, 13)), int(
+            rng.integers(1, 29))
+        for copy in range(1 + int(rng.random() < 0.4)):
+            g, s, d = given, surname, day
+            if copy:
+                g = _typo(rng, g) if rng.random() < 0.15 else g
+                s = _typo(rng, s) if rng.random() < 0.1 else s
+                d = d % 28 + 1 if rng.random() < 0.05 else d
+            rows.append({"given_name": g, "surname": s, "birth_year": str(year),
+                         "birth_month": str(month), "birth_day": str(d), "city": city,
+                         "person": person})
+    frame = pd.DataFrame(rows).sample(frac=1.0, random_state=seed).reset_index(drop=True)
+    frame.insert(0, "rid", [f"r{i}" for i in range(len(frame))])
+    return frame.drop(columns=["person"]), frame[["rid", "person"]]
+
+
+def split_birth_date_rules(**scoring) -> dict:
+    """The year compared as a number with a 5% relative tolerance (1950 +- 97 years: every
+    pair is "within"), month and day as text by edits: the comparisons of issue 14."""
+    return {
+        "id_column": "rid",
+        "blocking": [{"name": "keys", "keys": [["surname"], ["given_name", "birth_year"],
+                                               ["city", "birth_month"]]}],
+        "comparisons": [
+            {"type": "jaro_winkler", "column": "given_name", "thresholds": [0.9]},
+            {"type": "jaro_winkler", "column": "surname", "thresholds": [0.9]},
+            {"type": "numeric", "column": "birth_year", "rel_tolerance": [0.05]},
+            {"type": "levenshtein", "column": "birth_month", "thresholds": [0.5]},
+            {"type": "levenshtein", "column": "birth_day", "thresholds": [0.5]},
+            {"type": "exact", "column": "city"},
+        ],
+        "scoring": {"type": "fellegi_sunter", "threshold": 6.0, **scoring},
+    }
+
+
+def test_split_birth_date_prior_is_checked_against_the_independent_estimate():
+    """A prior far above what the candidates support is reported in `problems`, and EM's own
+    prior stays inside the independent range (before: 0.29 here, F1 0.0004)."""
+    import linkage as lk
+
+    table, _ = split_birth_date_table()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        fitted = lk.dedupe(table, lk.Rules.from_dict(split_birth_date_rules()), progress=False)
+        forced = lk.dedupe(table, lk.Rules.from_dict(split_birth_date_rules(prior=0.67)),
+                           progress=False)
+    d = fitted.scorer.diagnostics
+    low, high = d["prior_independent_range"]
+    assert low / 2 <= d["prior"] <= 2 * high
+    assert high < 0.67 / 2
+    assert not any("independent estimate" in p for p in d["problems"])
+    problems = forced.scorer.diagnostics["problems"]
+    assert any("The prior (0.67, fixed)" in p and "independent estimate" in p for p in problems)

@@ -19,6 +19,7 @@ Example (YAML)::
     scoring:
       type: fellegi_sunter
       threshold: 2.0
+      identifying: [given_name, date_of_birth]
       tf_adjust: [surname]
       fixed_u:
         sex: {exact: 0.5, else: 0.5}
@@ -89,6 +90,38 @@ class FellegiSunter(Scorer):
     re-estimate it on the candidate pairs, so the weights are those of a candidate pair;
     "random" keeps u as measured on random pairs (as Splink does), which can drive the prior
     towards 1 when blocking leaves few non-matches — a warning then says so.
+
+    EM that finds the right class (issue 14). EM is symmetric and happy with any concept the
+    level patterns support ("same household" as readily as "same person"), so:
+
+    - Monotone: in every M-step, within each comparison (two levels or more, nothing fixed),
+      m/u may not fall as the similarity level rises (level 0, "else", is disagreement). The
+      M-step is the constrained maximum: adjacent levels that violate the order are pooled
+      (pool adjacent violators on the share of matches per level, which is the exact
+      maximiser for a two-class split). With one non-match class, m/u is that of the
+      candidates; with several non-match components, m rises against u of the random pairs
+      (each component holds the non-matches one blocking key let through, which agree on
+      that key more than on a closer level, so the components' mixture may dip).
+    - `identifying`: comparisons that identify an entity (a name, a date of birth, an id).
+      A match is one entity recorded twice, so its identifying fields differ only by a
+      recording error, and a field most of whose matches disagree identifies nothing: m at
+      "else" is held at or below one half (the rest of m scaled up). Exact agreement must
+      also be more likely among matches than among random pairs (checked). Default: none.
+    - An independent prior, not from EM: the share of candidate pairs that agree exactly on
+      at least two of the identifying comparisons (without any named: the three on which
+      random pairs agree least) and disagree outright on none, divided by that rule's recall
+      (estimated from the pairs the other comparisons find alone; a range, see
+      `_rule_recall`), less the random pairs' rate. A fit whose prior lies more than twice
+      beyond that range fails the checks.
+    - Several starts (default, prior 0.5, prior 0.01, the rule's split, the labels) each run
+      to convergence; the best likelihood among those that pass the checks wins (with labels:
+      among those that explain the labels as well as the best).
+
+    After `fit`, `diagnostics` (JSON-able, saved in model.json) holds the prior, the
+    independent estimate, iterations, convergence, each start's log-likelihood, the start
+    that won, the constraints that bound (comparison, levels), whether the classes were
+    swapped back, the non-match components used, and `problems`: sentences for what looks
+    wrong.
     """
 
     kind = "fellegi_sunter"
@@ -305,6 +338,8 @@ class FellegiSunter(Scorer):
         )
         rule = _rule_pairs(data)
         random_rule = _random_rule_share(data, random)
+        data.prior_independent, data.rule_recall = _independent_prior(data, rule, random_rule)
+        data.check_prior = self.prior is None
 
         # Several starts, each run to convergence with the constraints in every M-step; the
         # best (on the labels first, when there are some, then on the candidates) wins.
@@ -483,7 +518,7 @@ class FellegiSunter(Scorer):
             for k, n in enumerate(names):
                 a = np.bincount(cols[k], weights=w_match[present[k]], minlength=sizes[k])
                 b = np.bincount(cols[k], weights=w_non[present[k]], minlength=sizes[k])
-                nm, nu, binds = self._m_step(data, k, a, b, m[k], u[k])
+                nm, nu, binds = self._m_step(data, k, a, b, m[k], u[k], n_comp > 1)
                 bound += binds
                 change = float(np.max(np.abs(nm - m[k])))
                 if data.u_learned[k]:
@@ -529,7 +564,7 @@ class FellegiSunter(Scorer):
                 if data.u_learned[k] and not data.monotone[k]:
                     u[k] = u[k] if b.sum() <= 0 else _constrain(b, *data.fixed_u[k])
                 elif data.u_learned[k] or data.monotone[k]:
-                    m[k], u[k], binds = self._m_step(data, k, a, b, m[k], u[k])
+                    m[k], u[k], binds = self._m_step(data, k, a, b, m[k], u[k], True)
                     bound += binds
         lab_loglik, lab_fit = _labelled_logliks(data, m, comps, shares, lam)
         return {"m": m, "u": u, "lam": lam, "iterations": iterations, "converged": converged,
@@ -537,7 +572,8 @@ class FellegiSunter(Scorer):
                 "label_fit": lab_fit, "comps": comps, "shares": shares, "bound": bound}
 
     def _m_step(self, data: _Data, k: int, a: np.ndarray, b: np.ndarray, m: np.ndarray,
-                u: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[dict]]:
+                u: np.ndarray, mixture: bool = False
+                ) -> tuple[np.ndarray, np.ndarray, list[dict]]:
         """m and u of comparison k from the expected matches `a` and non-matches `b` per
         level, under the constraints; also the constraints that bound."""
         fm, fu = data.fixed_m[k], data.fixed_u[k]
@@ -550,7 +586,7 @@ class FellegiSunter(Scorer):
         name, labels = data.names[k], data.labels[k]
         binds: list[dict] = []
         reference = data.random_u[k]
-        if reference is not None:
+        if reference is not None and (mixture or not data.u_learned[k]):
             nm, pooled = _monotone_to(a, reference)
             nu = _constrain(b, *fu) if data.u_learned[k] and b.sum() > 0 else u
         elif data.u_learned[k] and b.sum() > 0:
@@ -570,7 +606,7 @@ class FellegiSunter(Scorer):
             nm[0] = 0.5
             binds.append({"comparison": name, "constraint": "identifying",
                           "levels": [labels[0]]})
-        nm = _monotone_weights(_constrain(nm, *fm), data.reference(k, nu))
+        nm = _monotone_weights(_constrain(nm, *fm), data.reference(k, nu) if mixture else nu)
         return nm, nu, binds
 
     def _default_start(self, data: _Data, u: list[np.ndarray], n_comp: int):
@@ -604,23 +640,19 @@ class FellegiSunter(Scorer):
         """What a reviewer needs to trust the fit (JSON-able), with `problems` in words."""
         problems: list[str] = []
         fields = [data.names[k] for k in data.rule_fields()]
-        independent = None
-        recall = _rule_recall(data) if len(fields) >= 2 else None
-        if len(fields) >= 2 and recall and data.counts[rule].sum() > 0:
-            share = float(data.counts[rule].sum() / data.counts.sum())
-            p_random = random_rule or 0.0
-            # share = prior * recall + (1 - prior) * p_random.
-            independent = min(max(share - p_random, 0.0) / max(recall - p_random, _FLOOR), 1.0)
-            lowest = 1.0 / float(data.counts.sum())
-            ratio = lam / max(independent, lowest)
-            if self.prior is None and (ratio > _PRIOR_FACTOR or ratio < 1.0 / _PRIOR_FACTOR):
-                problems.append(
-                    f"EM's prior ({lam:.4g}) is {ratio:.3g} times the share of candidate pairs "
-                    f"that agree exactly on at least two of {', '.join(fields)} and disagree on "
-                    f"none ({independent:.4g}): EM may have learned another concept than "
-                    "'same entity'. Label some pairs (`linkage sample --active`), or name the "
-                    "comparisons that identify an entity in `identifying`."
-                )
+        independent, recall = data.prior_independent, data.rule_recall
+        ratio = _prior_ratio(data, lam)
+        if ratio is not None and not 1.0 / _PRIOR_FACTOR <= ratio <= _PRIOR_FACTOR:
+            low, high = independent
+            problems.append(
+                f"The prior ({lam:.4g}, {'fixed' if self.prior is not None else 'from EM'}) "
+                f"is {ratio:.3g} times the nearest end of the independent estimate "
+                f"({low:.4g} to {high:.4g}, from the candidate pairs that agree exactly on at "
+                f"least two of {', '.join(fields)} and disagree on none): the model may "
+                "describe another concept than 'same entity'. Label some pairs (`linkage "
+                "sample --active`), or name the comparisons that identify an entity in "
+                "`identifying`."
+            )
         bound = [dict(b) for b in fit["bound"]]
         ident_bound = sorted({b["comparison"] for b in bound if b["constraint"] == "identifying"})
         if ident_bound:
@@ -635,6 +667,8 @@ class FellegiSunter(Scorer):
             problems.append("EM's classes came out swapped (the 'matches' agreed less) and were "
                             "swapped back.")
         for reason in fit["failed"]:
+            if reason.startswith("its prior"):
+                continue  # said above
             problems.append(f"No start met every constraint: {reason}.")
         labelled = None
         if data.labelled is not None:
@@ -657,9 +691,15 @@ class FellegiSunter(Scorer):
                     )
         return {
             "prior": _round(lam),
-            "prior_independent": None if independent is None else _round(independent),
+            # The geometric middle of the range, and the range itself (see _independent_prior).
+            "prior_independent": None if independent is None else _round(
+                math.sqrt(independent[0] * independent[1])),
+            "prior_independent_range": None if independent is None else [
+                _round(independent[0]), _round(independent[1])],
             "prior_independent_fields": fields,
-            "prior_independent_recall": None if recall is None else _round(recall),
+            "prior_independent_recall": None if recall is None else [
+                _round(recall[0]), _round(recall[1])],
+            "prior_ratio": None if ratio is None else _round(ratio),
             "iterations": int(fit["iterations"]),
             "converged": bool(fit["converged"]),
             "starts": [{"start": f["start"], "loglik": _round(f["loglik"]),
@@ -1004,8 +1044,10 @@ def _posterior(
 def _match_like(fit: dict[str, Any], sizes: list[int]) -> bool:
     """Whether the match class never disagrees on some comparison (its m at "else" sank to
     the floor): then the non-match components have taken the matches with an error in that
-    field, and the match class is only a subgroup of the matches."""
-    return any(s > 1 and m[0] < 1e-4 for m, s in zip(fit["m"], sizes, strict=True))
+    field, and the match class is only a subgroup of the matches. A level the non-matches do
+    not reach either (a tolerance wider than the values' range) says nothing."""
+    return any(s > 1 and m[0] < 1e-4 and u[0] > 1e-2
+               for m, u, s in zip(fit["m"], fit["u"], sizes, strict=True))
 
 
 def _posterior_mixture(
@@ -1054,10 +1096,11 @@ def _reestimate(
 # Two fits explain the labels equally well when their log-likelihoods on the labels differ by
 # less than half the 95% quantile of chi-square with one degree of freedom (3.84 / 2).
 _LABEL_MARGIN = 1.92
-# EM's prior and the rule's estimate (see `_rule_pairs`) disagree when one is more than this
-# many times the other. The rule misses matches with a field wrong or missing and counts some
-# non-matches, so it is a rough estimate: only a disagreement of this size is reported.
-_PRIOR_FACTOR = 4.0
+# EM's prior disagrees with the independent range (`_independent_prior`) when it lies more
+# than this many times beyond either end. The range already spans what the rule's recall can
+# be; the factor leaves room for the comparisons' dependence among matches, which the recall
+# estimate ignores.
+_PRIOR_FACTOR = 2.0
 
 
 @dataclass
@@ -1077,6 +1120,9 @@ class _Data:
     identifying: list[bool]
     random_u: list[np.ndarray | None]
     labelled: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    prior_independent: tuple[float, float] | None = None  # see `_independent_prior`
+    rule_recall: tuple[float, float] | None = None
+    check_prior: bool = False  # whether a fit's prior must agree with `prior_independent`
     all_patterns: np.ndarray = dataclass_field(init=False)
 
     def __post_init__(self) -> None:
@@ -1089,8 +1135,10 @@ class _Data:
         return self.labelled[1], self.labelled[2]
 
     def reference(self, k: int, u: np.ndarray) -> np.ndarray:
-        """What m/u must rise against: u of random record pairs where there are some (the
-        candidates' u is raised on the fields blocking made them agree on), else `u`."""
+        """What m/u must rise against with several non-match components: u of random record
+        pairs where there are some, else `u`. (Each component is the non-matches one kind of
+        blocking key let through, which agree on that key more than on a closer level; so
+        m/u of their mixture can fall where m/u of the population rises.)"""
         return u if self.random_u[k] is None else self.random_u[k]
 
     def rule_fields(self) -> list[int]:
@@ -1169,12 +1217,50 @@ def _random_rule_share(data: _Data, random: ComparisonMatrix | None) -> float | 
     return float(_rule_on(random.levels[:, order].astype(np.int64), data, fields).mean())
 
 
-def _rule_recall(data: _Data) -> float | None:
+def _independent_prior(data: _Data, rule: np.ndarray, random_share: float | None
+                       ) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+    """The prior estimated without EM, as a range, and the recall range it assumed: the share
+    of candidate pairs the rule of `_rule_pairs` finds is prior * recall + (1 - prior) *
+    (the share of random pairs it finds), with the recall between the floor and the ceiling
+    of `_rule_recall` (with two comparisons it cannot be estimated and is taken as 1: the
+    estimate is then a floor). None where the rule finds no pair, or finds more than the
+    recall allows (its comparisons agree together among non-matches too: a household shares
+    surname and address)."""
+    if len(data.rule_fields()) < 2 or data.counts[rule].sum() <= 0:
+        return None, None
+    recall = _rule_recall(data)
+    if recall is None:
+        recall = (1.0, 1.0) if len(data.rule_fields()) == 2 else (0.0, 0.0)
+    share = float(data.counts[rule].sum() / data.counts.sum())
+    p_random = random_share or 0.0
+    low, high = (max(share - p_random, 0.0) / max(r - p_random, _FLOOR) for r in recall[::-1])
+    if min(recall) <= 0 or low > 1.0:
+        return None, recall
+    return (low, min(high, 1.0)), recall
+
+def _prior_ratio(data: _Data, lam: float) -> float | None:
+    """How far EM's prior lies outside the independent range: its ratio to the range's top
+    when above it, to its bottom when below, 1 inside (None without a range)."""
+    if data.prior_independent is None:
+        return None
+    low, high = data.prior_independent
+    lowest = 1.0 / float(data.counts.sum())
+    if lam > high:
+        return lam / max(high, lowest)
+    if lam < low:
+        return lam / max(low, lowest)
+    return 1.0
+
+def _rule_recall(data: _Data) -> tuple[float, float] | None:
     """How many of the matches the rule of `_rule_pairs` finds, estimated without EM: for each
     of its comparisons, the shares of exact, disagreeing and other (or null) levels among the
-    pairs the rule finds on the other comparisons alone (nearly all matches), combined as if
-    the comparisons were independent among matches. None with fewer than three comparisons
-    (the others could not find matches alone) or where they find no pair."""
+    pairs the rule finds on the other comparisons alone, combined as if the comparisons were
+    independent among matches. Those pairs are nearly all matches, except the non-matches
+    that agree on the others by coincidence, which blocking brings in when it keys on those
+    comparisons; they disagree outright on the rest. So two figures: counting every outright
+    disagreement as a match's (a floor on the recall), and none (a ceiling). None with fewer
+    than three comparisons (the others could not find matches alone) or where they find no
+    pair."""
     fields = data.rule_fields()
     if len(fields) < 3:
         return None
@@ -1182,19 +1268,21 @@ def _rule_recall(data: _Data) -> float | None:
     for j in fields:
         others = [k for k in fields if k != j]
         found = _rule_on(data.patterns, data, others)
-        weight = data.counts[found]
+        weight, col = data.counts[found], data.patterns[found, j]
         if weight.sum() <= 0:
             return None
-        col = data.patterns[found, j]
         exact = float(weight[col == data.sizes[j] - 1].sum() / weight.sum())
         differ = float(weight[col == 0].sum() / weight.sum())
-        shares.append((exact, differ, max(1.0 - exact - differ, 0.0)))
-    recall = 0.0
+        shares.append((exact, differ))
+    floor = ceiling = 0.0
     for states in itertools.product(range(3), repeat=len(fields)):
-        if states.count(0) >= 2 and 1 not in states:
-            recall += math.prod(shares[i][st] for i, st in enumerate(states))
-    return recall
-
+        if states.count(0) < 2 or 1 in states:
+            continue
+        floor += math.prod((e, d, 1.0 - e - d)[st] for (e, d), st in zip(shares, states,
+                                                                          strict=True))
+        ceiling += math.prod((e / (1.0 - d), 0.0, 1.0 - e / (1.0 - d))[st] if d < 1 else 0.0
+                             for (e, d), st in zip(shares, states, strict=True))
+    return floor, ceiling
 
 def _pava(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int]]]:
     """Weighted least-squares non-decreasing fit of `values` (pool adjacent violators), and the
@@ -1290,9 +1378,16 @@ def _failed_checks(data: _Data, fit: dict) -> list[str]:
     """The constraints a finished fit breaks (the M-step keeps most of them by construction;
     this also compares exact agreement with the random pairs)."""
     failed = []
+    ratio = _prior_ratio(data, fit["lam"])
+    if data.check_prior and ratio is not None and not (
+            1.0 / _PRIOR_FACTOR <= ratio <= _PRIOR_FACTOR):
+        failed.append(f"its prior ({fit['lam']:.4g}) is {ratio:.3g} times the nearest end of "
+                      "the independent estimate "
+                      f"({data.prior_independent[0]:.4g} to {data.prior_independent[1]:.4g})")
     for k, name in enumerate(data.names):
         m, u = fit["m"][k], fit["u"][k]
-        u = data.reference(k, u)
+        if len(fit["comps"]) > 1:
+            u = data.reference(k, u)
         if data.monotone[k] and np.any(np.diff(np.log(m) - np.log(u)) < -1e-9):
             failed.append(f"the weights of `{name}` fall as its similarity rises")
         if not data.identifying[k]:
