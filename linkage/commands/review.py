@@ -78,9 +78,13 @@ def command(run_dir, labels_path, sample_path, bands, per_band, on, active, n_pa
     review = server.review
     counts = review.store.counts()
     verb = "resuming" if review.resumed else "reviewing"
-    click.echo(f"{verb} {len(review.store):,} pairs of {review.run_dir} "
-               f"({counts['labelled']:,} labelled; bands on match {review.on}: "
-               + ", ".join(f"{b:g}" for b in review.bands) + ")")
+    if active:
+        click.echo(f"{verb} {len(review.store):,} pairs of {review.run_dir} picked to teach its "
+                   f"model ({counts['labelled']:,} labelled)")
+    else:
+        click.echo(f"{verb} {len(review.store):,} pairs of {review.run_dir} "
+                   f"({counts['labelled']:,} labelled; bands on match {review.on}: "
+                   + ", ".join(f"{b:g}" for b in review.bands) + ")")
     click.echo(f"labels are saved as you go to {review.labels_path}")
     if active:
         click.echo(f"when done, rerun the run with --labels {review.labels_path}")
