@@ -76,6 +76,7 @@ def dedupe(
     engine: str = "local",
     spark_master: str = "local[2]",
     chunk_rows: int | None = None,
+    labels=None,
 ) -> Result:
     """Find duplicates inside one table (a path or a DataFrame) with the given rules.
 
@@ -84,6 +85,13 @@ def dedupe(
     `engine`: "local" (this machine) or "spark" (the same rules on Spark at `spark_master`).
     `chunk_rows`: process records and pairs this many at a time (out of core); by default
     chunks start by themselves above 2M records or 10M candidate pairs.
+    `labels`: labelled pairs to learn from: a CSV path (columns id_l, id_r, label: 1 match,
+    0 non-match, blank left out), a DataFrame with those columns, or a list of them (a later
+    one's label wins for a pair labelled twice). They fix Fellegi-Sunter's m and prior
+    (semi-supervised EM), or train the supervised scorer where it misclassifies fewer of them
+    in cross-validation; the threshold comes from them too. `Result.labels` keeps them
+    (`labels.csv` in the run folder); `summary()["labels"]` says how they were used (see
+    `linkage.active`).
     """
     rules = _rules(rules)
     if rules.rename_right:
@@ -94,7 +102,7 @@ def dedupe(
     columns = _columns([table], rules, id_column, engine, chunk_rows)
     return _run("dedupe", [_table(table, sep, encoding, columns)], rules, id_column=id_column,
                 progress=progress, model=model, checkpoint=checkpoint, engine=engine,
-                spark_master=spark_master, chunk_rows=chunk_rows)
+                spark_master=spark_master, chunk_rows=chunk_rows, labels=labels)
 
 
 def link(
@@ -111,8 +119,10 @@ def link(
     engine: str = "local",
     spark_master: str = "local[2]",
     chunk_rows: int | None = None,
+    labels=None,
 ) -> Result:
-    """Find the records of `left` and `right` that describe the same thing."""
+    """Find the records of `left` and `right` that describe the same thing (the other
+    arguments as for `dedupe`; `labels` ids: left ids in `id_l`, right ids in `id_r`)."""
     rules = _rules(rules)
     columns = _columns([left, right], rules, id_column, engine, chunk_rows)
     rename = rules.rename_right or {}
@@ -122,7 +132,7 @@ def link(
               _renamed(_table(right, sep, encoding, right_columns), rename)]
     return _run("link", tables, rules, id_column=id_column, progress=progress,
                 model=model, checkpoint=checkpoint, engine=engine, spark_master=spark_master,
-                chunk_rows=chunk_rows)
+                chunk_rows=chunk_rows, labels=labels)
 
 
 def _renamed(table: Table, rename: dict[str, str]) -> Table:
@@ -149,7 +159,16 @@ def _renamed(table: Table, rename: dict[str, str]) -> Table:
 
 
 def _run(mode, tables, rules, *, id_column, progress, model, checkpoint, engine, spark_master,
-         chunk_rows):
+         chunk_rows, labels=None):
+    if labels is not None:
+        from linkage.errors import InputError
+
+        if model is not None:
+            raise InputError("--model scores with an earlier run's trained weights and --labels "
+                             "trains new ones: pass one of them.")
+        if engine != "local":
+            raise InputError("--labels trains the scorer with the local engine only; leave out "
+                             "--engine spark to learn from labels.")
     if engine == "spark":
         from linkage.engines.spark import run_spark
 
@@ -166,4 +185,4 @@ def _run(mode, tables, rules, *, id_column, progress, model, checkpoint, engine,
 
         raise InputError(f"engine {engine!r} is not one of local, spark.")
     return run_local(mode, tables, rules, id_column=id_column, progress=progress, model=model,
-                     checkpoint=checkpoint, chunk_rows=chunk_rows)
+                     checkpoint=checkpoint, chunk_rows=chunk_rows, labels=labels)

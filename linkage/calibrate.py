@@ -71,6 +71,14 @@ def sample_pairs(run_dir: str | Path, bands: list[float], per_band: int, *,
         take = np.sort(rng.choice(rows, size=min(per_band, len(rows)), replace=False))
         picked.append(pairs.iloc[take].assign(band=f"[{edges[k]:g}, {edges[k + 1]:g})"))
     chosen = pd.concat(picked, ignore_index=True)
+    return side_by_side(run_dir, summary, chosen, ["band"])
+
+
+def side_by_side(run_dir: Path, summary: dict, chosen: pd.DataFrame,
+                 first: list[str]) -> pd.DataFrame:
+    """The `chosen` pairs of a run (rows of its pairs.parquet) as the CSV a person labels:
+    the `first` columns, the ids and the decision as it was, both records side by side
+    (`<column>_l`, `<column>_r`, read from the run's inputs) and an empty `label` column."""
     tables = [_input(run_dir, i["name"]) for i in summary["inputs"]]
     id_col = summary["id_column"]
     left = tables[0]
@@ -81,7 +89,8 @@ def sample_pairs(run_dir: str | Path, bands: list[float], per_band: int, *,
     left = left.astype({id_col: str}).add_suffix("_l").rename(columns={f"{id_col}_l": "_kl"})
     right = right.astype({id_col: str}).add_suffix("_r").rename(columns={f"{id_col}_r": "_kr"})
     # The decision as it was, so that `linkage drift` can tell which labelled pairs flip.
-    out = chosen[["band", "id_l", "id_r", "match_weight", "match_probability", "is_match"]].copy()
+    out = chosen[[*first, "id_l", "id_r", "match_weight", "match_probability",
+                  "is_match"]].copy()
     out["_kl"], out["_kr"] = out["id_l"].astype(str), out["id_r"].astype(str)
     out = out.merge(left, on="_kl", how="left").merge(right, on="_kr", how="left")
     out = out.drop(columns=["_kl", "_kr"])

@@ -138,6 +138,12 @@ def _common(func):
                      help="Keep stage checkpoints in OUT.checkpoint/ and start after the last "
                           "finished stage of an interrupted run of the same rules and inputs; "
                           "removed when the run succeeds."),
+        click.option("--labels", "labels_paths", multiple=True,
+                     type=click.Path(dir_okay=False, path_type=Path),
+                     help="Labelled pairs to learn from (CSV: id_l, id_r, label 1 or 0, as "
+                          "`linkage sample` writes it); repeat for several files. When --out "
+                          "holds an earlier run made with labels, its labels.csv is read first "
+                          "and these add to it. See LABELS below."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -148,6 +154,38 @@ def _checkpoint(out: Path, resume: bool) -> Path | None:
     return out.with_name(out.name + ".checkpoint") if resume else None
 
 
+LABELS_LOOP = """
+\b
+LABELS (active learning: a few labels fix what the model cannot learn alone):
+  linkage dedupe people.csv --out run
+  linkage sample run --active --n 25 --out todo.csv   # or: linkage review run --active
+  # fill the `label` column of todo.csv: 1 match, 0 non-match (blank: unsure)
+  linkage dedupe people.csv --labels todo.csv --out run
+  linkage sample run --active --n 25 --out todo2.csv  # new pairs only
+  linkage dedupe people.csv --labels todo2.csv --out run  # adds to run/labels.csv
+\b
+Each rerun into the same --out adds its labels to the ones that run used (kept in
+run/labels.csv). The labels pin Fellegi-Sunter's m and prior (semi-supervised EM); the
+supervised scorer is trained on them too and used instead where it misclassifies fewer of
+them in cross-validation. The threshold comes from the labels; summary.json says how they
+were used (`labels`).
+"""
+
+
+def _labels(paths: tuple[Path, ...], out: Path) -> list[Path] | None:
+    """The labels files of a run: the earlier run's in --out first (when it kept some), then
+    those given; None without --labels."""
+    if not paths:
+        return None
+    from linkage.active import LABELS_FILE
+
+    earlier = out / LABELS_FILE
+    if earlier.is_file():
+        click.echo(f"--labels: adding to the {LABELS_FILE} of the run in {out}/", err=True)
+        return [earlier, *paths]
+    return list(paths)
+
+
 def _finish(result, out: Path, checkpoint: Path | None = None) -> None:
     result.write(out)
     if checkpoint is not None:
@@ -155,6 +193,11 @@ def _finish(result, out: Path, checkpoint: Path | None = None) -> None:
 
         shutil.rmtree(checkpoint, ignore_errors=True)
     click.echo(result.format_summary())
+    used = result.summary().get("labels")
+    if used:
+        click.echo(f"  labels            {used['pairs']:,} ({used['matches']:,} matches, "
+                   f"{used['non_matches']:,} non-matches): {used['mode']}, threshold "
+                   f"{used['threshold']:.4g} from {used['threshold_source']}")
     click.echo(f"  wrote {out}/")
 
 
@@ -166,38 +209,43 @@ def _warnings_to_stderr() -> None:
     warnings.simplefilter("always", LinkageWarning)
 
 
-@main.command(epilog=EXAMPLES)
+@main.command(epilog=LABELS_LOOP + EXAMPLES)
 @click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
 @_common
 def dedupe(input_path, rules_path, out, id_column, sep, encoding, progress, model, engine,
-           spark_master, chunk_rows, resume):
+           spark_master, chunk_rows, resume, labels_paths):
     """Find duplicate records inside INPUT (CSV or Parquet)."""
     from linkage.api import dedupe as run
 
     _warnings_to_stderr()
-    with claim(out, input_path, rules_path, model):
+    with claim(out, input_path, rules_path, model, *labels_paths):
+        labels = _labels(labels_paths, out)
         rules = rules_path or _suggested([input_path], sep, encoding)
         result = run(input_path, rules, id_column=id_column, sep=sep, encoding=encoding,
                      progress=progress, model=model, checkpoint=_checkpoint(out, resume),
-                     engine=engine, spark_master=spark_master, chunk_rows=chunk_rows)
+                     engine=engine, spark_master=spark_master, chunk_rows=chunk_rows,
+                     labels=labels)
         _finish(result, out, _checkpoint(out, resume))
 
 
-@main.command(epilog=EXAMPLES)
+@main.command(epilog=LABELS_LOOP.replace("dedupe people.csv", "link left.csv right.csv")
+              + EXAMPLES)
 @click.argument("left", type=click.Path(path_type=Path))
 @click.argument("right", type=click.Path(path_type=Path))
 @_common
 def link(left, right, rules_path, out, id_column, sep, encoding, progress, model, engine,
-         spark_master, chunk_rows, resume):
+         spark_master, chunk_rows, resume, labels_paths):
     """Link the records of LEFT and RIGHT that describe the same thing."""
     from linkage.api import link as run
 
     _warnings_to_stderr()
-    with claim(out, left, right, rules_path, model):
+    with claim(out, left, right, rules_path, model, *labels_paths):
+        labels = _labels(labels_paths, out)
         rules = rules_path or _suggested([left, right], sep, encoding)
         result = run(left, right, rules, id_column=id_column, sep=sep, encoding=encoding,
                      progress=progress, model=model, checkpoint=_checkpoint(out, resume),
-                     engine=engine, spark_master=spark_master, chunk_rows=chunk_rows)
+                     engine=engine, spark_master=spark_master, chunk_rows=chunk_rows,
+                     labels=labels)
         _finish(result, out, _checkpoint(out, resume))
 
 
@@ -345,8 +393,14 @@ def _bands(text: str) -> list[float]:
                                  f"0.6,0.7,0.8,0.9. Got {text!r}.") from None
 
 
-@main.command()
+@main.command(epilog=LABELS_LOOP)
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--active", is_flag=True,
+              help="Pick the pairs whose labels would change the model most (uncertain pairs, "
+                   "spread over level patterns and score bands), leaving out the pairs the "
+                   "run was made with (its labels.csv), instead of sampling per band.")
+@click.option("--n", "n_pairs", default=25, show_default=True, type=click.IntRange(min=1),
+              help="With --active: how many pairs to pick.")
 @click.option("--bands", default="0.6,0.7,0.8,0.9", show_default=True,
               help="Band edges: match probabilities (or match weights with --on weight).")
 @click.option("--per-band", default=100, show_default=True, type=int)
@@ -355,13 +409,23 @@ def _bands(text: str) -> list[float]:
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="CSV to write: the pairs with both records side by side and a `label` column.")
-def sample(run_dir, bands, per_band, on, seed, out_path):
-    """Sample scored pairs per score band for a person to label (1 match, 0 non-match)."""
-    from linkage.calibrate import sample_pairs
+def sample(run_dir, active, n_pairs, bands, per_band, on, seed, out_path):
+    """Sample scored pairs per score band for a person to label (1 match, 0 non-match), or
+    with --active the --n pairs a label would teach the model most (then rerun with --labels).
+    """
+    if active:
+        from linkage.active import active_pairs
 
-    table = sample_pairs(run_dir, _bands(bands), per_band, on=on, seed=seed)
+        table = active_pairs(run_dir, n_pairs, seed=seed)
+        column = "picked"
+    else:
+        from linkage.calibrate import sample_pairs
+
+        table = sample_pairs(run_dir, _bands(bands), per_band, on=on, seed=seed)
+        column = "band"
     table.to_csv(out_path, index=False)
-    counts = table["band"].value_counts(sort=False)
+    counts = table[column].str.split(":").str[0].value_counts(sort=False) if active else (
+        table[column].value_counts(sort=False))
     click.echo(f"wrote {len(table):,} pairs to label to {out_path} ("
                + ", ".join(f"{band}: {n}" for band, n in counts.items()) + ")")
 

@@ -804,7 +804,9 @@ class _InMemory:
                 {k[3:]: v for k, v in arrays.items() if k.startswith("tf:")})
         self.tally = LevelTally.of(self.matrix)
 
-    def fit(self, scorer, random_matrix):
+    def fit(self, scorer, random_matrix, labelled=None):
+        if labelled is not None:  # (levels, 0/1) of labelled pairs: EM knows their class
+            return scorer.fit(self.matrix, random=random_matrix, labelled=labelled)
         return scorer.fit(self.matrix, random=random_matrix)
 
     def weights(self, scorer) -> tuple[np.ndarray, np.ndarray]:
@@ -953,15 +955,17 @@ class _Streamed:
                                               _term_frequencies(column, left, exact))
         return ComparisonMatrix(self.comparisons, levels, sims, tf)
 
-    def fit(self, scorer, random_matrix):
+    def fit(self, scorer, random_matrix, labelled=None):
         from linkage.scoring._fellegi_sunter import decode_patterns
 
         if hasattr(scorer, "fit_patterns"):
             frequencies = {n: np.concatenate(v) if v else np.zeros(0)
                            for n, v in self.exact_frequencies.items()}
+            extra = {} if labelled is None else {"labelled": labelled}
             return scorer.fit_patterns(
                 self.comparisons, decode_patterns(self.pattern_codes, self.sizes),
-                self.pattern_counts, random=random_matrix, exact_frequencies=frequencies)
+                self.pattern_counts, random=random_matrix, exact_frequencies=frequencies,
+                **extra)
         # Scorers that learn nothing from the candidates (rule sum) see no pairs.
         empty = ComparisonMatrix(self.comparisons,
                                  np.zeros((0, len(self.comparisons)), dtype=np.int8),
@@ -1000,8 +1004,12 @@ def run_local(
     model: str | Path | None = None,
     checkpoint: str | Path | None = None,
     chunk_rows: int | None = None,
+    labels=None,
 ) -> Result:
     """Run the whole pipeline and return the result (nothing is written).
+
+    `labels`: labelled pairs (a CSV path, a DataFrame with id_l, id_r, label, or a list of
+    them) that the scorer learns from; see `linkage.active`.
 
     `model`: a trained scorer's JSON (`model.json` of an earlier run) to score with, instead
     of fitting the rules' scorer again. `checkpoint`: a folder where the candidate pairs and
@@ -1059,19 +1067,34 @@ def run_local(
     if scored.resumed:
         clock.timings["compare"] = 0.0  # resumed from the checkpoint
 
+    labels_report = kept_labels = None
     with clock.stage("score"):
-        if model is not None:
-            scorer = load_model(model, scorer)
-        elif isinstance(scorer, Supervised):
-            li, ri, y = labelled_pairs(scorer, rules, ids, source, mode)
-            scorer = scorer.fit(compare_pairs(rules.comparisons, work, li, ri), y)
-        else:
+
+        def fit(scorer, labelled=None):
             random_matrix = None
             if scorer.needs_random_pairs:
                 ri, rj = random_pairs(sizes if mode == "link" else [n], scorer.u_sample_size,
                                       scorer.seed)
                 random_matrix = compare_pairs(rules.comparisons, work, ri, rj)
-            scorer = scored.fit(scorer, random_matrix)
+            return scored.fit(scorer, random_matrix, labelled)
+
+        if model is not None:
+            scorer = load_model(model, scorer)
+        elif labels is not None:
+            from linkage.active import fit_labelled
+
+            def random(count: int, seed: int) -> ComparisonMatrix:
+                ri, rj = random_pairs(sizes if mode == "link" else [n], count, seed)
+                return compare_pairs(rules.comparisons, work, ri, rj)
+
+            rules, scorer, labels_report, kept_labels = fit_labelled(
+                rules, labels, ids=ids, source=source, mode=mode, work=work, fit=fit,
+                random=random)
+        elif isinstance(scorer, Supervised):
+            li, ri, y = labelled_pairs(scorer, rules, ids, source, mode)
+            scorer = scorer.fit(compare_pairs(rules.comparisons, work, li, ri), y)
+        else:
+            scorer = fit(scorer)
         weight, probability = scored.weights(scorer)
         above, staged, matched = stage_matches(rules, pairs.mask, weight, scorer.threshold)
 
@@ -1124,6 +1147,9 @@ def run_local(
     summary["stages"]["guard"] = guard_counts(rules, guard.decisions)
     if mode == "link":
         summary["links"] = len(outputs["links"])
+    if labels_report is not None:
+        summary["labels"] = labels_report
+        outputs["labels"] = kept_labels
     return Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
 
 

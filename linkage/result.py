@@ -38,6 +38,7 @@ class Result:
     summary_data: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     scorer: Any = None  # the fitted scorer
+    labels: pd.DataFrame | None = None  # the labelled pairs the scorer learned from
 
     def explain(self, record_id: Any, other_id: Any = None) -> str:
         """Why a record is in its cluster, or why two records were or were not linked."""
@@ -72,7 +73,7 @@ class Result:
                    deduplicated=outputs.get("deduplicated"), links=outputs.get("links"),
                    golden=outputs.get("golden"), review=outputs.get("review"),
                    guard_decisions=outputs.get("guards"), summary_data=summary,
-                   timings=timings, scorer=scorer)
+                   timings=timings, scorer=scorer, labels=outputs.get("labels"))
 
     @classmethod
     def load(cls, run_dir: str | Path) -> Result:
@@ -111,7 +112,9 @@ class Result:
                    pairs=pairs, deduplicated=table("deduplicated.parquet"),
                    links=table("links.parquet"), golden=table("golden.parquet"),
                    review=table("review.parquet"), guard_decisions=table("guards.parquet"),
-                   summary_data=summary, timings=timings, scorer=scorer)
+                   summary_data=summary, timings=timings, scorer=scorer,
+                   labels=(pd.read_csv(run_dir / "labels.csv", dtype=str, keep_default_na=False)
+                           if (run_dir / "labels.csv").is_file() else None))
 
     def report(self, path: str | Path | None = None):
         """The run's report (the page written as report.html), shown inline in a notebook;
@@ -153,6 +156,8 @@ class Result:
             if self.guard_decisions is not None:
                 write_parquet(self.guard_decisions, folder / "guards.parquet")
             self.rules.to_yaml(folder / "rules.yaml", explicit=True)  # defaults too
+            if self.labels is not None:  # the next round's labels add to these
+                self.labels.to_csv(folder / "labels.csv", index=False, lineterminator="\n")
             if self.scorer is not None and hasattr(self.scorer, "save"):
                 self.scorer.save(folder / "model.json")
             write_json(self.summary_data, folder / "summary.json")

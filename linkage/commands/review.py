@@ -39,12 +39,18 @@ def _bands(text: str | None) -> list[float] | None:
               show_default=True,
               help="Band on match probability or match weight; auto: probability when the "
                    "run's scorer gives one (rule sums do not).")
+@click.option("--active", is_flag=True,
+              help="Review the pairs a label would teach the model most (as `linkage sample "
+                   "--active` picks them), then rerun the run with --labels LABELS.")
+@click.option("--n", "n_pairs", default=25, show_default=True, type=click.IntRange(min=1),
+              help="With --active: how many pairs.")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--port", default=0, show_default=True, type=click.IntRange(0, 65535),
               help="Port on 127.0.0.1; 0 picks a free one.")
 @click.option("--open/--no-open", "open_browser", default=None,
               help="Open the page in a browser [default: when run from a terminal].")
-def command(run_dir, labels_path, sample_path, bands, per_band, on, seed, port, open_browser):
+def command(run_dir, labels_path, sample_path, bands, per_band, on, active, n_pairs, seed, port,
+            open_browser):
     """Label sampled pairs of RUN_DIR in a local page: match (m), non-match (n) or unsure (u).
 
     Serves http://127.0.0.1:PORT/ (this machine only) until Ctrl-C. The page shows one pair at
@@ -56,19 +62,34 @@ def command(run_dir, labels_path, sample_path, bands, per_band, on, seed, port, 
     \b
     linkage review out/customers --per-band 20
     linkage calibrate out/customers out/customers.labels.csv --on weight --bands 0,2,4,6,8
+
+    With --active, the labels teach the model instead (each round in a new labels file:
+    RUN_DIR.labels.csv, then RUN_DIR.labels-2.csv ...):
+
+    \b
+    linkage review out/customers --active --n 25
+    linkage dedupe customers.csv --labels out/customers.labels.csv --out out/customers
     """
     from linkage.review import serve
 
     server = serve(run_dir, labels=labels_path, sample=sample_path, bands=_bands(bands),
-                   per_band=per_band, on=on, seed=seed, port=port)
+                   per_band=per_band, on=on, seed=seed, port=port,
+                   active=n_pairs if active else None)
     review = server.review
     counts = review.store.counts()
     verb = "resuming" if review.resumed else "reviewing"
-    click.echo(f"{verb} {len(review.store):,} pairs of {review.run_dir} "
-               f"({counts['labelled']:,} labelled; bands on match {review.on}: "
-               + ", ".join(f"{b:g}" for b in review.bands) + ")")
+    if active:
+        click.echo(f"{verb} {len(review.store):,} pairs of {review.run_dir} picked to teach its "
+                   f"model ({counts['labelled']:,} labelled)")
+    else:
+        click.echo(f"{verb} {len(review.store):,} pairs of {review.run_dir} "
+                   f"({counts['labelled']:,} labelled; bands on match {review.on}: "
+                   + ", ".join(f"{b:g}" for b in review.bands) + ")")
     click.echo(f"labels are saved as you go to {review.labels_path}")
-    click.echo(f"when done: {review.calibrate_command()}")
+    if active:
+        click.echo(f"when done, rerun the run with --labels {review.labels_path}")
+    else:
+        click.echo(f"when done: {review.calibrate_command()}")
     click.echo(f"open {server.url} in a browser; Ctrl-C to stop")
     if open_browser or (open_browser is None and sys.stdout.isatty()):
         import webbrowser

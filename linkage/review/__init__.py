@@ -29,7 +29,8 @@ __all__ = ["default_labels_path", "serve"]
 
 def serve(run_dir: str | Path, *, labels: str | Path | None = None,
           sample: str | Path | None = None, bands: list[float] | None = None,
-          per_band: int = 50, on: str = "auto", seed: int = 0, port: int = 0) -> ReviewServer:
+          per_band: int = 50, on: str = "auto", seed: int = 0, port: int = 0,
+          active: int | None = None) -> ReviewServer:
     """A review server for the run in `run_dir`, bound to 127.0.0.1:`port` (0: any free port)
     but not yet serving: call `start()` to serve on a background thread, or `serve_forever()`
     to serve on this one; `shutdown()` stops it.
@@ -39,10 +40,13 @@ def serve(run_dir: str | Path, *, labels: str | Path | None = None,
     `per_band` pairs per score band with `seed`. `on` is "probability", "weight" or "auto"
     (probabilities when the run's scorer gives them); `bands` defaults to 0.6, 0.7, 0.8, 0.9
     for probabilities and to the run's threshold -4, -2, 0, +2, +4 for match weights.
+    `active` (a number of pairs) reviews the pairs a label would teach the model most, as
+    `linkage sample --active` picks them, in `<run_dir>.labels.csv` (or `.labels-2.csv` ...
+    once the run learned from that one), to rerun with `--labels`.
     """
     from linkage.review._review import prepare
     from linkage.review._server import ReviewServer
 
     review = prepare(run_dir, labels=labels, sample=sample, bands=bands, per_band=per_band,
-                     on=on, seed=seed)
+                     on=on, seed=seed, active=active)
     return ReviewServer(review, port=port)

@@ -85,12 +85,36 @@ class Review:
         }
 
 
+def active_labels_path(run_dir: str | Path) -> Path:
+    """Where `review --active` keeps this round's labels: `<run>.labels.csv`, or the first of
+    `<run>.labels-2.csv`, `-3`, ... that is new or still holds pairs the run did not use (an
+    earlier round's file, all of whose pairs the run learned from, is left as it is)."""
+    from linkage.active import used_labels
+
+    first = default_labels_path(run_dir)
+    used = used_labels(run_dir)
+    done = set() if used is None else set(zip(used["id_l"], used["id_r"], strict=True))
+    done |= {(b, a) for a, b in done}
+    for k in range(1, 10_000):
+        path = first if k == 1 else first.with_name(first.name.replace(".labels.csv",
+                                                                      f".labels-{k}.csv"))
+        if not path.exists():
+            return path
+        pairs = read_pairs_csv(path, "labels file")
+        if not set(zip(pairs["id_l"], pairs["id_r"], strict=True)) <= done:
+            return path
+    raise InputError(f"{run_dir}: too many labels files beside it; pass --labels.")
+
+
 def prepare(run_dir: str | Path, *, labels: str | Path | None = None,
             sample: str | Path | None = None, bands: list[float] | None = None,
-            per_band: int = 50, on: str = "auto", seed: int = 0) -> Review:
+            per_band: int = 50, on: str = "auto", seed: int = 0, active: int | None = None
+            ) -> Review:
     """Load the run, then resume the labels file if it exists, else start it from `sample`
-    (a `linkage sample` CSV) or from a fresh sample of `per_band` pairs per score band. The
-    labels file is written at once, so the pairs under review are fixed from the start."""
+    (a `linkage sample` CSV), from the `active` pairs a label would teach the model most
+    (`linkage sample --active --n ACTIVE`), or from a fresh sample of `per_band` pairs per
+    score band. The labels file is written at once, so the pairs under review are fixed from
+    the start. With `active` and no `labels`, the file is `active_labels_path(run_dir)`."""
     from linkage.result import Result
 
     run_dir = Path(run_dir)
@@ -105,7 +129,14 @@ def prepare(run_dir: str | Path, *, labels: str | Path | None = None,
         raise InputError(f"`on` must be 'auto', 'probability' or 'weight'. Got {on!r} instead.")
     if per_band < 1:
         raise InputError(f"--per-band must be at least 1. Got {per_band!r} instead.")
-    path = Path(labels) if labels is not None else default_labels_path(run_dir)
+    if active is not None and sample is not None:
+        raise InputError("--active picks the pairs itself; leave out --sample (or --active).")
+    if labels is not None:
+        path = Path(labels)
+    elif active is not None:
+        path = active_labels_path(run_dir)
+    else:
+        path = default_labels_path(run_dir)
     resumed = path.exists()
     if resumed:
         store = LabelStore.open(path)
@@ -113,6 +144,10 @@ def prepare(run_dir: str | Path, *, labels: str | Path | None = None,
             _check_same_pairs(store, Path(sample))
     elif sample is not None:
         store = LabelStore(read_pairs_csv(Path(sample), "sample"), path, source=Path(sample))
+    elif active is not None:
+        from linkage.active import active_pairs
+
+        store = LabelStore(as_text_table(active_pairs(run_dir, active, seed=seed)), path)
     else:
         on = _resolve_on(on, result.pairs)
         bands = list(bands) if bands else _default_bands(on, result)

@@ -1,0 +1,510 @@
+"""A few labels fix what EM cannot: pick the pairs worth labelling, and learn from the labels.
+
+The loop (`linkage dedupe --help` shows it as commands)::
+
+    run  ->  sample --active (or review --active)  ->  a person labels  ->  run --labels  -> ...
+
+**Which pairs** (`active_pairs`). Labelling a pair teaches the model about every pair that
+reached the same comparison levels (its *level pattern*), so the pairs are picked pattern by
+pattern, one pair per pattern, and never a pair already labelled:
+
+- about three fifths are the *uncertain* ones: the patterns whose match weight is closest to
+  the threshold (a match probability near one half), where a label most often flips decisions;
+- the rest are *spread* over score bands on both sides of the threshold, so that a model that is
+  confidently wrong about a whole kind of pair (EM that learned "same household" as the match
+  class) is caught too: the pairs above the threshold, and those below it, are ranked by their
+  distance from it and cut into bands whose sizes grow geometrically (the nearest band is the
+  smallest), and each band gives a pair of its most common pattern not yet picked.
+
+Patterns that already hold a labelled pair come last. Everything is ordered by numbers and then
+by a seeded draw, so one run and one seed give one file.
+
+**How the labels are used** (`fit_labelled`, called by the pipeline where the scorer is fit):
+
+- Fellegi-Sunter: the labelled pairs are compared (whether or not blocking proposed them) and
+  enter EM with their class known (semi-supervised: they pin m and the prior where EM alone
+  would learn another concept);
+- the supervised scorer (a classifier over the same comparisons, which chooses its threshold
+  by cross-validation) is trained on them too, from 10 labelled pairs with 2 of each class,
+  and replaces Fellegi-Sunter when its cross-validation misclassifies clearly fewer labelled
+  pairs (by more than the square root of both counts) than Fellegi-Sunter does on the very
+  pairs it learned from: a comparison that favours EM, so
+  the classifier wins only where EM learned the wrong concept (households for persons) and
+  the labels show it; rules whose scorer is already `supervised` use it with the rules' labels
+  and these together;
+- a rule sum keeps its weights;
+- except for the supervised scorer, the threshold is then taken from the labels: the match
+  weight that misclassifies the fewest labelled pairs (the labelled pairs sit around the
+  decision, where each error costs the F1 the same), and among equally good ones the nearest to
+  the threshold the rules gave (which is kept when the labels agree with it).
+
+The run folder keeps the labels it used as `labels.csv` (`id_l`, `id_r`, `label`), and
+`summary.json` says under `labels` how many there were, how they were used and where the
+threshold came from.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from linkage.errors import InputError
+
+LABEL_COLUMNS = ("id_l", "id_r", "label")
+SUPERVISED_RULE = ("supervised when its cross-validation misclassifies clearly fewer labelled "
+                   "pairs (by more than the square root of both counts) than semi-supervised "
+                   "Fellegi-Sunter does in-sample (which favours EM); it needs 10 labelled "
+                   "pairs, 2 of each class")
+UNCERTAIN_SHARE = 0.6  # of the picked pairs: nearest the threshold; the rest spread over bands
+# The classifier trained on a few dozen labels: a logistic regression over the one-hot levels
+# (additive, so every score is explained, and smooth where the labels are few; boosted trees
+# overfit two dozen labels).
+SUPERVISED_MODEL = "logistic_regression"
+BACKGROUND_PER_LABEL = 4  # random record pairs beside each labelled pair, as non-matches
+LABELS_FILE = "labels.csv"  # the labels a run used, kept in its folder
+_MATCH = {"1", "1.0", "match", "yes", "true"}
+_NON_MATCH = {"0", "0.0", "non-match", "no", "false"}
+_UNLABELLED = {"", "unsure", "?"}
+
+LabelsLike = str | Path | pd.DataFrame | Sequence[str | Path | pd.DataFrame]
+
+
+# ---------------------------------------------------------------------- reading labels
+
+
+def _fix() -> str:
+    return ("A labels file is a CSV with columns id_l, id_r and label (1 match, 0 non-match, "
+            "blank or unsure left out), as `linkage sample` writes it.")
+
+
+def _one_file(source: str | Path | pd.DataFrame, what: str) -> pd.DataFrame:
+    if isinstance(source, pd.DataFrame):
+        frame = source.astype(str).where(source.notna(), "")
+    else:
+        path = Path(source)
+        if not path.exists():
+            raise InputError(f"{what}: no such labels file. {_fix()}")
+        if path.is_dir():
+            raise InputError(f"{what}: is a folder, not a labels file. Pass the CSV itself "
+                             f"(a run folder keeps the labels it used in {LABELS_FILE}).")
+        try:
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+        except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+            reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise InputError(f"{what}: cannot read the labels ({reason}). {_fix()}") from None
+    missing = [c for c in LABEL_COLUMNS if c not in frame.columns]
+    if missing:
+        have = ", ".join(map(str, frame.columns)) or "none"
+        raise InputError(f"{what}: the labels have no column {', '.join(missing)} (the columns "
+                         f"are: {have}). {_fix()}")
+    text = frame["label"].astype(str).str.strip().str.lower()
+    y = np.full(len(frame), -1, dtype=np.int8)
+    y[text.isin(_MATCH).to_numpy()] = 1
+    y[text.isin(_NON_MATCH).to_numpy()] = 0
+    bad = (y < 0) & ~text.isin(_UNLABELLED).to_numpy()
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{what}: line {row + 2} has label {frame['label'].iloc[row]!r}. "
+                         "Write 1 (match) or 0 (non-match); blank or unsure leaves the pair out.")
+    ids = frame[["id_l", "id_r"]].astype(str).apply(lambda c: c.str.strip())
+    out = pd.DataFrame({"id_l": ids["id_l"].to_numpy(), "id_r": ids["id_r"].to_numpy(),
+                        "label": y, "file": what, "line": np.arange(len(frame)) + 2})
+    empty = (out["id_l"] == "") | (out["id_r"] == "")
+    if (empty & (y >= 0)).any():
+        row = int(np.flatnonzero(empty & (y >= 0))[0])
+        raise InputError(f"{what}: line {row + 2} is labelled but names no id in id_l or id_r. "
+                         "Fill in both ids, or clear the label.")
+    return out[y >= 0]
+
+
+def read_labels(labels: LabelsLike) -> pd.DataFrame:
+    """Every labelled pair of `labels` (a CSV path, a DataFrame, or a list of them, oldest
+    first): columns id_l, id_r (text), label (1 or 0), file and line. Blank and unsure labels
+    are left out; anything else that is not 1 or 0 is an `InputError` naming the file and line.
+    """
+    sources = [labels] if isinstance(labels, str | Path | pd.DataFrame) else list(labels)
+    if not sources:
+        raise InputError(f"no labels file given. {_fix()}")
+    frames = []
+    for k, source in enumerate(sources):
+        what = str(source) if not isinstance(source, pd.DataFrame) else f"labels table {k + 1}"
+        frames.append(_one_file(source, what))
+    table = pd.concat(frames, ignore_index=True)
+    if table.empty:
+        names = ", ".join(str(s) for s in sources if not isinstance(s, pd.DataFrame)) or "labels"
+        raise InputError(f"{names}: no pair is labelled yet. Fill the label column (1 match, 0 "
+                         "non-match) first.")
+    return table
+
+
+def labelled_rows(table: pd.DataFrame, ids: pd.Series, source: np.ndarray,
+                  mode: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, pd.DataFrame]:
+    """Row numbers of the labelled pairs in the run's records (left id among the left table's,
+    right id among the right's when linking), their labels, and the labels as kept (one row
+    per pair: a later file's label replaces an earlier one's; within one file a pair labelled
+    both ways is an `InputError`). Ids the input does not hold are an `InputError` too."""
+    left, right = table["id_l"].to_numpy(dtype=object), table["id_r"].to_numpy(dtype=object)
+    if mode == "dedupe":  # a pair in either order is the same pair
+        swap = left > right
+        left, right = np.where(swap, right, left), np.where(swap, left, right)
+        same = left == right
+        if same.any():
+            row = table.iloc[int(np.flatnonzero(same)[0])]
+            raise InputError(f"{row['file']}: line {row['line']} pairs record {row['id_l']} "
+                             "with itself. A pair names two different records.")
+    keyed = table.assign(id_l=left, id_r=right)
+    clash = keyed.groupby(["file", "id_l", "id_r"], sort=False)["label"].nunique() > 1
+    if clash.any():
+        file, a, b = clash[clash].index[0]
+        raise InputError(f"{file}: the pair {a} ~ {b} is labelled both a match and a "
+                         "non-match. Keep one label per pair (a pair and its reverse are the "
+                         "same pair when deduplicating).")
+    kept = keyed.drop_duplicates(["id_l", "id_r"], keep="last").reset_index(drop=True)
+    text_ids = ids.astype(str).to_numpy()
+    sides = (0, 1) if mode == "link" else (0, 0)
+    rows = []
+    for side, column in zip(sides, ("id_l", "id_r"), strict=True):
+        on_side = source == side
+        position = pd.Series(np.flatnonzero(on_side), index=text_ids[on_side])
+        position = position[~position.index.duplicated()]
+        found = kept[column].map(position)
+        if found.isna().any():
+            row = kept[found.isna()].iloc[0]
+            where = {0: "left table", 1: "right table"}[side] if mode == "link" else "input"
+            raise InputError(
+                f"{row['file']}: line {row['line']} names {column} {row[column]!r}, which is not "
+                f"a record id of the {where} ({int(found.isna().sum())} labelled pair(s) name "
+                "unknown ids). The labels must come from a run on this input, with ids from "
+                "its id column (--id-column), left ids in id_l and right ids in id_r."
+            )
+        rows.append(found.to_numpy(dtype=np.int64))
+    y = kept["label"].to_numpy(dtype=np.float64)
+    return rows[0], rows[1], y, kept[["id_l", "id_r", "label"]]
+
+
+# ---------------------------------------------------------------------- the threshold
+
+
+def choose_threshold(weights: np.ndarray, y: np.ndarray, current: float, *,
+                     cost_match: np.ndarray | None = None,
+                     cost_non_match: np.ndarray | None = None) -> tuple[float, float]:
+    """The match weight with the least cost of misclassified labelled pairs (a pair is a match
+    at or above it), and that cost. By default each error costs 1 (the cost is the number of
+    misclassified pairs); `cost_match[i]` is what calling pair i a match costs and
+    `cost_non_match[i]` what calling it a non-match costs. Among equally good thresholds:
+    `current` when it is one of them, else the middle of the nearest run of them (half-way
+    between the labelled weights around it; a hair beyond the last one where the run is
+    open)."""
+    w = np.asarray(weights, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    cm = (y == 0.0).astype(np.float64) if cost_match is None else np.asarray(cost_match, float)
+    cn = (y == 1.0).astype(np.float64) if cost_non_match is None else np.asarray(
+        cost_non_match, float)
+    values = np.unique(w)
+    cuts = np.concatenate([[-math.inf], values])  # span k: thresholds in (cuts[k], values[k]]
+    order = np.argsort(w, kind="stable")
+    under = np.concatenate([[0], np.searchsorted(w[order], values, side="right")])
+    cn_sum = np.concatenate([[0.0], np.cumsum(cn[order])])
+    cm_sum = np.concatenate([[0.0], np.cumsum(cm[order])])
+    errors = cn_sum[under] + (cm_sum[-1] - cm_sum[under])  # non-matches below, matches above
+    best = float(errors.min())
+    slack = 1e-9 * max(1.0, best)
+    current_errors = float(cn[w < current].sum() + cm[w >= current].sum())
+    if current_errors <= best + slack:
+        return float(current), current_errors
+    spans = []  # (low, high) of each optimal span: thresholds in (low, high] cost `best`
+    for k in np.flatnonzero(errors <= best + slack):
+        spans.append((cuts[k], values[k] if k < len(values) else math.inf))
+    scale = max(float(np.ptp(values)) if len(values) > 1 else 1.0, 1e-9)
+
+    def place(low: float, high: float) -> float:
+        if math.isinf(low) and math.isinf(high):
+            return float(current)
+        if math.isinf(low):
+            return float(high - 1e-6 * scale)
+        if math.isinf(high):
+            return float(low + 1e-6 * scale)
+        return float((low + high) / 2.0)
+
+    def distance(span: tuple[float, float]) -> float:
+        low, high = span
+        return 0.0 if low < current <= high else min(abs(current - low), abs(current - high))
+
+    low, high = min(spans, key=distance)
+    return place(low, high), best
+
+
+# ---------------------------------------------------------------------- fitting
+
+
+def _rules_labels(scorer, rules) -> pd.DataFrame:
+    """The labels file a `supervised` scorer in the rules names, as a labels table."""
+    from linkage.scoring._supervised import read_labels as read_supervised
+
+    path = Path(scorer.labels)
+    if not path.is_absolute() and Path(rules.source).is_file():
+        candidate = Path(rules.source).parent / path
+        path = candidate if candidate.exists() else path
+    frame = read_supervised(path, id_columns=scorer.id_columns, label_column=scorer.label_column)
+    left, right = scorer.id_columns
+    return frame.rename(columns={left: "id_l", right: "id_r", scorer.label_column: "label"})
+
+
+def fit_labelled(rules, labels: LabelsLike, *, ids: pd.Series, source: np.ndarray, mode: str,
+                 work: dict, fit, random) -> tuple[Any, Any, dict, pd.DataFrame]:
+    """Fit the rules' scorer with the labelled pairs (see the module's docstring).
+
+    `fit(scorer, labelled)` fits a scorer on the candidate pairs with `labelled` = (levels of
+    the labelled pairs, their 0/1 labels) or None; `random(count, seed)` is the comparison
+    matrix of that many seeded random record pairs. Returns the rules
+    (a copy, whose scorer is the fitted one), the fitted scorer, the `labels` report for
+    summary.json and the labels as kept (id_l, id_r, label) for the run folder's labels.csv.
+    The rules given are not changed.
+    """
+    from linkage.pipeline import compare_pairs, weights_of
+    from linkage.scoring import RuleSum, Supervised
+
+    sources = [labels] if isinstance(labels, str | Path | pd.DataFrame) else list(labels)
+    rules = copy.copy(rules)
+    scorer = copy.deepcopy(rules.scoring)
+    if isinstance(scorer, Supervised):  # the rules' own labels first, --labels over them
+        sources = [_rules_labels(scorer, rules), *sources]
+    table = read_labels(sources)
+    li, ri, y, kept = labelled_rows(table, ids, source, mode)
+    n_match, n_non = int(y.sum()), int(len(y) - y.sum())
+    matrix = compare_pairs(rules.comparisons, work, li, ri, tf_columns=scorer.tf_columns)
+    files = list(dict.fromkeys(str(f) for f in table["file"]))
+    report: dict[str, Any] = {"files": files, "pairs": len(y), "matches": n_match,
+                              "non_matches": n_non, "rules_threshold": float(scorer.threshold)}
+    if isinstance(scorer, Supervised):
+        scorer = scorer.fit(matrix, y)
+        report.update(mode="supervised", threshold_source="cross-validation on the labels",
+                      rule="the rules ask for the supervised scorer")
+    elif isinstance(scorer, RuleSum):
+        scorer = fit(scorer, None)
+        report.update(mode="threshold", rule="a rule sum keeps its weights; the labels set "
+                                             "the threshold")
+        scorer.threshold, _ = _labelled_threshold(scorer, matrix, y, report)
+    else:
+        scorer = fit(scorer, (matrix.levels.copy(), y.astype(np.int8)))
+        report.update(mode="semi-supervised", rule=SUPERVISED_RULE)
+        scorer.threshold, errors = _labelled_threshold(scorer, matrix, y, report)
+        report["semi_supervised_errors"] = errors
+        seed = getattr(scorer, "seed", 0)
+        trained = _supervised(matrix, y, random(BACKGROUND_PER_LABEL * len(y), seed), seed=seed)
+        if trained is not None:
+            supervised, cv_errors = trained
+            report["supervised_cv_errors"] = cv_errors
+            # Clearly fewer: by more than the square root of both counts (McNemar's z > 1 if
+            # the two disagreed on every pair either got wrong), so noise keeps EM.
+            if errors - cv_errors > math.sqrt(errors + cv_errors):
+                scorer = supervised
+                scorer.n_labelled_ = len(y)  # the person's labels; the background aside
+                report["background_non_matches"] = BACKGROUND_PER_LABEL * len(y)
+                report.update(mode="supervised",
+                              threshold_source="cross-validation on the labels")
+    weight, _ = weights_of(scorer, matrix)
+    predicted = weight >= scorer.threshold
+    report["threshold"] = float(scorer.threshold)
+    report["labelled_errors"] = {
+        "false_matches": int(np.sum(predicted & (y == 0))),
+        "false_non_matches": int(np.sum(~predicted & (y == 1))),
+    }
+    rules.scoring = scorer
+    kept = kept.assign(label=kept["label"].astype(int)).reset_index(drop=True)
+    return rules, scorer, report, kept
+
+
+def _labelled_threshold(scorer, matrix, y: np.ndarray, report: dict) -> tuple[float, int]:
+    """`choose_threshold` on the labelled pairs' weights (noting in `report` where the
+    threshold came from), and how many labelled pairs it misclassifies."""
+    from linkage.pipeline import weights_of
+
+    weight, _ = weights_of(scorer, matrix)
+    threshold, _ = choose_threshold(weight, y, float(scorer.threshold))
+    report["threshold_source"] = ("labels" if threshold != report["rules_threshold"]
+                                  else "rules (the labels agree with it)")
+    return threshold, int(np.sum((weight >= threshold) != (y == 1.0)))
+
+
+def _supervised(matrix, y: np.ndarray, background, *, seed: int):
+    """The supervised scorer trained on the labelled pairs, with random record pairs as
+    non-matches beside them, and how many labelled pairs its cross-validation misclassifies;
+    None when the labels are too few to train one.
+
+    The random pairs (`background`, nearly all non-matches, as for Fellegi-Sunter's u) show
+    the classifier what the bulk of pairs looks like: labels picked near the decision say
+    nothing of the pairs that agree on nothing, and a classifier that never saw them may call
+    them matches."""
+    import warnings
+
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    from linkage.scoring import ComparisonMatrix, Supervised
+    from linkage.scoring._supervised import _MIN_LABELLED, _features
+
+    n_match, n_non = int(y.sum()), int(len(y) - y.sum())
+    if len(y) < _MIN_LABELLED or min(n_match, n_non) < 2:
+        return None
+    both = ComparisonMatrix(matrix.comparisons, np.vstack([matrix.levels, background.levels]),
+                            np.vstack([matrix.similarities, background.similarities]))
+    target = np.concatenate([y, np.zeros(len(background))])
+    with warnings.catch_warnings():  # fewer folds than asked for: expected with few labels
+        warnings.simplefilter("ignore")
+        scorer = Supervised(labels=LABELS_FILE, seed=seed, model=SUPERVISED_MODEL)
+        scorer = scorer.fit(both, target)
+        # The same folds as the fit's own cross-validation, scored on the labelled pairs only.
+        splitter = StratifiedKFold(n_splits=scorer.cv_folds_, shuffle=True, random_state=seed)
+        held_out = cross_val_predict(scorer._new_model(), _features(both), target, cv=splitter,
+                                     method="predict_proba")[:, 1][: len(y)]
+    errors = int(np.sum((held_out >= scorer.threshold_) != (y == 1.0)))
+    return scorer, errors
+
+
+# ---------------------------------------------------------------------- active sampling
+
+
+def used_labels(run_dir: str | Path) -> pd.DataFrame | None:
+    """The labels a run was made with (its labels.csv), or None."""
+    path = Path(run_dir) / LABELS_FILE
+    return read_labels(path) if path.is_file() else None
+
+
+def _pair_keys(left: np.ndarray, right: np.ndarray, mode: str) -> np.ndarray:
+    left = np.asarray(left).astype(str)
+    right = np.asarray(right).astype(str)
+    if mode == "dedupe":
+        swap = left > right
+        left, right = np.where(swap, right, left), np.where(swap, left, right)
+    return np.char.add(np.char.add(left, "\x1f"), right)
+
+
+def _log_bands(count: int, bands: int) -> list[np.ndarray]:
+    """Ranks 0..count-1 (0 nearest the threshold) cut into `bands` runs whose lengths grow
+    geometrically: band k ends near count^((k+1)/bands)."""
+    if count == 0 or bands == 0:
+        return []
+    ends = sorted({min(count, max(1, round(count ** ((k + 1) / bands)))) for k in range(bands)})
+    ends[-1] = count
+    starts = [0, *ends[:-1]]
+    return [np.arange(a, b) for a, b in zip(starts, ends, strict=True) if b > a]
+
+
+def active_pairs(run, n: int, *, seed: int = 0,
+                 exclude: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The `n` candidate pairs of a run whose labels would change its model most, as the CSV
+    `linkage sample` writes (the records side by side, an empty `label` column), with a column
+    `picked` that says why each pair was picked. Pairs the run learned from (its labels.csv),
+    and those in `exclude` (a labels table), are never picked.
+
+    `run`: a run folder, or a `Result` in memory (then the records are put side by side only
+    when its inputs were files that are still there)."""
+    from linkage.calibrate import _run, side_by_side
+    from linkage.result import Result
+
+    if n < 1:
+        raise InputError(f"--n must be at least 1. Got {n!r} instead.")
+    if isinstance(run, Result):
+        run_dir, summary, used = Path("."), run.summary(), run.labels
+        pairs = run.pairs if isinstance(run.pairs, pd.DataFrame) else run.pairs.to_pandas()
+    else:
+        run_dir = Path(run)
+        pairs, summary = _run(run_dir)
+        used = used_labels(run_dir)
+    mode = summary.get("mode", "dedupe")
+    threshold = float(summary["stages"]["score"]["threshold"])
+    levels = [c for c in pairs.columns if str(c).endswith("_level")]
+    done = [t for t in (used, exclude) if t is not None]
+    keys = _pair_keys(pairs["id_l"].to_numpy(), pairs["id_r"].to_numpy(), mode)
+    labelled_patterns: set = set()
+    matrix = (pairs[levels].to_numpy(dtype=np.int64) if levels
+              else np.zeros((len(pairs), 1), dtype=np.int64))
+    pattern = np.unique(matrix, axis=0, return_inverse=True)[1].reshape(-1)
+    if done:
+        known = np.isin(keys, np.concatenate([_pair_keys(t["id_l"], t["id_r"], mode)
+                                              for t in done]))
+        labelled_patterns = set(pattern[known].tolist())
+        open_rows = np.flatnonzero(~known)
+    else:
+        open_rows = np.arange(len(pairs))
+    if len(pairs) == 0:
+        raise InputError(f"{run_dir}: the run scored no candidate pair; there is nothing to "
+                         "label. Check its blocking (summary.json, stages.block).")
+    if len(open_rows) == 0:
+        raise InputError(f"{run_dir}: every candidate pair is labelled already; there is "
+                         "nothing left to ask.")
+    weight = pairs["match_weight"].to_numpy(dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    tiebreak = rng.random(len(pairs))
+    picked_rows: list[int] = []
+    why: list[str] = []
+    used_patterns: set = set()
+
+    def pick(rows: np.ndarray, reason: str) -> bool:
+        """A pair of the best pattern among `rows` not yet picked (already labelled patterns
+        last; then the most pairs; then nearest the threshold; then the seeded draw)."""
+        rows = rows[~np.isin(pattern[rows], list(used_patterns))]
+        if len(rows) == 0:
+            return False
+        _, inverse, sizes = np.unique(pattern[rows], return_inverse=True, return_counts=True)
+        size_of = sizes[inverse]
+        seen = np.isin(pattern[rows], list(labelled_patterns))
+        gap = np.abs(weight[rows] - threshold)
+        best = np.lexsort((tiebreak[rows], gap, -size_of, seen))[0]
+        row = int(rows[best])
+        picked_rows.append(row)
+        why.append(reason)
+        used_patterns.add(int(pattern[row]))
+        return True
+
+    n_uncertain = max(1, math.ceil(n * UNCERTAIN_SHARE)) if n > 1 else n
+    # Uncertain: patterns in order of their distance from the threshold, one pair each.
+    gap = np.abs(weight[open_rows] - threshold)
+    order = open_rows[np.lexsort((tiebreak[open_rows], np.isin(pattern[open_rows],
+                                  list(labelled_patterns)), gap))]
+    for row in order:
+        if len(picked_rows) >= n_uncertain:
+            break
+        if int(pattern[row]) in used_patterns:
+            continue
+        picked_rows.append(int(row))
+        why.append("uncertain: nearest the threshold")
+        used_patterns.add(int(pattern[row]))
+    # Spread: bands above and below the threshold, nearest first, alternating sides.
+    rest = n - len(picked_rows)
+    above = open_rows[weight[open_rows] >= threshold]
+    below = open_rows[weight[open_rows] < threshold]
+    above = above[np.lexsort((tiebreak[above], weight[above]))]  # nearest first
+    below = below[np.lexsort((tiebreak[below], -weight[below]))]
+    n_above = (rest + 1) // 2 if len(above) else 0
+    n_below = rest - n_above if len(below) else 0
+    if not len(below):
+        n_above = rest
+    sides = []
+    for rows, count, name in ((above, n_above, "above"), (below, n_below, "below")):
+        sides.append([(rows[b], f"spread: band {k + 1} of {count} {name} the threshold")
+                      for k, b in enumerate(_log_bands(len(rows), count))])
+    for k in range(max((len(s) for s in sides), default=0)):
+        for side in sides:
+            if k < len(side):
+                pick(*side[k])
+    # Fill up (patterns ran out in a band, or few pairs): the nearest unpicked pairs.
+    if len(picked_rows) < n:
+        left = np.setdiff1d(order, picked_rows, assume_unique=False)
+        left = left[np.lexsort((tiebreak[left], np.abs(weight[left] - threshold)))]
+        for row in left[: n - len(picked_rows)]:
+            picked_rows.append(int(row))
+            why.append("uncertain: nearest the threshold")
+    chosen = pairs.iloc[picked_rows].assign(picked=why)
+    chosen = chosen.iloc[np.argsort(-chosen["match_weight"].to_numpy(), kind="stable")]
+    if isinstance(run, Result) and not all(Path(i["name"]).is_file()
+                                           for i in summary.get("inputs", [])):
+        columns = ["picked", "id_l", "id_r", "match_weight", "match_probability", "is_match"]
+        return chosen[columns].assign(label="").reset_index(drop=True)
+    return side_by_side(run_dir, summary, chosen, ["picked"])

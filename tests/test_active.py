@@ -1,0 +1,280 @@
+"""Active learning end to end: `sample --active` / `review --active` pick the pairs, a person
+(here an oracle that reads the truth, and only to answer) labels them, and the rerun with
+`--labels` learns from them.
+
+The table is the household trap: people of one household share surname, address and city and
+differ in given name and birth date, and a third of the people are recorded twice. EM without
+labels learns "same household" as the match class; labels say what a match is.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import urllib.request
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import linkage
+import linkage.active
+from linkage.active import choose_threshold, read_labels
+from linkage.errors import InputError
+from linkage.review import serve
+from tests.conftest import f1_score, pairs_of_clusters, run_cli
+
+SYLLABLES = ["ka", "ri", "mo", "ta", "ne", "lu", "sa", "vi", "do", "me", "ra", "ko", "li", "na",
+             "pe", "to", "ja", "mi", "ro", "se", "da", "ni", "bo", "le"]
+
+
+def _word(rng, k: int) -> str:
+    return "".join(rng.choice(SYLLABLES, size=k)).capitalize()
+
+
+def _typo(rng, text: str) -> str:
+    i = int(rng.integers(0, len(text)))
+    letter = "abcdefghijklmnopqrstuvwxyz"[int(rng.integers(0, 26))]
+    return text[:i] + letter + text[i + 1:]
+
+
+def households(n_households: int = 300, seed: int = 0) -> pd.DataFrame:
+    """Households of 3 to 6 people sharing surname, address and city; a third of the people
+    have a second record with a typo in the given name, surname or birth date."""
+    rng = np.random.default_rng(seed)
+    streets = [f"{_word(rng, 2)} {['Street', 'Road', 'Avenue', 'Lane'][rng.integers(0, 4)]}"
+               for _ in range(400)]
+    cities = [_word(rng, 3) for _ in range(12)]
+    rows, person = [], 0
+    for _ in range(n_households):
+        surname = _word(rng, int(rng.integers(2, 4)))
+        address = f"{rng.integers(1, 300)} {streets[rng.integers(0, len(streets))]}"
+        city = cities[rng.integers(0, len(cities))]
+        for _ in range(int(rng.integers(3, 7))):
+            given = _word(rng, int(rng.integers(2, 4)))
+            born = dt.date(1940, 1, 1) + dt.timedelta(days=int(rng.integers(0, 365 * 65)))
+            for copy in range(1 + int(rng.random() < 0.35)):
+                g, s, b = given, surname, born
+                if copy:
+                    g = _typo(rng, g) if rng.random() < 0.5 else g
+                    s = _typo(rng, s) if rng.random() < 0.2 else s
+                    if rng.random() < 0.2:
+                        b = born + dt.timedelta(days=int(rng.integers(1, 30)))
+                rows.append({"given_name": g, "surname": s, "birth_date": b.isoformat(),
+                             "address": address, "city": city, "person": person})
+            person += 1
+    frame = pd.DataFrame(rows).sample(frac=1, random_state=seed).reset_index(drop=True)
+    frame.insert(0, "rec_id", [f"r{i:05d}" for i in range(len(frame))])
+    return frame
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("households")
+    frame = households()
+    frame.drop(columns="person").to_csv(folder / "people.csv", index=False)
+    truth = dict(zip(frame["rec_id"], frame["person"], strict=True))
+    return folder, folder / "people.csv", truth
+
+
+def _f1(run, truth: dict) -> float:
+    clusters = pd.read_parquet(run / "clusters.parquet")
+    predicted = pairs_of_clusters(clusters.astype({"rec_id": str}), "rec_id", "cluster_id")
+    actual = pairs_of_clusters(pd.DataFrame({"rec_id": list(truth), "p": list(truth.values())}),
+                               "rec_id", "p")
+    return f1_score(predicted, actual)[2]
+
+
+def _answer(todo: pd.DataFrame, truth: dict) -> pd.DataFrame:
+    """The oracle: a person who knows the truth fills the label column, nothing else."""
+    same = [truth[a] == truth[b] for a, b in zip(todo["id_l"], todo["id_r"], strict=True)]
+    return todo.assign(label=np.array(same, dtype=int))
+
+
+def _pairs(frame: pd.DataFrame) -> set:
+    return {tuple(sorted(p)) for p in zip(frame["id_l"], frame["id_r"], strict=True)}
+
+
+@pytest.fixture(scope="module")
+def round1(table):
+    """A run without labels, and the 25 pairs `sample --active` picks from it, answered."""
+    folder, people, truth = table
+    run = folder / "run0"
+    done = run_cli("dedupe", people, "--id-column", "rec_id", "--out", run)
+    assert done.returncode == 0, done.stderr
+    todo = folder / "todo.csv"
+    done = run_cli("sample", run, "--active", "--n", "25", "--out", todo)
+    assert done.returncode == 0, done.stderr
+    first = pd.read_csv(todo, dtype=str, keep_default_na=False)
+    _answer(first, truth).to_csv(folder / "round1.csv", index=False)
+    return run, todo, first
+
+
+def test_labels_fix_the_household_trap_and_the_loop_adds_up(table, round1):
+    folder, people, truth = table
+    run0, todo, first = round1
+    before = _f1(run0, truth)
+    assert len(first) == 25 and len(_pairs(first)) == 25
+    assert {"id_l", "id_r", "label", "match_weight", "match_probability"} <= set(first.columns)
+    assert (first["label"] == "").all()
+    assert {"given_name_l", "given_name_r"} <= set(first.columns)  # records side by side
+    again = folder / "again.csv"
+    assert run_cli("sample", run0, "--active", "--n", "25", "--out", again).returncode == 0
+    assert again.read_bytes() == todo.read_bytes()  # seeded: the same pairs, the same file
+
+    run = folder / "run"
+    done = run_cli("dedupe", people, "--id-column", "rec_id", "--labels",
+                   folder / "round1.csv", "--out", run)
+    assert done.returncode == 0, done.stderr
+    after = _f1(run, truth)
+    assert after >= 0.85, (before, after)
+    assert after >= before + 0.3 or before >= 0.85, (before, after)
+    summary = json.loads((run / "summary.json").read_text())
+    used = summary["labels"]
+    assert used["pairs"] == 25 and used["matches"] + used["non_matches"] == 25
+    assert used["mode"] in ("semi-supervised", "supervised")
+    assert summary["stages"]["score"]["threshold"] == pytest.approx(used["threshold"])
+    kept = pd.read_csv(run / "labels.csv", dtype=str)
+    assert list(kept.columns) == ["id_l", "id_r", "label"] and len(kept) == 25
+    assert "labels            25 (" in done.stdout  # the terminal says how they were used
+
+    # Round 2: new pairs only; the rerun into the same folder adds them to round 1's.
+    done = run_cli("sample", run, "--active", "--n", "25", "--out", folder / "todo2.csv")
+    assert done.returncode == 0, done.stderr
+    second = pd.read_csv(folder / "todo2.csv", dtype=str, keep_default_na=False)
+    assert len(second) == 25 and not _pairs(second) & _pairs(first)
+    _answer(second, truth).to_csv(folder / "round2.csv", index=False)
+    done = run_cli("dedupe", people, "--id-column", "rec_id", "--labels",
+                   folder / "round2.csv", "--out", run)
+    assert done.returncode == 0, done.stderr
+    assert len(pd.read_csv(run / "labels.csv")) == 50
+    assert json.loads((run / "summary.json").read_text())["labels"]["pairs"] == 50
+    assert _f1(run, truth) >= 0.95
+
+
+def test_review_active_serves_the_pairs_the_run_did_not_learn_from(table, round1, tmp_path):
+    folder, people, truth = table
+    rules = linkage.Rules.from_yaml(round1[0] / "rules.yaml")
+    labelled = _answer(pd.read_csv(folder / "round1.csv", dtype=str), truth)
+    result = linkage.dedupe(people, rules, id_column="rec_id", progress=False, labels=labelled)
+    run = result.write(tmp_path / "run")
+    server = serve(run, active=10, port=0).start()
+    try:
+        with urllib.request.urlopen(server.url + "api/pairs", timeout=10) as reply:
+            data = json.load(reply)
+    finally:
+        server.shutdown()
+    shown = {(p["id_l"], p["id_r"]) for p in data["pairs"]}
+    assert len(shown) == 10
+    assert not {tuple(sorted(p)) for p in shown} & _pairs(labelled)
+    assert data["labels_path"] == str(tmp_path / "run.labels.csv")
+    assert all(p["comparisons"] for p in data["pairs"])  # each with its levels, to judge by
+
+    # The person labels them; the rerun learns from them; the next review is a new round.
+    answered = _answer(pd.read_csv(tmp_path / "run.labels.csv", dtype=str), truth)
+    answered.to_csv(tmp_path / "run.labels.csv", index=False)
+    done = run_cli("dedupe", people, "--rules", round1[0] / "rules.yaml", "--labels",
+                   tmp_path / "run.labels.csv", "--out", run)
+    assert done.returncode == 0, done.stderr
+    assert len(pd.read_csv(run / "labels.csv")) == 35  # round 1's 25 and these 10
+    server = serve(run, active=10, port=0)
+    server.server_close()
+    assert server.labels_path == tmp_path / "run.labels-2.csv"
+    assert not _pairs(pd.read_csv(server.labels_path, dtype=str)) & _pairs(
+        pd.read_csv(run / "labels.csv", dtype=str))
+
+
+def test_api_labels_do_not_change_the_rules_given(table, round1):
+    folder, people, truth = table
+    rules = linkage.Rules.from_yaml(round1[0] / "rules.yaml")
+    rules_threshold = rules.scoring.threshold
+    labelled = _answer(pd.read_csv(folder / "round1.csv", dtype=str), truth)
+    result = linkage.dedupe(people, rules, id_column="rec_id", progress=False,
+                            labels=[labelled.iloc[:10], labelled.iloc[10:]])
+    assert rules.scoring.threshold == rules_threshold
+    assert result.summary()["labels"]["pairs"] == 25
+    assert len(result.labels) == 25
+    # The next round straight from the Result in memory: 10 pairs, none labelled already.
+    todo = linkage.active.active_pairs(result, 10)
+    assert len(todo) == 10 and not _pairs(todo) & _pairs(labelled)
+
+
+BAD = {
+    "missing column": ("id_l,id_r,verdict\nr00001,r00002,1\n", "no column label"),
+    "bad label": ("id_l,id_r,label\nr00001,r00002,2\n", "line 2 has label '2'"),
+    "unknown id": ("id_l,id_r,label\nr00001,nobody,1\n", "'nobody', which is not a record id"),
+    "both ways": ("id_l,id_r,label\nr00001,r00002,1\nr00002,r00001,0\n",
+                  "labelled both a match and a non-match"),
+    "nothing labelled": ("id_l,id_r,label\nr00001,r00002,\n", "no pair is labelled yet"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_labels_exit_2_naming_the_file_and_the_fix(table, tmp_path, case):
+    _, people, _ = table
+    text, message = BAD[case]
+    path = tmp_path / "labels.csv"
+    path.write_text(text)
+    with pytest.raises(InputError, match=r"labels\.csv") as caught:
+        linkage.dedupe(people, {"id_column": "rec_id", "comparisons": [
+            {"type": "exact", "column": "surname"}], "blocking": [{"type": "keys", "keys": [
+                ["surname"]]}], "scoring": {"type": "fellegi_sunter"}}, progress=False,
+            labels=path)
+    assert message in str(caught.value)
+
+
+def test_bad_labels_file_exits_2_on_the_command_line(table, tmp_path):
+    _, people, _ = table
+    done = run_cli("dedupe", people, "--id-column", "rec_id", "--labels",
+                   tmp_path / "missing.csv", "--out", tmp_path / "run")
+    assert done.returncode == 2, done.stderr
+    assert "missing.csv: no such labels file" in done.stderr
+    assert "id_l, id_r and label" in done.stderr
+
+
+def test_threshold_from_labels_keeps_the_rules_where_they_agree():
+    w = np.array([-3.0, -1.0, 1.0, 2.0, 5.0])
+    y = np.array([0, 0, 1, 1, 1])
+    assert choose_threshold(w, y, 0.0) == (0.0, 0)  # the rules' threshold makes no error
+    # Labelled non-matches up to 2: the threshold moves half-way to the next labelled match.
+    assert choose_threshold(w, np.array([0, 0, 1, 0, 1]), 0.0) == (0.0, 1)  # as good as any
+    assert choose_threshold(w, np.array([0, 0, 0, 0, 1]), 0.0) == (3.5, 0)  # between 2 and 5
+    assert choose_threshold(w, np.zeros(5), 0.0)[1] == 0  # all non-matches: above them all
+
+
+def test_a_later_labels_file_overrides_an_earlier_one(tmp_path):
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    a.write_text("id_l,id_r,label\nx,y,1\nx,z,unsure\n")
+    b.write_text("id_l,id_r,label\ny,x,0\n")
+    table = read_labels([a, b])
+    assert len(table) == 2  # the unsure pair is left out
+    from linkage.active import labelled_rows
+
+    ids = pd.Series(["x", "y", "z"])
+    _, _, y, kept = labelled_rows(table, ids, np.zeros(3, dtype=np.int8), "dedupe")
+    assert list(y) == [0.0] and len(kept) == 1
+
+
+def test_link_labels_name_left_ids_then_right_ids(table, tmp_path):
+    _, people, truth = table
+    frame = pd.read_csv(people, dtype=str)
+    first = ~frame.assign(p=frame["rec_id"].map(truth)).duplicated("p")
+    frame[first].to_csv(tmp_path / "left.csv", index=False)
+    frame[~first].to_csv(tmp_path / "right.csv", index=False)
+    rules = {"id_column": "rec_id",
+             "blocking": [{"type": "keys", "keys": [["surname"], ["birth_date"]]}],
+             "comparisons": [{"type": "jaro_winkler", "column": c}
+                             for c in ("given_name", "surname", "address")]
+             + [{"type": "date", "column": "birth_date"}],
+             "scoring": {"type": "fellegi_sunter"}}
+    run = linkage.link(tmp_path / "left.csv", tmp_path / "right.csv", rules,
+                       progress=False).write(tmp_path / "run")
+    todo = _answer(linkage.active.active_pairs(run, 12), truth)
+    assert set(todo["id_l"]) <= set(frame[first]["rec_id"])  # left ids in id_l
+    result = linkage.link(tmp_path / "left.csv", tmp_path / "right.csv", rules,
+                          progress=False, labels=todo)
+    assert result.summary()["labels"]["pairs"] == 12
+    swapped = todo.rename(columns={"id_l": "id_r", "id_r": "id_l"})
+    with pytest.raises(InputError, match="not a record id of the left table"):
+        linkage.link(tmp_path / "left.csv", tmp_path / "right.csv", rules, progress=False,
+                     labels=swapped)
