@@ -14,8 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from linkage.blocking import BlockingInput, KeyBlocker
-from linkage.errors import RulesError
+from linkage.blocking.choose import KeyTrial, choose_keys, sample_table
 from linkage.io import as_text
 from linkage.normalize import NORMALIZERS
 from linkage.normalize.hangul import has_hangul
@@ -137,59 +136,15 @@ def _comparison(p: ColumnProfile) -> dict | None:
     }.get(p.kind)
 
 
-def _candidate_keys(profiles: list[ColumnProfile]) -> list[list[str]]:
-    by_kind: dict[str, list[str]] = {}
-    for p in profiles:
-        by_kind.setdefault(p.kind, []).append(p.column)
-    names = by_kind.get("name", []) + by_kind.get("hangul_name", [])
-    dates = by_kind.get("date", [])
-    keys: list[list[str]] = []
-    for c in by_kind.get("email", []) + by_kind.get("phone", []):
-        keys.append([c])
-    for c in by_kind.get("hangul_name", []):
-        keys.append([f"chosung({c})"] + ([f"year({dates[0]})"] if dates else []))
-    for a in names:
-        for b in names:
-            if a < b:
-                keys.append([a, b])
-        for d in dates:
-            keys.append([a, d])
-        if by_kind.get("postcode"):
-            keys.append([f"soundex({a})", by_kind["postcode"][0]])
-    for d in dates:
-        keys.append([d])
-    for c in by_kind.get("category", []):
-        if next(p for p in profiles if p.column == c).distinct > 0.3:
-            keys.append([c])  # a near-unique code, such as a social security number
-    if len(names) >= 2:
-        keys.append([f"soundex({names[0]})", f"soundex({names[1]})"])
-    # Single-column keys give recall on heavily corrupted data; on large tables their
-    # measured pair counts exceed the budget and they drop out by themselves.
-    for c in by_kind.get("email", []):
-        keys.append([f"local_part({c})"])
-    for a in by_kind.get("name", []):
-        keys.append([a])
-        keys.append([f"soundex({a})"])
-    for d in dates:
-        keys.append([f"year({d})"])
-    for c in by_kind.get("other", [])[:2]:
-        keys.append([c])
-    for c in by_kind.get("address", [])[:1]:
-        if by_kind.get("postcode"):
-            keys.append([by_kind["postcode"][0], f"first({c}, 6)"])
-    for c in by_kind.get("text", [])[:1] + by_kind.get("company", [])[:1]:
-        keys.append([f"first({c}, 8)"])
-    return keys
-
-
 @dataclass
 class Suggestion:
     """Suggested rules, and the evidence behind them."""
 
     rules: dict
     profiles: list[ColumnProfile]
-    measured: list[tuple[list[str], int]]  # every candidate key with its estimated pairs
+    measured: list[KeyTrial]  # every candidate key, its estimated pairs and what became of it
     budget_per_key: int
+    sample_rows: int = 0  # rows profiled and measured (a sample of a large table)
 
     def to_yaml(self) -> str:
         """The rules as commented YAML, ready for a person to edit."""
@@ -203,11 +158,11 @@ class Suggestion:
         for p in self.profiles:
             lines.append(f"#   {p.column}: {p.kind}: {p.why}; {p.filled:.0%} filled, "
                          f"{p.distinct:.0%} distinct")
-        lines += ["#", f"# Blocking keys tried, with their measured candidate pairs "
-                  f"(kept when at most {self.budget_per_key:,}):"]
-        for key, count in self.measured:
-            kept = "kept" if 0 < count <= self.budget_per_key else "dropped"
-            lines.append(f"#   [{', '.join(key)}]: {count:,} ({kept})")
+        lines += ["#", f"# Blocking keys tried, with their candidate pairs estimated on "
+                  f"{self.sample_rows:,} sampled records (a key fits at most "
+                  f"{self.budget_per_key:,}; one above is refined):"]
+        for trial in self.measured:
+            lines.append(f"#   [{', '.join(trial.key)}]: {trial.pairs:,} ({trial.outcome})")
         lines += ["#", "# Scoring: Fellegi-Sunter learns its weights from the data (m by EM, u "
                   "from random pairs);", "# threshold is a match weight: 0 is probability 0.5, "
                   "each +1 doubles the odds.", ""]
@@ -218,7 +173,8 @@ class Suggestion:
 
 def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) -> Suggestion:
     """Profile the table(s) and suggest rules, keeping the evidence."""
-    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    # Profiles and keys come from a sample of the rows; key pair counts are scaled to `sizes`.
+    frame, source, sizes = sample_table(frames)
     profiles = [profile_column(str(c), frame[c]) for c in frame.columns]
     usable = [p for p in profiles if p.kind != "id" and p.filled > 0.05]
     ids = [p.column for p in profiles if p.kind == "id"]
@@ -236,21 +192,7 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
         normalize.append(step)
 
     work = _normalized(frame, normalize)
-    sizes = [len(f) for f in frames]
-    source = np.repeat(np.arange(len(frames), dtype=np.int8), sizes) if len(frames) > 1 else None
-    data = BlockingInput(work, source)
-    # A key may bring in a few dozen pairs per record: enough for recall, few enough that the
-    # non-matches it lets through do not swamp the matches. Small tables keep a floor.
-    per_key_budget = min(max_pairs // 10, max(250_000, 40 * len(frame)))
-    measured = []
-    for key in _candidate_keys(usable):
-        try:
-            blocker = KeyBlocker([key])
-        except RulesError:  # a key the profile made invalid; skip it
-            continue
-        count = blocker.estimate(data, 5_000)
-        measured.append((key, count))
-    keys = [k for k, c in measured if 0 < c <= per_key_budget]
+    blocking, measured, per_key_budget = choose_keys(usable, work, source, max_pairs, sizes)
     derived = _derived_columns(work, usable)
     comparisons = [c for c in map(_comparison, usable) if c and c["column"] not in derived]
     # Agreeing on a common value (Smith, 김, London) is weaker evidence than on a rare one.
@@ -260,12 +202,12 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
     rules = {
         "id_column": id_column,
         "normalize": normalize,
-        "blocking": [{"name": "suggested", "keys": keys}] if keys else [],
+        "blocking": blocking,
         "comparisons": comparisons,
         "scoring": {"type": "fellegi_sunter", "threshold": 6.0, "tf_adjust": tf},
         "max_pairs": max_pairs,
     }
-    return Suggestion(rules, profiles, measured, per_key_budget)
+    return Suggestion(rules, profiles, measured, per_key_budget, len(frame))
 
 
 _TOKENS = re.compile(r"[^\W_]+")
