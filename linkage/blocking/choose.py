@@ -114,18 +114,26 @@ class _Measure:
         return self._parts[text]
 
     def codes(self, key: list[str]) -> np.ndarray:
+        """An int64 code per sampled record (-1 where a part is missing); equal keys, equal
+        codes. Not renumbered: codes only group, so they may be large."""
+        name = "\x1f".join(key)
+        if name in self._parts:
+            return self._parts[name]
         combined = None
         for text in key:
             codes = self.part(text)
             if combined is None:
                 combined = codes
                 continue
+            width = int(codes.max(initial=0)) + 1
+            if int(combined.max(initial=0)) >= (1 << 62) // width:
+                dense = np.unique(combined, return_inverse=True)[1].reshape(-1)
+                combined = np.where(combined < 0, -1, dense).astype(np.int64)
             missing = (combined < 0) | (codes < 0)
-            combined = combined * (int(codes.max(initial=0)) + 1) + codes
+            combined = combined * width + codes
             combined[missing] = -1
-            combined, _ = pd.factorize(combined)
-            combined = np.where(missing, -1, combined).astype(np.int64)
         assert combined is not None
+        self._parts[name] = combined
         return combined
 
     def pairs(self, key: list[str]) -> int:
@@ -135,14 +143,53 @@ class _Measure:
         if not valid.any():
             return 0
         if self.source is None:
-            sizes = np.bincount(codes[valid]).astype(np.float64)
+            sizes = np.unique(codes[valid], return_counts=True)[1].astype(np.float64)
             found = float((sizes * (sizes - 1) / 2).sum())
         else:
-            k = int(codes.max()) + 1
-            left = np.bincount(codes[valid & (self.source == 0)], minlength=k)
-            right = np.bincount(codes[valid & (self.source == 1)], minlength=k)
+            _, inverse = np.unique(codes[valid], return_inverse=True)
+            inverse = inverse.reshape(-1)
+            side = self.source[valid]
+            left = np.bincount(inverse[side == 0], minlength=inverse.max() + 1)
+            right = np.bincount(inverse[side == 1], minlength=inverse.max() + 1)
             found = float((left.astype(np.float64) * right).sum())
         return round(found * self.scale)
+
+    def likely_matches(self, keys: list[list[str]], per_block: int = 20):
+        """Pairs of the sample that share a precise key (few pairs per record): mostly true
+        matches, the evidence for how often matches agree on a part. Blocks above
+        `per_block` records are left out."""
+        from linkage.blocking._blockers import _groups, _pairs_within
+
+        lefts, rights = [], []
+        for key in keys:
+            rows, _, sizes = _groups(self.codes(key))
+            keep = (sizes >= 2) & (sizes <= per_block)
+            member = np.repeat(keep, sizes)
+            rows, sizes = rows[member], sizes[keep]
+            a, b = _pairs_within(rows, np.cumsum(sizes) - sizes, sizes)
+            lefts.append(a.astype(np.int64))
+            rights.append(b.astype(np.int64))
+        if not lefts:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        code = np.unique(np.concatenate(lefts) * max(self.m, 1) + np.concatenate(rights))
+        a, b = code // max(self.m, 1), code % max(self.m, 1)
+        if self.source is not None:
+            cross = self.source[a] != self.source[b]
+            a, b = a[cross], b[cross]
+        return a, b
+
+    def agreement(self, part: list[str], key: list[str], pairs) -> float:
+        """The share of likely matches that agree on `part`, among those agreeing on `key`
+        (all of them when too few do)."""
+        a, b = pairs
+        if len(a) == 0:
+            return 0.0
+        codes = self.codes(key)
+        same = (codes[a] == codes[b]) & (codes[a] >= 0)
+        if same.sum() >= 20:
+            a, b = a[same], b[same]
+        codes = self.codes(part)
+        return float(((codes[a] == codes[b]) & (codes[a] >= 0)).mean())
 
     def present(self, key: list[str]) -> int:
         """Estimated records of the full table(s) holding every part of `key`."""
@@ -258,10 +305,12 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
         except (KeyError, ValueError):  # a column the normalizers removed, a bad part
             return None
 
-    for key in candidate_keys(profiles):
-        count = estimate(key)
-        if count is None:
-            continue
+    candidates = [(key, estimate(key)) for key in candidate_keys(profiles)]
+    candidates = [(key, count) for key, count in candidates if count is not None]
+    # Likely matches: pairs sharing a key that proposes at most one pair per record.
+    likely = measure.likely_matches([k for k, c in candidates if 0 < c <= min(budget, n)])
+
+    for key, count in candidates:
         trial = KeyTrial(key, count, "")
         trials.append(trial)
         if count == 0:
@@ -269,21 +318,23 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
             continue
         chosen, chosen_pairs = key, count
         if count > budget:
-            options = []
+            options = []  # (share of likely matches kept, pairs, refined key)
             for part in refinements(profiles, key):
                 refined = [*key, part]
                 pairs = estimate(refined)
                 if pairs is not None and pairs > 0:
-                    options.append((pairs, refined))
-            fits = [o for o in options if o[0] <= budget]
+                    kept = round(measure.agreement([part], key, likely), 2)
+                    options.append((kept, pairs, refined))
+            fits = [o for o in options if o[1] <= budget]
             if fits:
-                chosen_pairs, chosen = max(fits, key=lambda o: o[0])  # coarsest that fits
+                # The part that likely matches most often share; of equals, the coarsest.
+                _, chosen_pairs, chosen = max(fits, key=lambda o: (o[0], o[1]))
                 trial.outcome = f"refined to [{', '.join(chosen)}]"
             else:
-                # Sorted by the key, then by its finest refinement: neighbours share the key
-                # where the key is common, and come close on another column.
-                finest = [k[-1] for _, k in sorted(options, key=lambda o: o[0])[:1]]
-                sort_key = key + finest
+                # Sorted by the key, then by the part likely matches most often share:
+                # neighbours share the key and come close on another column.
+                best = [o[2][-1] for o in sorted(options, key=lambda o: -o[0])[:1]]
+                sort_key = key + best
                 present = measure.present(key)
                 window = min(MAX_WINDOW, 1 + budget // max(present, 1))
                 sn_pairs = present * (window - 1)
