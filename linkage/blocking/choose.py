@@ -8,8 +8,10 @@ duplicates and whatever share random collisions (in a link, left and right scale
 
 A key is kept when its estimated pairs fit the per-key budget. One that does not is refined,
 never silently dropped: a second part from another identifying column is added (a year of a
-date, the first letter or the Soundex code of a name, the start of a postcode), the coarsest
-that fits (it loses the fewest true pairs); when no part makes it fit, the key becomes a
+date, the first letter or the Soundex code of a name, the start of a postcode): of the parts
+that make it fit, the one most often shared by likely matches (pairs of the sample that share
+a precise key), and of those about equal, the one bringing the fewest pairs. When no part
+makes it fit, the key becomes a
 sorted neighbourhood (sorted by the key, then by its finest refinement, with a window sized to
 the budget). Every candidate's fate is recorded in `measured`.
 
@@ -32,6 +34,7 @@ PAIRS_PER_RECORD = 2  # a key may propose this many pairs per record ...
 FLOOR_PAIRS = 250_000  # ... or this many on a small table, where pairs are cheap
 KEY_SHARE = 10  # ... and at most this share of `max_pairs` (1 / KEY_SHARE)
 MAX_WINDOW = 10  # the widest sorted-neighbourhood window a key falls back to
+AGREE_SLACK = 0.02  # parts shared by likely matches this much less often count as equal
 
 # Kinds (today's profiler and the value-first one) by the part they give a key.
 _NAMES = ("name", "given_name", "surname", "full_name")
@@ -327,8 +330,11 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
                     options.append((kept, pairs, refined))
             fits = [o for o in options if o[1] <= budget]
             if fits:
-                # The part that likely matches most often share; of equals, the coarsest.
-                _, chosen_pairs, chosen = max(fits, key=lambda o: (o[0], o[1]))
+                # The part that likely matches most often share (recall); of parts about as
+                # often shared, the one that brings fewest pairs (cost, and fewer non-matches).
+                best = max(o[0] for o in fits)
+                _, chosen_pairs, chosen = min((o for o in fits if o[0] >= best - AGREE_SLACK),
+                                              key=lambda o: o[1])
                 trial.outcome = f"refined to [{', '.join(chosen)}]"
             else:
                 # Sorted by the key, then by the part likely matches most often share:
