@@ -15,9 +15,10 @@ makes it fit, the key becomes a
 sorted neighbourhood (sorted by the key, then by its finest refinement, with a window sized to
 the budget). Every candidate's fate is recorded in `measured`.
 
-The budget is in pairs per record, so that a key that fits at 100,000 records and grows only
-with its duplicates still fits at 1,000,000, while one whose random collisions grow with n^2
-is refined at the size where they start to swamp its true pairs.
+The budget is in pairs per record up to a share of `max_pairs`: a key whose pairs are mostly
+duplicates (they grow like n) fits at every size, while one whose random collisions grow like
+n^2 is refined at the size where they pass the budget, so the keys in the rules keep their
+recall from 10,000 to 1,000,000 records instead of dropping out.
 """
 
 from __future__ import annotations
@@ -30,9 +31,13 @@ import pandas as pd
 from linkage.blocking._keys import KeyPart
 
 SAMPLE_ROWS = 100_000  # rows profiled and measured, all tables together
-PAIRS_PER_RECORD = 2  # a key may propose this many pairs per record ...
-FLOOR_PAIRS = 250_000  # ... or this many on a small table, where pairs are cheap
-KEY_SHARE = 10  # ... and at most this share of `max_pairs` (1 / KEY_SHARE)
+# A key may propose PAIRS_PER_RECORD pairs per record (enough for recall on corrupted data,
+# few enough that its non-matches do not swamp the matches), FLOOR_PAIRS on a small table,
+# and at most 1 / KEY_SHARE of `max_pairs`: from 50,000 records on (default `max_pairs`) that
+# cap binds, and keys whose random collisions grow with n^2 are refined to fit it.
+PAIRS_PER_RECORD = 40
+FLOOR_PAIRS = 250_000
+KEY_SHARE = 10
 MAX_WINDOW = 10  # the widest sorted-neighbourhood window a key falls back to
 AGREE_SLACK = 0.02  # parts shared by likely matches this much less often count as equal
 
