@@ -39,7 +39,7 @@ PAIRS_PER_RECORD = 40
 FLOOR_PAIRS = 250_000
 KEY_SHARE = 10
 MAX_WINDOW = 10  # the widest sorted-neighbourhood window a key falls back to
-AGREE_SLACK = 0.02  # parts shared by likely matches this much less often count as equal
+AGREE_SLACK = 0.1  # parts shared by likely matches this much less often count as equal
 
 # Kinds (today's profiler and the value-first one) by the part they give a key.
 _NAMES = ("name", "given_name", "surname", "full_name")
