@@ -49,6 +49,25 @@ def test_over_budget_key_is_refined_not_dropped():
     assert "refined to [dob, " in suggestion.to_yaml()
 
 
+def test_key_that_no_part_refines_becomes_a_sorted_neighbourhood():
+    # One name column, fifty names over 5,000 records: [name] has about 250,000 pairs, no other
+    # column can refine it, so it becomes a window sized to the budget of 20,000 pairs.
+    rng = np.random.default_rng(2)
+    pool = [f"{a} {b}" for a in ("ann", "bo", "cy", "di", "ed") for b in "fghijklmno"]
+    frame = pd.DataFrame({"name": rng.choice(pool, 5_000)})
+    suggestion = suggest_rules([frame], max_pairs=200_000)
+    trial = next(t for t in suggestion.measured if t.key == ["name"])
+    assert trial.pairs > suggestion.budget_per_key == 20_000
+    assert trial.outcome == "sorted neighbourhood on [name], window 5"
+    window = [b for b in suggestion.rules["blocking"] if b.get("type") == "sorted_neighbourhood"]
+    assert window and window[0]["sort_key"] == ["name"] and window[0]["window"] == 5
+    rules = lk.Rules.from_dict(suggestion.rules)  # valid rules, and the window runs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        run = lk.dedupe(frame, rules, progress=False)
+    assert 0 < run.summary_data["stages"]["block"]["candidate_pairs"] <= 200_000
+
+
 def _crowded(n_people: int = 400) -> tuple[pd.DataFrame, np.ndarray]:
     """One city for everyone; each person twice, the copy with a typo at the end."""
     rng = np.random.default_rng(5)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from linkage.blocking._keys import KeyPart
+from linkage.blocking._keys import KEY_FUNCTIONS, KeyPart
 
 SAMPLE_ROWS = 100_000  # rows profiled and measured, all tables together
 # A key may propose PAIRS_PER_RECORD pairs per record (enough for recall on corrupted data,
@@ -102,6 +102,7 @@ class _Measure:
         self.work, self.source = work, source
         self.m = len(next(iter(work.values()))) if work else 0
         self._parts: dict[str, np.ndarray] = {}
+        self._columns: dict[str, tuple[np.ndarray, list]] = {}
         if source is None:
             n, m = sizes[0] if sizes else self.m, self.m
             self.scale = n * (n - 1) / max(m * (m - 1), 1)
@@ -111,14 +112,31 @@ class _Measure:
             self.scale = sizes[0] * sizes[1] / max(m_l * m_r, 1)
             self.grow = sum(sizes) / max(self.m, 1)
 
+    def _column(self, column: str) -> tuple[np.ndarray, list]:
+        """(codes, distinct values) of a column: -1 where missing or empty."""
+        if column not in self._columns:
+            values = np.asarray(self.work[column], dtype=object)
+            codes, uniques = pd.factorize(values, use_na_sentinel=True)
+            uniques = [u if isinstance(u, str) else str(u) for u in list(uniques)]
+            if "" in uniques:
+                codes = np.where(codes == uniques.index(""), -1, codes)
+            self._columns[column] = (codes.astype(np.int64), uniques)
+        return self._columns[column]
+
     def part(self, text: str) -> np.ndarray:
+        """A code per sampled record for one key part (-1 where missing), the part's function
+        applied once per distinct value."""
         if text not in self._parts:
             part = KeyPart.parse(text)
             if part.column not in self.work:
                 raise KeyError(part.column)
-            codes, _ = pd.factorize(pd.Series(part.compute(self.work[part.column]),
-                                              dtype=object))
-            self._parts[text] = codes.astype(np.int64)
+            codes, uniques = self._column(part.column)
+            if part.function is not None:
+                fn = KEY_FUNCTIONS[part.function][0]
+                keyed = [fn(u, part.argument or 0) or None for u in uniques]
+                mapped, _ = pd.factorize(np.array(keyed, dtype=object), use_na_sentinel=True)
+                codes = np.append(mapped.astype(np.int64), -1)[codes]
+            self._parts[text] = codes
         return self._parts[text]
 
     def codes(self, key: list[str]) -> np.ndarray:
@@ -135,7 +153,7 @@ class _Measure:
                 continue
             width = int(codes.max(initial=0)) + 1
             if int(combined.max(initial=0)) >= (1 << 62) // width:
-                dense = np.unique(combined, return_inverse=True)[1].reshape(-1)
+                dense = pd.factorize(combined)[0]
                 combined = np.where(combined < 0, -1, dense).astype(np.int64)
             missing = (combined < 0) | (codes < 0)
             combined = combined * width + codes
@@ -150,15 +168,14 @@ class _Measure:
         valid = codes >= 0
         if not valid.any():
             return 0
+        dense = pd.factorize(codes[valid])[0]
         if self.source is None:
-            sizes = np.unique(codes[valid], return_counts=True)[1].astype(np.float64)
+            sizes = np.bincount(dense).astype(np.float64)
             found = float((sizes * (sizes - 1) / 2).sum())
         else:
-            _, inverse = np.unique(codes[valid], return_inverse=True)
-            inverse = inverse.reshape(-1)
             side = self.source[valid]
-            left = np.bincount(inverse[side == 0], minlength=inverse.max() + 1)
-            right = np.bincount(inverse[side == 1], minlength=inverse.max() + 1)
+            left = np.bincount(dense[side == 0], minlength=dense.max() + 1)
+            right = np.bincount(dense[side == 1], minlength=dense.max() + 1)
             found = float((left.astype(np.float64) * right).sum())
         return round(found * self.scale)
 
@@ -252,9 +269,10 @@ def candidate_keys(profiles) -> list[list[str]]:
             keys.append([postcodes[0], f"first({c}, 6)"])
     for c in by_kind.get("text", [])[:1] + by_kind.get("company", [])[:1]:
         keys.append([f"first({c}, 8)"])
+    weak = {p.column for p in profiles if p.kind in NEVER_ALONE and p.distinct <= 0.3}
     out: list[list[str]] = []
     for key in keys:
-        if key not in out:
+        if key not in out and not {KeyPart.parse(k).column for k in key} <= weak:
             out.append(key)
     return out
 
