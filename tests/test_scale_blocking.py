@@ -158,3 +158,22 @@ def _f1(n: int, seed: int) -> float:
 def test_same_generator_scores_alike_at_10k_and_100k():
     small, large = _f1(10_000, 42), _f1(100_000, 42)
     assert abs(small - large) <= 0.01, (small, large)
+
+
+def test_incremental_blocking_sub_blocks_as_a_full_run():
+    from linkage.incremental import block_new
+
+    frame, _ = _crowded(150)
+    work = {c: frame[c].to_numpy(dtype=object) for c in frame.columns}
+    rules = lk.Rules.from_dict({
+        "blocking": [{"name": "by_city", "keys": ["city"]}], "max_block_size": 50,
+        "comparisons": [{"type": "exact", "column": "name"}]})
+    n_old = 200  # the last 100 records are new
+    with pytest.warns(LinkageWarning, match="sub-blocked"):
+        full = block(rules.blocking, BlockingInput(work), max_pairs=10**9, max_block_size=50)
+    with pytest.warns(LinkageWarning, match="sub-blocked"):
+        new = block_new(rules, work, n_old)
+    touching = {(a, b) for a, b in zip(full.left.tolist(), full.right.tolist(), strict=True)
+                if b >= n_old}
+    assert touching and set(zip(new.left.tolist(), new.right.tolist(), strict=True)) == touching
+    assert new.skipped[0].how == full.skipped[0].how == "sorted neighbourhood on name, window 9"
