@@ -158,9 +158,10 @@ class Suggestion:
         for p in self.profiles:
             lines.append(f"#   {p.column}: {p.kind}: {p.why}; {p.filled:.0%} filled, "
                          f"{p.distinct:.0%} distinct")
-        lines += ["#", f"# Blocking keys tried, with their candidate pairs estimated on "
-                  f"{self.sample_rows:,} sampled records (a key fits at most "
-                  f"{self.budget_per_key:,}; one above is refined):"]
+        lines += ["#", "# Blocking keys tried, with their candidate pairs on the whole table, "
+                  f"measured on {self.sample_rows:,} records", f"# (a sample of a larger "
+                  f"table, scaled to its size); a key fits at most {self.budget_per_key:,} "
+                  "pairs, one above is refined:"]
         for trial in self.measured:
             lines.append(f"#   [{', '.join(trial.key)}]: {trial.pairs:,} ({trial.outcome})")
         lines += ["#", "# Scoring: Fellegi-Sunter learns its weights from the data (m by EM, u "
