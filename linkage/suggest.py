@@ -208,6 +208,10 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
         "scoring": {"type": "fellegi_sunter", "threshold": 6.0, "tf_adjust": tf},
         "max_pairs": max_pairs,
     }
+    # Tables of text (products, citations): word-based rules (linkage/suggest_text.py).
+    from linkage.suggest_text import text_rules
+
+    rules = text_rules(frames, profiles, rules) or rules
     return Suggestion(rules, profiles, measured, per_key_budget, len(frame))
 
 

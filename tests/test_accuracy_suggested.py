@@ -57,7 +57,7 @@ def test_dblp_acm_suggested(tmp_path, datasets):
     gt = pd.read_csv(folder / "gt.csv", sep="%", dtype=str)
     truth = set(zip(gt["D1"], gt["D2"], strict=True))
     precision, recall, f1 = _link_f1(tmp_path, left, right, truth, sep="%")
-    assert f1 >= 0.95, (precision, recall, f1)
+    assert f1 >= 0.97, (precision, recall, f1)  # issue 14's target
 
 
 def test_historical_50k_suggested(tmp_path, datasets):

@@ -18,9 +18,11 @@ __all__ = [
 ]
 
 # Registers `type: minhash` in the Blocker family (numpy only; nothing heavy is imported).
+# Registers `type: token_neighbours` (TF-IDF word neighbours; scipy only when it runs).
+from linkage.blocking._tokens import TokenNeighbours
 from linkage.text.lsh import MinHashBlocker
 
 # Registers `type: simhash` (the blocker and the comparison), numpy only as well.
 from linkage.text.simhash import SimHashBlocker
 
-__all__ += ["MinHashBlocker", "SimHashBlocker"]
+__all__ += ["MinHashBlocker", "SimHashBlocker", "TokenNeighbours"]

@@ -5,9 +5,11 @@ from linkage.comparators._date import Date
 from linkage.comparators._exact import Exact, Phonetic
 from linkage.comparators._numeric import Numeric
 from linkage.comparators._string import DamerauLevenshtein, JaroWinkler, Levenshtein, TokenSort
+from linkage.comparators._tokens import CodeMatch, TokenCosine
 
 __all__ = [
     "NULL_LEVEL",
+    "CodeMatch",
     "Comparison",
     "DamerauLevenshtein",
     "Date",
@@ -16,5 +18,6 @@ __all__ = [
     "Levenshtein",
     "Numeric",
     "Phonetic",
+    "TokenCosine",
     "TokenSort",
 ]

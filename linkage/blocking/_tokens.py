@@ -1,0 +1,200 @@
+"""Token-neighbour blocking: each record's k nearest records by TF-IDF word cosine.
+
+For product titles, citations and other free text, equal keys are too strict (one word out of
+place) and shared words too loose ("black", "the"). Weighing each word by its inverse document
+frequency and keeping each record's `k` most similar records (at least `threshold` cosine) gives
+every record a few candidates whatever the table's size, found with sparse matrix products
+(scipy), chunked so memory stays bounded. Words held by more than `max_df` of the records
+(stop words) are left out of the search: they add work and almost no similarity.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from linkage._schema import check
+from linkage.blocking._blockers import Blocker, BlockingInput, Proposal
+from linkage.comparators._base import is_missing
+
+
+class TokenNeighbours(Blocker):
+    """Candidate pairs are each record's `k` nearest records by TF-IDF word cosine.
+
+    `columns`: one column or several (their texts are joined). In link mode each record of
+    either source proposes its `k` nearest records of the other source; deduplicating, its `k`
+    nearest other records. A pair is proposed when its cosine is at least `threshold`. Words
+    held by more than `max_df` of the records are left out of the search. `search_words` (None:
+    every word) limits each record's search to its rarest words: faster on large tables, at
+    some cost in recall on long texts (on 100,000 synthetic titles of 9 words, 23 s with every
+    word, 12 s with 4).
+
+    YAML::
+
+        blocking:
+          - {type: token_neighbours, columns: [title], k: 5, threshold: 0.2}
+    """
+
+    kind = "token_neighbours"
+
+    def __init__(
+        self,
+        columns: str | list[str],
+        *,
+        k: int = 5,
+        threshold: float = 0.2,
+        max_df: float = 0.05,
+        search_words: int | None = None,
+        name: str | None = None,
+    ):
+        cols = [columns] if isinstance(columns, str) else list(columns)
+        check(len(cols) > 0 and all(isinstance(c, str) and c for c in cols), self, "columns",
+              "must name one column or a list of columns", columns)
+        check(isinstance(k, int) and not isinstance(k, bool) and k >= 1, self, "k",
+              "must be a whole number of at least 1 (neighbours per record)", k)
+        check(isinstance(threshold, int | float) and 0.0 <= threshold <= 1.0, self,
+              "threshold", "must be a cosine similarity in [0, 1]", threshold)
+        check(isinstance(max_df, int | float) and 0.0 < max_df <= 1.0, self, "max_df",
+              "must be a share of records in (0, 1]", max_df)
+        check(search_words is None or (isinstance(search_words, int)
+              and not isinstance(search_words, bool) and search_words >= 1), self,
+              "search_words",
+              "must be null (every word) or a whole number of at least 1 (the rarest words a "
+              "record searches by)",
+              search_words)
+        self.columns_ = cols
+        self.k = k
+        self.threshold = float(threshold)
+        self.max_df = float(max_df)
+        self.search_words = search_words
+        self.name = name
+
+    def to_dict(self):
+        out = super().to_dict()
+        out["columns"] = list(self.columns_)
+        return out
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.columns_)
+
+    def describe(self) -> str:
+        return (f"{self.k} nearest by word TF-IDF cosine of {', '.join(self.columns_)} "
+                f"(cosine >= {self.threshold:g})")
+
+    def _texts(self, data: BlockingInput) -> tuple[np.ndarray, list[str]]:
+        n = data.n
+        parts = []
+        for c in self.columns_:
+            values = np.asarray(data.columns[c], dtype=object)
+            parts.append(np.where(is_missing(values), "", values).astype(object))
+        texts = [" ".join(str(p[i]) for p in parts).strip() for i in range(n)]
+        rows = np.flatnonzero([t != "" for t in texts])
+        return rows, [texts[i] for i in rows]
+
+    def estimate(self, data: BlockingInput, max_block_size: int) -> int:
+        rows, _ = self._texts(data)
+        return len(rows) * self.k * (2 if data.source is not None else 1)
+
+    def _vectors(self, texts: list[str]):
+        from scipy import sparse
+
+        from linkage.comparators._tokens import idf_weights, tfidf_rows, token_matrix
+
+        occurrence = token_matrix(texts)
+        n = occurrence.shape[0]
+        idf = idf_weights(occurrence, np.ones(n))
+        df = np.asarray(occurrence.sum(axis=0)).ravel()
+        vectors = tfidf_rows(occurrence, idf)
+        # Stop words out of the search (the cosine of what remains is still exact for rare words)
+        keep = df <= max(2.0, self.max_df * n)
+        vectors = sparse.csr_matrix(vectors @ sparse.diags(keep.astype(np.float32)))
+        vectors.eliminate_zeros()
+        # A word only one record holds finds nothing: it is no search word.
+        searchable = sparse.csr_matrix(vectors @ sparse.diags((df >= 2).astype(np.float32)))
+        searchable.eliminate_zeros()
+        return vectors, self._rarest(searchable)
+
+    def _rarest(self, vectors):
+        """Each row with only its `search_words` heaviest (rarest) words: a query searches by
+        them (prefix filtering), so its cost is the few records holding its rare words, not
+        the many holding its common ones; the words it leaves out weigh little in the cosine.
+        Every word when `search_words` is None."""
+        from scipy import sparse
+
+        if self.search_words is None:
+            return vectors
+        rows = np.repeat(np.arange(vectors.shape[0]), np.diff(vectors.indptr))
+        order = np.lexsort((vectors.indices, -vectors.data, rows))
+        rank = np.arange(len(order)) - vectors.indptr[rows[order]]
+        top = order[rank < self.search_words]
+        return sparse.csr_matrix((vectors.data[top], (rows[top], vectors.indices[top])),
+                                 shape=vectors.shape, dtype=np.float32)
+
+    def propose(self, data: BlockingInput, max_block_size: int) -> Proposal:
+        rows, texts = self._texts(data)
+        empty = np.zeros(0, dtype=np.int64)
+        if len(rows) < 2:
+            return Proposal(empty, empty)
+        vectors, queries = self._vectors(texts)
+        found = []
+        if data.source is None:
+            found.append(self._nearest(queries, vectors, rows, rows, self_pairs=True))
+        else:
+            src = data.source[rows]
+            left, right = np.flatnonzero(src == 0), np.flatnonzero(src == 1)
+            if len(left) == 0 or len(right) == 0:
+                return Proposal(empty, empty)
+            found.append(self._nearest(queries[left], vectors[right], rows[left], rows[right]))
+            found.append(self._nearest(queries[right], vectors[left], rows[right], rows[left]))
+        a = np.concatenate([f[0] for f in found])
+        b = np.concatenate([f[1] for f in found])
+        if data.group is not None:
+            same = data.same_group(a, b)
+            a, b = a[same], b[same]
+        if len(a) == 0:
+            return Proposal(empty, empty)
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        pairs = np.unique(np.stack([lo, hi], axis=1).astype(np.int64), axis=0)
+        return Proposal(pairs[:, 0], pairs[:, 1])
+
+    def _nearest(self, query, base, q_rows, b_rows, *, self_pairs: bool = False):
+        """The k most similar base rows of each query row, at least `threshold` cosine; ties
+        broken by base row, so runs repeat. Sparse products, a chunk of query rows at a time:
+        only pairs sharing a word are ever held."""
+        base_t = base.T.tocsr()
+        out_a, out_b = [], []
+        k = self.k
+        floor = max(self.threshold, 1e-9)
+        # Chunks of query rows that each hold at most ~10 million word-sharing pairs: a query
+        # row costs the base rows holding each of its words.
+        base_df = np.diff(base_t.indptr)
+        cost = np.asarray(query.astype(bool).astype(np.float64) @ base_df.astype(np.float64))
+        bounds = np.searchsorted(np.cumsum(cost.ravel()),
+                                 np.arange(1, int(cost.sum() // 10_000_000) + 2) * 10_000_000)
+        edges = np.unique(np.concatenate([[0], np.minimum(bounds + 1, query.shape[0]),
+                                          [query.shape[0]]]))
+        for start, stop in itertools.pairwise(edges):
+            sims = (query[start:stop] @ base_t).tocoo()
+            qi, bi, s = sims.row.astype(np.int64), sims.col.astype(np.int64), sims.data
+            keep = s >= floor
+            if self_pairs:
+                keep &= bi != qi + start
+            qi, bi, s = qi[keep], bi[keep], s[keep]
+            if len(qi) == 0:
+                continue
+            order = np.lexsort((bi, -s, qi))  # by query row, then best first, then base row
+            qi, bi = qi[order], bi[order]
+            first = np.searchsorted(qi, qi, side="left")
+            rank = np.arange(len(qi)) - first
+            top = rank < k
+            out_a.append(q_rows[qi[top] + start])
+            out_b.append(b_rows[bi[top]])
+        if not out_a:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty
+        return np.concatenate(out_a), np.concatenate(out_b)
+
+
+__all__ = ["TokenNeighbours"]

@@ -1,0 +1,205 @@
+"""Suggested rules for tables of text: products, citations, titles, descriptions.
+
+A table whose records are told apart by their words (product titles with model numbers,
+bibliographic records) rather than by person fields (names, dates of birth, e-mails, phones) is
+matched on rare-word overlap, not on edit distances of whole strings or equal keys:
+
+- blocking: each record's nearest records by TF-IDF word cosine over its short text columns
+  (`token_neighbours`), so every record gets a few candidates whatever the table's size, and a
+  word out of place does not lose a pair as an equal key would;
+- comparisons: IDF-weighted word cosine for each text column (`token_cosine`), alphanumeric code
+  agreement (`codes`) where the texts hold model or part numbers, and the usual comparison for
+  the other columns (numbers, categories);
+- links: one-to-one when neither side repeats its records (each record's text is distinct
+  within its source), as two catalogues or two bibliographies are;
+- scoring: Fellegi-Sunter, its threshold lowered under one-to-one by the log-odds the
+  one-to-one choice adds (a record's best candidate is about as likely a match as one of its
+  candidates picked at random, times its number of candidates).
+
+Every decision comes from the values; column names play no part. `text_rules` is called by
+`linkage.suggest.suggest_rules`; `looks_like_text` tells a column of short titles (product names,
+paper titles) from one of person names, and profilers may call it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from linkage.comparators._tokens import codes_of, tokens_of
+
+_SAMPLE = 2_000
+# Kinds that identify people or places: a table with any of these is matched on them.
+_PERSON = ("given_name", "surname", "full_name", "hangul_name", "email", "phone", "postcode",
+           "date")
+_WORDY = ("text", "name", "full_name", "other", "company", "address")
+_SKIP = ("id", "row_number", "constant")
+_TEXT_THRESHOLDS = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3]
+_SHORT_THRESHOLDS = [0.8, 0.5]
+_NEIGHBOURS = 10  # candidates each record proposes from the other side (or its own table)
+
+
+@dataclass
+class TextStats:
+    """Value statistics of one column, from a sample."""
+
+    filled: float  # share of records with a value
+    tokens: float  # mean word tokens per value
+    codes: float  # share of values holding an alphanumeric code
+    vocabulary: float  # distinct tokens / tokens: low for names and categories that repeat
+
+
+def text_stats(values: pd.Series) -> TextStats:
+    """Word and code statistics of a column (a sample of at most 2,000 values)."""
+    present = values.dropna().astype(str).str.strip()
+    present = present[present != ""]
+    filled = len(present) / max(len(values), 1)
+    if len(present) == 0:
+        return TextStats(0.0, 0.0, 0.0, 0.0)
+    sample = present.sample(min(len(present), _SAMPLE), random_state=0)
+    toks = [tokens_of(v) for v in sample]
+    total = sum(len(t) for t in toks)
+    return TextStats(
+        filled=filled,
+        tokens=total / len(toks),
+        codes=float(np.mean([bool(codes_of(v)) for v in sample])),
+        vocabulary=len({w for t in toks for w in t}) / max(total, 1),
+    )
+
+
+def looks_like_text(values: pd.Series) -> bool:
+    """Short titles or free text, not person names: at least 3.5 words a value on average, or
+    two or more words with alphanumeric codes (model numbers) in at least 30% of the values.
+    Person names average two to three words and hold no codes."""
+    s = text_stats(values)
+    return s.tokens >= 3.5 or (s.tokens >= 2.0 and s.codes >= 0.3)
+
+
+def looks_like_codes(values: pd.Series) -> bool:
+    """A column of codes (model numbers, part numbers): mostly one or two tokens, and at least
+    half of the values hold an alphanumeric code."""
+    s = text_stats(values)
+    return s.tokens < 2.0 and s.codes >= 0.5
+
+
+def _row_number(frames: list[pd.DataFrame], column: str) -> bool:
+    """Whole numbers unique within each source and spanning about as many values as records:
+    a row number, which says nothing about whether two records match."""
+    for frame in frames:
+        if column not in frame:
+            continue
+        numbers = pd.to_numeric(frame[column], errors="coerce")
+        if numbers.isna().any() or not numbers.is_unique or len(numbers) < 2:
+            return False
+        if (numbers % 1 != 0).any() or numbers.max() - numbers.min() + 1 > 1.1 * len(numbers):
+            return False
+    return True
+
+
+def _distinct_within_sources(frames: list[pd.DataFrame], columns: list[str]) -> bool:
+    """Neither source repeats its records: at most 10% of each source's records repeat another
+    on every compared column (a repeated title alone, "Editorial", is not a repeated record).
+    One-to-one then costs at most that share of the links, and spares each record's many
+    near-miss candidates."""
+    for frame in frames:
+        cols = [c for c in columns if c in frame]
+        if not cols:
+            return False
+        text = frame[cols].fillna("").astype(str).agg(" ".join, axis=1).str.strip().str.lower()
+        text = text[text != ""]
+        if len(text) and text.duplicated().mean() > 0.10:
+            return False
+    return True
+
+
+def text_rules(frames: list[pd.DataFrame], profiles: list, rules: dict) -> dict | None:
+    """Rules for a table of text, or None when the table is not one (then `rules` stand).
+
+    `profiles` are the suggester's column profiles (`column`, `kind`); `rules` the rules it
+    suggested, whose normalization and comparisons of non-text columns are kept.
+    """
+    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    link = len(frames) > 1
+    text, codes, others = [], [], []
+    stats = {}
+    for p in profiles:
+        column = p.column
+        if column not in frame or p.kind in _SKIP or _row_number(frames, column):
+            continue
+        if link and not all(column in f for f in frames):
+            continue  # compared only where both sides have it
+        stats[column] = text_stats(frame[column])
+        if stats[column].filled < 0.05:
+            continue
+        if p.kind in _WORDY and looks_like_text(frame[column]):
+            text.append(column)
+        elif p.kind in _PERSON or p.kind in ("name", "full_name"):
+            return None  # person fields decide; the general suggestion stands
+        elif p.kind in (*_WORDY, "category") and looks_like_codes(frame[column]):
+            codes.append(column)
+        else:
+            others.append(column)
+    main = [c for c in text if stats[c].filled >= 0.5]
+    if not main:
+        return None
+    # Blocking reads the short texts (titles, authors, venues), not long descriptions, whose
+    # many words would drown the few that identify the record.
+    block = [c for c in main if stats[c].tokens <= 30] or main[:1]
+
+    handled = set(text) | set(codes)
+    # Text and code columns are read as they are: the token comparators and blocker fold case
+    # and width themselves, and keep the punctuation inside codes ("KTC-D320/1G") that tells
+    # them where a code starts and ends.
+    normalize = [s for s in rules.get("normalize", []) if s["column"] not in handled]
+    comparisons = []
+    for c in text:
+        comparisons.append({"type": "token_cosine", "column": c,
+                            "thresholds": list(_TEXT_THRESHOLDS)})
+        if stats[c].codes >= 0.3:
+            comparisons.append({"type": "codes", "column": c, "name": f"{c}_codes"})
+    for c in codes:
+        comparisons.append({"type": "codes", "column": c})
+    kept = {c["column"] for c in comparisons}
+    for c in rules.get("comparisons", []):
+        if c["column"] in others and c["column"] not in kept:
+            if c["type"] in ("jaro_winkler", "levenshtein", "token_sort") and \
+                    stats[c["column"]].tokens >= 1.5:
+                # short multi-word text (brands, publishers): words, not characters
+                c = {"type": "token_cosine", "column": c["column"],
+                     "thresholds": list(_SHORT_THRESHOLDS)}
+            comparisons.append(c)
+
+    one_to_one = link and _distinct_within_sources(frames, text + codes + others)
+    threshold = 0.0
+    if one_to_one:
+        # Under one-to-one a record keeps only its best candidate: the best of the k it
+        # proposes is at most k times likelier a match than one of them picked at random (the
+        # prior the model learns over all candidate pairs), so the weight it needs is lower by
+        # at most log2(k).
+        threshold = -round(math.log2(_NEIGHBOURS), 1)
+    out = dict(rules)
+    out["id_column"] = rules.get("id_column") or _id_column(frames, profiles)
+    out["normalize"] = normalize
+    out["blocking"] = [{"type": "token_neighbours", "name": "text_neighbours",
+                        "columns": block, "k": _NEIGHBOURS, "threshold": 0.1}]
+    out["comparisons"] = comparisons
+    compared = {c["column"] for c in comparisons}
+    out["normalize"] = [s for s in normalize if s["column"] in compared]
+    out["scoring"] = {"type": "fellegi_sunter", "threshold": threshold}
+    if one_to_one:
+        out["one_to_one"] = True
+    return out
+
+
+def _id_column(frames: list[pd.DataFrame], profiles: list) -> str | None:
+    """A row-number column unique within each source, to write as the record id."""
+    for p in profiles:
+        if all(p.column in f for f in frames) and _row_number(frames, p.column):
+            return p.column
+    return None
+
+
+__all__ = ["TextStats", "looks_like_codes", "looks_like_text", "text_rules", "text_stats"]

@@ -1,0 +1,169 @@
+"""Suggested rules for tables of text (products, citations): word-based blocking, comparisons
+and one-to-one links, and the token comparators and blocker behind them.
+
+The end-to-end tests link real benchmark tables through the CLI without rules, as a new user
+would, and score links.parquet against gt.csv; only the test reads gt.csv.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import linkage as lk
+from linkage.blocking import BlockingInput, TokenNeighbours
+from linkage.comparators import CodeMatch, TokenCosine
+from linkage.comparators._tokens import codes_of, tokens_of
+from linkage.normalize._encoded import encode_series
+from linkage.suggest import suggest_rules
+from linkage.suggest_text import looks_like_codes, looks_like_text
+from tests.conftest import f1_score, run_cli
+
+_BRANDS = ["Sony", "Samsung", "Canon", "Nikon", "Philips", "Panasonic", "Bose", "Logitech"]
+_THINGS = ["LCD HDTV", "Digital Camera", "Wireless Mouse", "Speaker System", "Camcorder",
+           "Blu-ray Player", "Headphones", "Keyboard"]
+_COLOURS = ["Black", "Silver", "White", "Red"]
+
+
+def _catalogues(n: int = 120) -> tuple[pd.DataFrame, pd.DataFrame, set[tuple[str, str]]]:
+    """Two shops listing the same n products under other words: the model number is the one
+    thing they always share; brand, kind and colour words repeat across many products."""
+    rng = np.random.default_rng(7)
+    left, right, truth = [], [], set()
+    for i in range(n):
+        brand, thing = _BRANDS[i % len(_BRANDS)], _THINGS[(i // 3) % len(_THINGS)]
+        code = f"{brand[:2].upper()}-{1000 + 37 * i}{'ABCDEFGH'[i % 8]}"
+        colour = _COLOURS[rng.integers(len(_COLOURS))]
+        left.append({"id": f"a{i}", "title": f"{brand} {code} {thing} {colour}",
+                     "price": f"{50 + i * 3}.99"})
+        right.append({"id": f"b{i}",
+                      "title": f"{thing} by {brand} - {colour} ({code.replace('-', '')})",
+                      "price": f"{50 + i * 3 + int(rng.integers(0, 3))}.49"})
+        truth.add((f"a{i}", f"b{i}"))
+    order = rng.permutation(n)
+    return pd.DataFrame(left), pd.DataFrame(right).iloc[order].reset_index(drop=True), truth
+
+
+def test_titles_are_text_and_person_names_are_not():
+    titles = pd.Series(["Sony Bravia KDL-40V4100 40in LCD HDTV", "Canon EOS 450D Digital SLR",
+                        "Logitech MX518 Gaming Mouse Black", "Bose SoundDock II Speaker"] * 10)
+    names = pd.Series(["Anna Schmidt", "John Smith", "Maria de la Cruz", "Lee Min-ho",
+                       "Peter O'Neil", "Sarah Connor"] * 10)
+    models = pd.Series(["KDL-40V4100", "EOS450D", "MX518", "PSLX350H", "DSC-W120"] * 10)
+    assert looks_like_text(titles)
+    assert not looks_like_text(names)
+    assert looks_like_codes(models)
+    assert not looks_like_codes(names)
+    codes = codes_of("Sony KDL-40V4100 (2008) 40 in $1,299.99")
+    assert "kdl40v4100" in codes
+    assert not codes & {"2008", "40", "129999"}  # years, sizes and prices are not codes
+    assert "ktcd3201g" in tokens_of("Kingston KTC-D320/1G")
+
+
+def test_token_cosine_weighs_rare_words_over_common_ones():
+    # 40 records: "black" in 38 of them, "pslx350h" in two; "sony" and "turntable" in two each.
+    values = ["black widget " + str(i) for i in range(36)] + [
+        "pslx350h sony", "pslx350h turntable", "black sony", "black turntable"]
+    column = encode_series(pd.Series(values))
+    cmp = TokenCosine("t", thresholds=[0.5, 0.2])
+    _, sims = cmp.compare_codes(column, np.array([36, 38]), np.array([37, 39]))
+    # the same word overlap (Jaccard 1/3 for both pairs), but a rare shared word counts more
+    assert sims[0] > 0.3 > 0.1 > sims[1]
+    # equal text is the exact level, a missing value is null
+    lv, sv = cmp.compare(np.array(["a b", None], dtype=object), np.array(["a b", "a"],
+                                                                          dtype=object))
+    assert lv.tolist() == [len(cmp.level_labels) - 1, -1]
+    assert sv[0] == pytest.approx(1.0)
+
+
+def test_codes_compare_model_numbers_only():
+    cmp = CodeMatch("t")
+    levels, _ = cmp.compare(
+        np.array(["Sony KDL-40V4100 LCD", "Sony KDL-40V4100", "Sony LCD TV", "Nikon D3000"],
+                 dtype=object),
+        np.array(["kdl40v4100 black", "Sony KDL-46V4100", "Sony KDL-40V4100", "Nikon D5000X"],
+                 dtype=object))
+    labels = [cmp.label_of(int(v)) for v in levels]
+    assert labels == ["shared", "similar", "null", "else"]
+
+
+def test_token_neighbours_finds_each_records_nearest_in_the_other_source():
+    left, right, truth = _catalogues(60)
+    columns = {"title": np.concatenate([left["title"], right["title"]]).astype(object)}
+    source = np.repeat(np.array([0, 1], dtype=np.int8), [len(left), len(right)])
+    blocker = TokenNeighbours("title", k=2, threshold=0.1)
+    prop = blocker.propose(BlockingInput(columns, source), 1000)
+    ids = np.concatenate([left["id"], right["id"]])
+    found = {(ids[a], ids[b]) for a, b in zip(prop.left, prop.right, strict=True)}
+    assert truth <= found  # every true pair is among the two nearest
+    assert np.all(source[prop.left] != source[prop.right])  # links cross sources only
+    assert len(found) <= 2 * 2 * len(left)
+    again = blocker.propose(BlockingInput(columns, source), 1000)
+    assert np.array_equal(prop.left, again.left) and np.array_equal(prop.right, again.right)
+    # searching by each record's rarest word only (its model number) still finds every pair
+    rare = TokenNeighbours("title", k=2, threshold=0.1, search_words=1).propose(
+        BlockingInput(columns, source), 1000)
+    assert truth <= {(ids[a], ids[b]) for a, b in zip(rare.left, rare.right, strict=True)}
+
+
+def test_suggested_rules_for_a_product_link_use_words_codes_and_one_to_one():
+    left, right, truth = _catalogues()
+    rules = suggest_rules([left, right]).rules
+    assert rules["blocking"][0]["type"] == "token_neighbours"
+    assert rules["blocking"][0]["columns"] == ["title"]
+    kinds = {(c["type"], c["column"]) for c in rules["comparisons"]}
+    assert ("token_cosine", "title") in kinds
+    assert ("codes", "title") in kinds
+    assert "id" not in {c["column"] for c in rules["comparisons"]}
+    assert rules.get("one_to_one") is True
+    result = lk.link(left, right, lk.Rules.from_dict(rules), progress=False)
+    links = set(zip(result.links["id_l"].astype(str), result.links["id_r"].astype(str),
+                    strict=True))
+    precision, recall, f1 = f1_score(links, truth)
+    assert f1 >= 0.95, (precision, recall, f1)
+
+
+def test_a_column_only_one_side_has_is_not_compared():
+    left, right, truth = _catalogues(80)
+    right["review"] = ["Great value, works as described, would buy again"] * len(right)
+    rules = suggest_rules([left, right]).rules
+    named = {c["column"] for c in rules["comparisons"]} | {
+        s["column"] for s in rules["normalize"]} | {
+        c for b in rules["blocking"] for c in b.get("columns", [])}
+    assert "review" not in named
+    result = lk.link(left, right, lk.Rules.from_dict(rules), progress=False)
+    links = set(zip(result.links["id_l"].astype(str), result.links["id_r"].astype(str),
+                    strict=True))
+    assert f1_score(links, truth)[2] >= 0.95
+
+
+def test_person_tables_keep_the_general_suggestion():
+    people = pd.DataFrame({
+        "first_name": ["anna", "john", "maria", "peter", "sarah", "lee"] * 20,
+        "surname": ["schmidt", "smith", "cruz", "oneil", "connor", "kim"] * 20,
+        "dob": ["1980-01-02", "1975-03-04", "1990-05-06", "1985-07-08", "1970-09-10",
+                "1995-11-12"] * 20,
+    })
+    rules = suggest_rules([people]).rules
+    assert all(b.get("type") != "token_neighbours" for b in rules["blocking"])
+    assert all(c["type"] != "token_cosine" for c in rules["comparisons"])
+
+
+def _cli_link_f1(tmp_path, folder, left, right, sep):
+    out = tmp_path / "out"
+    done = run_cli("link", folder / left, folder / right, "--out", out, "--sep", sep,
+                   "--no-progress")
+    assert done.returncode == 0, done.stderr
+    links = pd.read_parquet(out / "links.parquet")
+    predicted = set(zip(links["id_l"].astype(str), links["id_r"].astype(str), strict=True))
+    gt = pd.read_csv(folder / "gt.csv", sep=sep, dtype=str)
+    return f1_score(predicted, set(zip(gt["D1"], gt["D2"], strict=True)))
+
+
+def test_abt_buy_without_rules_reaches_the_target(tmp_path, datasets):
+    """Issue 14 target: Abt-Buy >= 0.70 with suggested rules (measured 0.907, in-sample).
+    DBLP-ACM's target (0.97) is asserted in tests/test_accuracy_suggested.py."""
+    precision, recall, f1 = _cli_link_f1(tmp_path, datasets / "magellan" / "abt_buy",
+                                         "abt.csv", "buy.csv", "|")
+    assert f1 >= 0.70, (precision, recall, f1)
