@@ -492,12 +492,14 @@ def block_new(rules, work: dict[str, np.ndarray], n_old: int, rows: np.ndarray |
     """Candidate pairs (i < j) in which j is a new record (row >= `n_old`), each with the bit
     mask of its blockers: the pairs a full run would add, without the old ones.
 
-    Key blockers join the new records' keys with everyone's (a block a full run would skip as
-    oversized is skipped); other blockers propose over all records and keep the new pairs.
+    Key blockers join the new records' keys with everyone's (a block above `max_block_size` is
+    sub-blocked as a full run does it, and its neighbour pairs with a new record kept); other
+    blockers propose over all records and keep the new pairs.
     `rows`: the records that may be blocked (the exact stage's representatives).
     """
     from linkage.blocking import CandidatePairs, KeyBlocker, blocker_names
     from linkage.blocking._blockers import BlockingInput
+    from linkage.blocking._union import oversized_message
 
     n = len(next(iter(work.values()))) if work else 0
     rows = np.arange(n, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
@@ -518,9 +520,8 @@ def block_new(rules, work: dict[str, np.ndarray], n_old: int, rows: np.ndarray |
             for s in gone:
                 s.blocker = name
         for s in gone:
-            warnings.warn(f"blocker `{name}` skipped a block of {s.size:,} records where {s.key} "
-                          f"= {s.value!r} (above `max_block_size` = {rules.max_block_size:,})",
-                          LinkageWarning, stacklevel=2)
+            warnings.warn(oversized_message(s, rules.max_block_size), LinkageWarning,
+                          stacklevel=2)
         skipped.extend(gone)
         a, b = rows[a], rows[b]
         code = np.unique(np.minimum(a, b) * n + np.maximum(a, b))
@@ -553,11 +554,16 @@ def _estimate_new(blocker, data, is_new: np.ndarray, max_block_size: int) -> int
 
     if not isinstance(blocker, KeyBlocker):
         return int(blocker.estimate(data, max_block_size))
+    from linkage.blocking._blockers import sub_window
+
     total = 0
     for parts in blocker._parts:
         size, old = _block_sizes(key_codes(parts, data.columns), is_new)
         ok = size <= max_block_size
         total += int(((size * (size - 1) - old * (old - 1)) // 2)[ok].sum())
+        # a sub-blocked block: at most its new records' neighbours, both sides, every pass
+        sub = blocker.sub_parts(parts, data) if (~ok).any() else []
+        total += 2 * (sub_window(len(sub)) - 1) * len(sub) * int((size - old)[~ok].sum())
     return total
 
 
@@ -573,11 +579,12 @@ def _check_budget(estimated: dict[str, int], max_pairs: int) -> None:
 
 def _key_pairs_new(blocker, data, is_new: np.ndarray, max_block_size: int, name: str):
     """(a, b, skipped blocks): the pairs of a key blocker that hold a new record."""
-    from linkage.blocking._blockers import SkippedBlock
+    from linkage.blocking._blockers import SkippedBlock, _neighbours, sort_ranks, sub_window
     from linkage.blocking._keys import key_codes, key_values
 
     lefts, rights, skipped = [], [], []
     for parts in blocker._parts:
+        done = len(skipped)
         codes = key_codes(parts, data.columns)
         size, _old = _block_sizes(codes, is_new)
         valid = codes >= 0
@@ -588,6 +595,19 @@ def _key_pairs_new(blocker, data, is_new: np.ndarray, max_block_size: int, name:
             key = "[" + ", ".join(map(str, parts)) + "]"
             skipped.append(SkippedBlock(name, key, key_values(parts, data.columns, first),
                                         int(size[code])))
+        sub = blocker.sub_parts(parts, data) if big.any() else []
+        if sub:  # sub-blocked as a full run does it; the neighbour pairs with a new record
+            window = sub_window(len(sub))
+            held = np.flatnonzero(big & np.isin(codes, codes[big & is_new]))
+            for part in sub:
+                a, b = _neighbours(held, codes[held], sort_ranks(part, data.columns), window,
+                                   None)
+                keep = is_new[a] | is_new[b]
+                lefts.append(a[keep])
+                rights.append(b[keep])
+            how = f"sorted neighbourhood on {', '.join(map(str, sub))}, window {window}"
+            for s in skipped[done:]:
+                s.how = how
         ok = valid & ~big & (block_size >= 2)
         members = pd.DataFrame({"b": np.flatnonzero(ok), "code": codes[ok]})
         fresh = members[is_new[members["b"].to_numpy()]].rename(columns={"b": "a"})

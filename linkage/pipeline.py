@@ -1561,16 +1561,27 @@ SKIPPED_BLOCKS_LISTED = 10  # one warning each; the rest are counted, all in `sk
 
 
 def skipped_block_warnings(skipped: list, max_block_size: int) -> list[str]:
-    """A sentence per skipped block (the largest first): no pair inside it was compared."""
+    """A sentence per oversized block (the largest first): how it was sub-blocked, or that it
+    was skipped (no pair inside it compared)."""
     largest = sorted(skipped, key=lambda s: -s.size)
-    out = [f"blocker `{s.blocker}` skipped a block of {s.size:,} records where {s.key} = "
-           f"{s.value!r}, above `max_block_size` = {max_block_size:,}: pairs inside it were "
-           "not compared, so duplicates among them are found only through other blockers. "
-           "Add a part to that key so that it splits the block, or raise `max_block_size` "
-           "in the rules." for s in largest[:SKIPPED_BLOCKS_LISTED]]
+    out = []
+    for s in largest[:SKIPPED_BLOCKS_LISTED]:
+        where = (f"a block of {s.size:,} records where {s.key} = {s.value!r}, above "
+                 f"`max_block_size` = {max_block_size:,}")
+        if getattr(s, "how", ""):
+            out.append(f"blocker `{s.blocker}` sub-blocked {where}, by {s.how}: each record "
+                       "was compared with its neighbours in that order only. Add a part to "
+                       "that key so that it splits the block, or raise `max_block_size` in "
+                       "the rules, to compare every pair inside it.")
+        else:
+            out.append(f"blocker `{s.blocker}` skipped {where}: pairs inside it were not "
+                       "compared, so duplicates among them are found only through other "
+                       "blockers. Add a part to that key so that it splits the block, or raise "
+                       "`max_block_size` in the rules.")
     if len(largest) > SKIPPED_BLOCKS_LISTED:
         out.append(f"{len(largest) - SKIPPED_BLOCKS_LISTED:,} more oversized block(s) were "
-                   "skipped; summary.json's `stages.block.skipped_blocks` lists them all.")
+                   "sub-blocked or skipped; summary.json's `stages.block.skipped_blocks` lists "
+                   "them all.")
     return out
 
 

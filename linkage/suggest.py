@@ -15,8 +15,7 @@ import numpy as np
 import pandas as pd
 
 from linkage import profiling as _profiling
-from linkage.blocking import BlockingInput, KeyBlocker
-from linkage.errors import RulesError
+from linkage.blocking.choose import KeyTrial, choose_keys, sample_table
 from linkage.io import as_text
 from linkage.profiling import ColumnProfile, pair_columns, profile_table
 
@@ -64,67 +63,17 @@ def _comparison(p: ColumnProfile) -> dict | None:
     }.get(p.kind)
 
 
-_LEGACY_KIND = {"given_name": "name", "surname": "name", "full_name": "name", "name": "other",
-                "id": "category"}
-
-
 def _key_view(profiles: list[ColumnProfile]) -> list[ColumnProfile]:
-    """The compared profiles in the kinds the blocking-key choice reads (a person-name part is
-    a name; a repeated identifier a near-unique code)."""
+    """The compared profiles as the blocking-key choice reads them: a `name` whose part is
+    unclear (a place, a trade) is short text there, and the most selective columns of a kind
+    come first (where only the first few of a kind give keys, they are the ones)."""
     out = []
     for p in profiles:
         if p.kind in ("year", "month", "day", "row_number", "constant") or not p.compare:
             continue
-        q = ColumnProfile(**{**p.__dict__, "kind": _LEGACY_KIND.get(p.kind, p.kind)})
-        out.append(q)
-    # The most selective columns of a kind first: where only the first few of a kind give
-    # keys, they are the ones.
+        out.append(ColumnProfile(**{**p.__dict__, "kind": "other" if p.kind == "name"
+                                    else p.kind}))
     return sorted(out, key=lambda q: -q.distinct)
-
-
-def _candidate_keys(profiles: list[ColumnProfile]) -> list[list[str]]:
-    by_kind: dict[str, list[str]] = {}
-    for p in profiles:
-        by_kind.setdefault(p.kind, []).append(p.column)
-    names = by_kind.get("name", []) + by_kind.get("hangul_name", [])
-    dates = by_kind.get("date", [])
-    keys: list[list[str]] = []
-    for c in by_kind.get("email", []) + by_kind.get("phone", []):
-        keys.append([c])
-    for c in by_kind.get("hangul_name", []):
-        keys.append([f"chosung({c})"] + ([f"year({dates[0]})"] if dates else []))
-    for a in names:
-        for b in names:
-            if a < b:
-                keys.append([a, b])
-        for d in dates:
-            keys.append([a, d])
-        if by_kind.get("postcode"):
-            keys.append([f"soundex({a})", by_kind["postcode"][0]])
-    for d in dates:
-        keys.append([d])
-    for c in by_kind.get("category", []):
-        if next(p for p in profiles if p.column == c).distinct > 0.3:
-            keys.append([c])  # a near-unique code, such as a social security number
-    if len(names) >= 2:
-        keys.append([f"soundex({names[0]})", f"soundex({names[1]})"])
-    # Single-column keys give recall on heavily corrupted data; on large tables their
-    # measured pair counts exceed the budget and they drop out by themselves.
-    for c in by_kind.get("email", []):
-        keys.append([f"local_part({c})"])
-    for a in by_kind.get("name", []):
-        keys.append([a])
-        keys.append([f"soundex({a})"])
-    for d in dates:
-        keys.append([f"year({d})"])
-    for c in by_kind.get("other", [])[:2]:
-        keys.append([c])
-    for c in by_kind.get("address", [])[:1]:
-        if by_kind.get("postcode"):
-            keys.append([by_kind["postcode"][0], f"first({c}, 6)"])
-    for c in by_kind.get("text", [])[:1] + by_kind.get("company", [])[:1]:
-        keys.append([f"first({c}, 8)"])
-    return keys
 
 
 @dataclass
@@ -133,8 +82,9 @@ class Suggestion:
 
     rules: dict
     profiles: list[ColumnProfile]
-    measured: list[tuple[list[str], int]]  # every candidate key with its estimated pairs
+    measured: list[KeyTrial]  # every candidate key, its estimated pairs and what became of it
     budget_per_key: int
+    sample_rows: int = 0  # rows profiled and measured (a sample of a large table)
 
     def to_yaml(self) -> str:
         """The rules as commented YAML, ready for a person to edit."""
@@ -150,11 +100,12 @@ class Suggestion:
                 (f"; not compared: {p.skip}" if p.skip else "")
             lines.append(f"#   {p.column}: {p.kind}: {p.why}; {p.filled:.0%} filled, "
                          f"{p.distinct:.0%} distinct{notes}")
-        lines += ["#", f"# Blocking keys tried, with their measured candidate pairs "
-                  f"(kept when at most {self.budget_per_key:,}):"]
-        for key, count in self.measured:
-            kept = "kept" if 0 < count <= self.budget_per_key else "dropped"
-            lines.append(f"#   [{', '.join(key)}]: {count:,} ({kept})")
+        lines += ["#", "# Blocking keys tried, with their candidate pairs on the whole table, "
+                  f"measured on {self.sample_rows:,} records", f"# (a sample of a larger "
+                  f"table, scaled to its size); a key fits at most {self.budget_per_key:,} "
+                  "pairs, one above is refined:"]
+        for trial in self.measured:
+            lines.append(f"#   [{', '.join(trial.key)}]: {trial.pairs:,} ({trial.outcome})")
         lines += ["#", "# Scoring: Fellegi-Sunter learns its weights from the data (m by EM, u "
                   "from random pairs);", "# threshold is a match weight: 0 is probability 0.5, "
                   "each +1 doubles the odds.", ""]
@@ -261,7 +212,9 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
     profiles, paired = _profiles(frames)
     if paired:  # the right table's columns under the left names they pair with
         frames = [frames[0], frames[1].rename(columns=paired)]
-    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    # Normalizing and key choice read a sample of the rows; key pair counts are scaled to
+    # `sizes`, the whole tables' sizes.
+    frame, source, sizes = sample_table(frames)
     id_column = _id_column(frames, profiles)
     for p in profiles:
         if p.column == id_column and p.compare:
@@ -290,21 +243,8 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
         normalize.append(step)
 
     work = _normalized(frame, normalize)
-    sizes = [len(f) for f in frames]
-    source = np.repeat(np.arange(len(frames), dtype=np.int8), sizes) if len(frames) > 1 else None
-    data = BlockingInput(work, source)
-    # A key may bring in a few dozen pairs per record: enough for recall, few enough that the
-    # non-matches it lets through do not swamp the matches. Small tables keep a floor.
-    per_key_budget = min(max_pairs // 10, max(250_000, 40 * len(frame)))
-    measured = []
-    for key in _candidate_keys(_key_view(usable)):
-        try:
-            blocker = KeyBlocker([key])
-        except RulesError:  # a key the profile made invalid; skip it
-            continue
-        count = blocker.estimate(data, 5_000)
-        measured.append((key, count))
-    keys = [k for k, c in measured if 0 < c <= per_key_budget]
+    blocking, measured, per_key_budget = choose_keys(_key_view(usable), work, source,
+                                                     max_pairs, sizes)
     derived = _derived_columns(work, usable)
     comparisons = [c for c in map(_comparison, usable) if c and c["column"] not in derived]
     # Agreeing on a common value (Smith, 김, London) is weaker evidence than on a rare one.
@@ -314,7 +254,7 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
     rules = {
         "id_column": id_column,
         "normalize": normalize,
-        "blocking": [{"name": "suggested", "keys": keys}] if keys else [],
+        "blocking": blocking,
         "comparisons": comparisons,
         "scoring": _scoring(comparisons, usable, tf),
         "max_pairs": max_pairs,
@@ -325,7 +265,7 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
     rules = text_rules(frames, profiles, rules) or rules
     if paired:
         rules["rename_right"] = dict(paired)
-    return Suggestion(rules, profiles, measured, per_key_budget)
+    return Suggestion(rules, profiles, measured, per_key_budget, len(frame))
 
 
 _TOKENS = re.compile(r"[^\W_]+")

@@ -363,8 +363,12 @@ def test_estimate_equals_proposed_for_one_key():
         pairs = run([KeyBlocker([key], name=key)], data)
         assert pairs.estimated[key] == pairs.proposed[key] == len(pairs)
     assert estimate([KeyBlocker(["city"])], data, BIG) == {"blocker_0": 40 * 39 // 2 + 190}
-    # Blocks above max_block_size are left out of the estimate as they are of the pairs.
-    assert estimate([KeyBlocker(["city"])], data, 30) == {"blocker_0": 190}
+    # A block above max_block_size is sub-blocked: seoul's 40 records are sorted by each other
+    # column (id, phone) and paired within a window of 5: 2 * (39 + 38 + 37 + 36) pairs.
+    assert estimate([KeyBlocker(["city"])], data, 30) == {"blocker_0": 190 + 2 * 150}
+    with pytest.warns(LinkageWarning, match="sub-blocked a block of 40"):
+        pairs = run([KeyBlocker(["city"])], data, max_block_size=30)
+    assert pairs.proposed["blocker_0"] <= 190 + 2 * 150
 
 
 def test_budget_error_names_blocker_and_key_path():
@@ -392,7 +396,7 @@ def test_budget_error_for_sorted_neighbourhood():
         run([SortedNeighbourhood("city", window=10, name="sn")], data, max_pairs=100)
 
 
-def test_oversized_block_is_skipped_with_warning():
+def test_oversized_block_is_sub_blocked_with_warning():
     data = table(
         city=["seoul"] * 5 + ["busan"] * 2 + [None],
         phone=["1", "2", "3", "4", "1", "5", "5", "1"],
@@ -403,15 +407,23 @@ def test_oversized_block_is_skipped_with_warning():
     messages = [str(w.message) for w in record if issubclass(w.category, LinkageWarning)]
     assert len(messages) == 1
     assert "by_city" in messages[0] and "5" in messages[0] and "max_block_size" in messages[0]
+    assert "sub-blocked" in messages[0] and "sorted neighbourhood on phone" in messages[0]
     assert len(pairs.skipped) == 1
-    skipped = pairs.skipped[0]
-    assert (skipped.blocker, skipped.key, skipped.value, skipped.size) == (
-        "by_city", "[city]", "seoul", 5,
-    )
-    # Seoul pairs are gone, except the ones another blocker proposes (phone "1": rows 0, 4, 7).
-    assert pair_set(pairs) == {(5, 6), (0, 4), (0, 7), (4, 7)}
-    assert pairs.mask.tolist() == [0b10, 0b10, 0b10, 0b11]  # (5, 6) share both
-    assert pairs.estimated == pairs.proposed == {"by_city": 1, "by_phone": 4}
+    block = pairs.skipped[0]
+    assert (block.blocker, block.key, block.value, block.size) == ("by_city", "[city]", "seoul", 5)
+    assert block.how == "sorted neighbourhood on phone, window 9"
+    # Seoul is sorted by phone (rows 0 4 1 2 3) and paired within the window: all ten pairs
+    # (the block is small), by_city's bit; (0, 4) shares phone "1" as well.
+    seoul = {(i, j) for i in range(5) for j in range(i + 1, 5)}
+    assert pair_set(pairs) == seoul | {(5, 6), (0, 7), (4, 7)}
+    assert pairs.estimated == {"by_city": 11, "by_phone": 4}
+
+
+def test_oversized_block_without_another_column_is_skipped():
+    data = table(city=["seoul"] * 5 + ["busan"] * 2)
+    with pytest.warns(LinkageWarning, match="skipped a block of 5"):
+        pairs = run([KeyBlocker(["city"], name="by_city")], data, max_block_size=4)
+    assert pair_set(pairs) == {(5, 6)} and pairs.skipped[0].how == ""
 
 
 def test_no_warning_when_blocks_fit():

@@ -389,7 +389,8 @@ def test_a_run_without_pairs_or_with_skipped_blocks_still_reports():
     with pytest.warns(LinkageWarning):
         run = lk.dedupe(crowded, {**rules, "max_block_size": 10}, progress=False)
     page = render_html(run)
-    assert "Oversized blocks skipped" in page and "oversized block(s) were skipped" in page
+    assert "Oversized blocks" in page and "oversized block(s) were sub-blocked" in page
+    assert "sorted neighbourhood on name" in page  # how the block of 31 was paired
 
 
 # ---------------------------------------------------------------------- escaping

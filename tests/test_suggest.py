@@ -57,9 +57,14 @@ def test_febrl3_with_suggested_rules_and_fellegi_sunter(tmp_path, datasets):
 def test_suggestion_keeps_keys_under_budget(datasets):
     frame = _read_febrl(datasets / "febrl" / "dataset1.csv")
     suggestion = suggest_rules([frame], max_pairs=20_000)
-    kept = [k for k, c in suggestion.measured if 0 < c <= suggestion.budget_per_key]
-    assert kept and all(c <= 2_000 for k, c in suggestion.measured if k in kept)
-    assert suggestion.rules["blocking"][0]["keys"] == kept
+    assert suggestion.budget_per_key == 2_000
+    chosen = [t for t in suggestion.measured if t.kept]
+    assert chosen and all(0 < t.chosen_pairs <= 2_000 for t in chosen)
+    keys = [t.chosen for t in chosen if not t.outcome.startswith("sorted")]
+    assert suggestion.rules["blocking"][0]["keys"] == keys
+    # A key over the budget is refined (a part added), not dropped.
+    refined = [t for t in suggestion.measured if t.outcome.startswith("refined")]
+    assert refined and all(t.pairs > 2_000 and t.chosen[:len(t.key)] == t.key for t in refined)
 
 
 def test_trained_model_reused_with_identical_scores(tmp_path, datasets):

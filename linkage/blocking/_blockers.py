@@ -85,15 +85,19 @@ class BlockingInput:
 
 @dataclass
 class SkippedBlock:
+    """A block above `max_block_size`: sub-blocked (`how` says how), or skipped (`how` empty:
+    no other column to order it by, or an engine that cannot sub-block)."""
+
     blocker: str
     key: str
     value: str
     size: int
+    how: str = ""  # e.g. "sorted neighbourhood on [surname], [email], window 5"
 
 
 @dataclass
 class Proposal:
-    """Pairs proposed by one blocker, and the oversized blocks it skipped."""
+    """Pairs proposed by one blocker, and the oversized blocks it sub-blocked or skipped."""
 
     left: np.ndarray
     right: np.ndarray
@@ -133,6 +137,61 @@ def _pairs_within(rows: np.ndarray, starts: np.ndarray, sizes: np.ndarray):
     left = rows[np.repeat(positions.astype(index), counts)]
     right = rows[right_pos]
     return left, right
+
+
+# Inside a block above `max_block_size`, each record is paired with about this many neighbours
+# in all, over one sorted pass per ordering column: a block of s records costs about
+# s * SUB_NEIGHBOURS pairs instead of s^2 / 2, and a pair that agrees on the key and is close
+# on any one ordering column is still proposed.
+SUB_NEIGHBOURS = 8
+SUB_PASSES = 4  # ordering columns at most
+
+
+def sort_ranks(part: KeyPart, columns) -> np.ndarray:
+    """The rank of each record's key-part value in sorted (text) order; -1 where missing."""
+    column = columns[part.column]
+    if isinstance(column, EncodedColumn):
+        values = part.compute(column.all_uniques())
+    else:
+        values = part.compute(column)
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object))
+    rank = np.empty(len(uniques), dtype=np.int64)
+    rank[np.argsort(np.asarray(uniques, dtype=str), kind="stable")] = np.arange(len(uniques))
+    ranked = np.where(codes >= 0, rank[np.maximum(codes, 0)], -1).astype(np.int64)
+    if isinstance(column, EncodedColumn):
+        ranked = np.append(ranked, -1)[column.codes]  # code -1 (missing) picks up the last
+    return ranked
+
+
+def sub_window(passes: int) -> int:
+    return 1 + max(1, SUB_NEIGHBOURS // max(passes, 1))
+
+
+def _neighbours(rows: np.ndarray, block: np.ndarray, rank: np.ndarray, window: int,
+                source: np.ndarray | None):
+    """Pairs of records of one block that are within `window` of each other when the block is
+    sorted by `rank` (records without a value left out)."""
+    ok = rank[rows] >= 0
+    rows, block = rows[ok], block[ok]
+    order = np.lexsort((rows, rank[rows], block))
+    rows, block = rows[order], block[order]
+    lefts, rights = [], []
+    for k in range(1, window):
+        a, b = rows[:-k], rows[k:]
+        keep = block[:-k] == block[k:]
+        if source is not None:
+            keep &= source[a] != source[b]
+        lefts.append(np.minimum(a, b)[keep])
+        rights.append(np.maximum(a, b)[keep])
+    if not lefts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(lefts), np.concatenate(rights)
+
+
+def _window_pairs(present: np.ndarray, window: int) -> int:
+    """Pairs a window of `window` proposes over blocks of `present` records each."""
+    present = present.astype(np.int64)
+    return int(sum(np.maximum(present - k, 0).sum() for k in range(1, window)))
 
 
 class Blocker(Configurable):
@@ -194,21 +253,40 @@ class KeyBlocker(Blocker):
     def estimate(self, data: BlockingInput, max_block_size: int) -> int:
         return sum(self.estimate_per_key(data, max_block_size))
 
+    def sub_parts(self, parts: list[KeyPart], data: BlockingInput) -> list[KeyPart]:
+        """The columns an oversized block of key `parts` is sorted by: those of the blocker's
+        other keys (the columns its author thought identifying), else the other columns of
+        the data; never the key's own columns, which are equal inside the block."""
+        own = {p.column for p in parts}
+        columns = [p.column for other in self._parts for p in other]
+        if not [c for c in columns if c not in own]:
+            columns = list(data.key_columns)
+        out = [KeyPart(c) for c in dict.fromkeys(columns) if c not in own]
+        return out[:SUB_PASSES]
+
     def estimate_per_key(self, data: BlockingInput, max_block_size: int) -> list[int]:
         out = []
         for parts in self._parts:
             codes = data.key_codes(parts)
             valid = codes >= 0
+            m = int(codes.max()) + 1 if valid.any() else 0
+            sizes = np.bincount(codes[valid], minlength=m).astype(np.int64)
+            big = sizes > max_block_size
             if data.source is None:
-                sizes = np.bincount(codes[valid]).astype(np.int64)
-                sizes = sizes[sizes <= max_block_size]
-                out.append(int((sizes * (sizes - 1) // 2).sum()))
+                count = int((sizes * (sizes - 1) // 2)[~big].sum())
             else:
-                m = int(codes.max()) + 1 if valid.any() else 0
-                left = np.bincount(codes[valid & (data.source == 0)], minlength=m).astype(np.int64)
-                right = np.bincount(codes[valid & (data.source == 1)], minlength=m).astype(np.int64)
-                ok = (left + right) <= max_block_size
-                out.append(int((left * right)[ok].sum()))
+                left = np.bincount(codes[valid & (data.source == 0)], minlength=m)
+                right = np.bincount(codes[valid & (data.source == 1)], minlength=m)
+                count = int((left.astype(np.int64) * right)[~big].sum())
+            if big.any():
+                sub = self.sub_parts(parts, data)
+                window = sub_window(len(sub))
+                in_big = valid & big[np.maximum(codes, 0)]
+                for part in sub:
+                    ranked = in_big & (data.key_codes([part]) >= 0)
+                    present = np.bincount(codes[ranked], minlength=m)[big]
+                    count += _window_pairs(present, window)
+            out.append(count)
         return out
 
     def propose(self, data: BlockingInput, max_block_size: int) -> Proposal:
@@ -217,10 +295,25 @@ class KeyBlocker(Blocker):
             codes = data.key_codes(parts)
             rows, starts, sizes = _groups(codes)
             big = sizes > max_block_size
-            for s, size in zip(starts[big], sizes[big], strict=True):
-                value = key_values(parts, data.key_columns, rows[s : s + 1])
+            if big.any():
+                sub = self.sub_parts(parts, data)
+                window = sub_window(len(sub))
+                how = ""
+                if sub:
+                    how = (f"sorted neighbourhood on {', '.join(map(str, sub))}, "
+                           f"window {window}")
+                    member = np.repeat(big, sizes)
+                    big_rows = rows[member]
+                    block = np.repeat(np.arange(len(sizes)), sizes)[member]
+                    for part in sub:
+                        a, b = _neighbours(big_rows, block, sort_ranks(part, data.key_columns),
+                                           window, data.source)
+                        lefts.append(a)
+                        rights.append(b)
                 key = "[" + ", ".join(map(str, parts)) + "]"
-                skipped.append(SkippedBlock(self.name or "", key, value, int(size)))
+                for s, size in zip(starts[big], sizes[big], strict=True):
+                    value = key_values(parts, data.key_columns, rows[s : s + 1])
+                    skipped.append(SkippedBlock(self.name or "", key, value, int(size), how))
             keep = (sizes >= 2) & ~big
             member = np.repeat(keep, sizes)
             rows, sizes = rows[member], sizes[keep]

@@ -26,6 +26,17 @@ class CandidatePairs:
         return len(self.left)
 
 
+def oversized_message(s: SkippedBlock, max_block_size: int) -> str:
+    """What happened to one block above `max_block_size`: sub-blocked, or skipped."""
+    where = (f"a block of {s.size:,} records where {s.key} = {s.value!r} (above "
+             f"`max_block_size` = {max_block_size:,})")
+    if s.how:
+        return (f"blocker `{s.blocker}` sub-blocked {where} by {s.how}: its records are paired "
+                "with their neighbours in that order, not with every other record of the block")
+    return (f"blocker `{s.blocker}` skipped {where}; those records are still paired by other "
+            "blockers if any key of theirs matches")
+
+
 def blocker_names(blockers: list[Blocker]) -> list[str]:
     return [b.name or f"blocker_{k}" for k, b in enumerate(blockers)]
 
@@ -80,13 +91,7 @@ def block(
             prop.left, prop.right = prop.left[same], prop.right[same]
         for s in prop.skipped:
             s.blocker = name
-            warnings.warn(
-                f"blocker `{name}` skipped a block of {s.size:,} records where {s.key} = "
-                f"{s.value!r} (above `max_block_size` = {max_block_size:,}); those records are "
-                "still paired by other blockers if any key of theirs matches",
-                LinkageWarning,
-                stacklevel=2,
-            )
+            warnings.warn(oversized_message(s, max_block_size), LinkageWarning, stacklevel=2)
         skipped.extend(prop.skipped)
         code = prop.left.astype(np.int64)
         code *= n

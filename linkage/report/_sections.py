@@ -95,8 +95,9 @@ def overview(result: Result) -> Markup:
     warnings = [tag("div", f"warning: {w}", class_="warning") for w in s.get("warnings", [])]
     skipped = stages.get("block", {}).get("skipped_blocks", [])
     if skipped:
-        warnings.append(tag("div", f"warning: {len(skipped):,} oversized block(s) were skipped "
-                                   "(see the stage counts)", class_="warning"))
+        warnings.append(tag("div", f"warning: {len(skipped):,} oversized block(s) were "
+                                   "sub-blocked or skipped (see the stage counts)",
+                                class_="warning"))
     return section("overview", "Overview",
                    Markup('<div class="cards">' + "".join(cards) + "</div>"),
                    facts(items), *warnings)
@@ -146,7 +147,8 @@ def stage_counts(result: Result) -> Markup:
         ("block", "candidate pairs", count(block.get("candidate_pairs"))),
         ("block", "reduction ratio (pairs not compared)",
          number(block.get("reduction_ratio"), 6)),
-        ("block", "oversized blocks skipped", count(len(block.get("skipped_blocks", [])))),
+        ("block", "oversized blocks sub-blocked or skipped",
+         count(len(block.get("skipped_blocks", [])))),
         ("compare", "pairs compared", count(stages.get("compare", {}).get("pairs"))),
         ("score", f"pairs at or above the threshold {_threshold_text(result)}",
          count(score.get("pairs_at_or_above_threshold"))),
@@ -175,9 +177,10 @@ def stage_counts(result: Result) -> Markup:
     parts += _levels(stages.get("compare", {}).get("levels", {}))
     skipped = block.get("skipped_blocks", [])
     if skipped:
-        parts.append(tag("h3", "Oversized blocks skipped"))
-        parts.append(table(["blocker", "key", "value", "records"],
-                           [(b.get("blocker"), b.get("key"), b.get("value"), count(b.get("size")))
+        parts.append(tag("h3", "Oversized blocks"))
+        parts.append(table(["blocker", "key", "value", "records", "paired by"],
+                           [(b.get("blocker"), b.get("key"), b.get("value"), count(b.get("size")),
+                             b.get("how") or "skipped: not paired")
                             for b in skipped[:SKIPPED_SHOWN]], numeric=[3]))
         if len(skipped) > SKIPPED_SHOWN:
             parts.append(paragraph(f"The first {SKIPPED_SHOWN} of {len(skipped):,} are shown; "

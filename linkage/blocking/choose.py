@@ -1,0 +1,397 @@
+"""Blocking keys for suggested rules, chosen on a sample of the table and sized for the whole.
+
+`sample_table` draws a seeded random sample of rows (all of a small table). `choose_keys`
+measures each candidate key on it and scales the count to the full table: a pair of records
+is in a uniform sample of m of n rows with probability m(m-1) / (n(n-1)), so the pairs found in
+the sample times n(n-1) / (m(m-1)) estimate the full table's, whatever share of them are
+duplicates and whatever share random collisions (in a link, left and right scale apart).
+
+A key is kept when its estimated pairs fit the per-key budget. One that does not is refined,
+never silently dropped: a second part from another identifying column is added (a year of a
+date, the first letter or the Soundex code of a name, the start of a postcode): of the parts
+that make it fit, the one most often shared by likely matches (pairs of the sample that share
+a precise key), and of those about equal, the one bringing the fewest pairs. When no part
+makes it fit, the key becomes a
+sorted neighbourhood (sorted by the key, then by its finest refinement, with a window sized to
+the budget). Every candidate's fate is recorded in `measured`.
+
+The budget is in pairs per record up to a share of `max_pairs`: a key whose pairs are mostly
+duplicates (they grow like n) fits at every size, while one whose random collisions grow like
+n^2 is refined at the size where they pass the budget, so the keys in the rules keep their
+recall from 10,000 to 1,000,000 records instead of dropping out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from linkage.blocking._keys import KEY_FUNCTIONS, KeyPart
+
+SAMPLE_ROWS = 100_000  # rows profiled and measured, all tables together
+# A key may propose PAIRS_PER_RECORD pairs per record (enough for recall on corrupted data,
+# few enough that its non-matches do not swamp the matches), FLOOR_PAIRS on a small table,
+# and at most 1 / KEY_SHARE of `max_pairs`: from 50,000 records on (default `max_pairs`) that
+# cap binds, and keys whose random collisions grow with n^2 are refined to fit it.
+PAIRS_PER_RECORD = 40
+FLOOR_PAIRS = 250_000
+KEY_SHARE = 10
+MAX_WINDOW = 10  # the widest sorted-neighbourhood window a key falls back to
+AGREE_SLACK = 0.1  # parts shared by likely matches this much less often count as equal
+
+# Kinds (today's profiler and the value-first one) by the part they give a key.
+_NAMES = ("name", "given_name", "surname", "full_name")
+_HANGUL = ("hangul_name",)
+_DATES = ("date",)
+_CONTACT = ("email", "phone")
+_POSTCODES = ("postcode",)
+# Never a key on their own: few values (category), or no evidence (row numbers, constants).
+NEVER_ALONE = ("category", "row_number", "constant", "numeric", "year", "month", "day")
+
+
+@dataclass
+class KeyTrial:
+    """One candidate key, its estimated pairs on the whole table, and what became of it."""
+
+    key: list[str]
+    pairs: int
+    outcome: str  # "kept", "refined to [..]", "sorted neighbourhood ...", "dropped: why"
+    chosen: list[str] | None = None  # the key (or sort key) that went into the rules
+    chosen_pairs: int = 0
+
+    @property
+    def kept(self) -> bool:
+        return self.chosen is not None
+
+    def __iter__(self):  # (key, pairs), as the measured list was before
+        return iter((self.key, self.pairs))
+
+
+def per_key_budget(n: int, max_pairs: int) -> int:
+    """The most pairs one suggested key may propose on a table of `n` records."""
+    return int(min(max_pairs // KEY_SHARE, max(FLOOR_PAIRS, PAIRS_PER_RECORD * n)))
+
+
+def sample_table(frames: list[pd.DataFrame], size: int = SAMPLE_ROWS, seed: int = 0):
+    """(sample, source, sizes): a seeded random sample of the rows of each table (all rows of
+    a small one), in their order, as one frame; the table (0 left, 1 right) of each sampled
+    row, None with one table; and the full tables' sizes."""
+    sizes = [len(f) for f in frames]
+    each = max(size // len(frames), 1)
+    rng = np.random.default_rng(seed)
+    parts = []
+    for frame in frames:
+        if len(frame) > each:
+            rows = np.sort(rng.choice(len(frame), each, replace=False))
+            frame = frame.iloc[rows]
+        parts.append(frame.reset_index(drop=True))
+    sample = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    source = None
+    if len(frames) > 1:
+        source = np.repeat(np.arange(len(frames), dtype=np.int8), [len(p) for p in parts])
+    return sample, source, sizes
+
+
+class _Measure:
+    """Estimated full-table pairs of keys, from their codes on the sample."""
+
+    def __init__(self, work: dict[str, np.ndarray], source: np.ndarray | None,
+                 sizes: list[int]):
+        self.work, self.source = work, source
+        self.m = len(next(iter(work.values()))) if work else 0
+        self._parts: dict[str, np.ndarray] = {}
+        self._columns: dict[str, tuple[np.ndarray, list]] = {}
+        if source is None:
+            n, m = sizes[0] if sizes else self.m, self.m
+            self.scale = n * (n - 1) / max(m * (m - 1), 1)
+            self.grow = n / max(m, 1)
+        else:
+            m_l, m_r = int((source == 0).sum()), int((source == 1).sum())
+            self.scale = sizes[0] * sizes[1] / max(m_l * m_r, 1)
+            self.grow = sum(sizes) / max(self.m, 1)
+
+    def _column(self, column: str) -> tuple[np.ndarray, list]:
+        """(codes, distinct values) of a column: -1 where missing or empty."""
+        if column not in self._columns:
+            values = np.asarray(self.work[column], dtype=object)
+            codes, uniques = pd.factorize(values, use_na_sentinel=True)
+            uniques = [u if isinstance(u, str) else str(u) for u in list(uniques)]
+            if "" in uniques:
+                codes = np.where(codes == uniques.index(""), -1, codes)
+            self._columns[column] = (codes.astype(np.int64), uniques)
+        return self._columns[column]
+
+    def part(self, text: str) -> np.ndarray:
+        """A code per sampled record for one key part (-1 where missing), the part's function
+        applied once per distinct value."""
+        if text not in self._parts:
+            part = KeyPart.parse(text)
+            if part.column not in self.work:
+                raise KeyError(part.column)
+            codes, uniques = self._column(part.column)
+            if part.function is not None:
+                fn = KEY_FUNCTIONS[part.function][0]
+                keyed = [fn(u, part.argument or 0) or None for u in uniques]
+                mapped, _ = pd.factorize(np.array(keyed, dtype=object), use_na_sentinel=True)
+                codes = np.append(mapped.astype(np.int64), -1)[codes]
+            self._parts[text] = codes
+        return self._parts[text]
+
+    def codes(self, key: list[str]) -> np.ndarray:
+        """An int64 code per sampled record (-1 where a part is missing); equal keys, equal
+        codes. Not renumbered: codes only group, so they may be large."""
+        name = "\x1f".join(key)
+        if name in self._parts:
+            return self._parts[name]
+        combined = None
+        for text in key:
+            codes = self.part(text)
+            if combined is None:
+                combined = codes
+                continue
+            width = int(codes.max(initial=0)) + 1
+            if int(combined.max(initial=0)) >= (1 << 62) // width:
+                dense = pd.factorize(combined)[0]
+                combined = np.where(combined < 0, -1, dense).astype(np.int64)
+            missing = (combined < 0) | (codes < 0)
+            combined = combined * width + codes
+            combined[missing] = -1
+        assert combined is not None
+        self._parts[name] = combined
+        return combined
+
+    def pairs(self, key: list[str]) -> int:
+        """Estimated candidate pairs of `key` on the full table(s)."""
+        codes = self.codes(key)
+        valid = codes >= 0
+        if not valid.any():
+            return 0
+        dense = pd.factorize(codes[valid])[0]
+        if self.source is None:
+            sizes = np.bincount(dense).astype(np.float64)
+            found = float((sizes * (sizes - 1) / 2).sum())
+        else:
+            side = self.source[valid]
+            left = np.bincount(dense[side == 0], minlength=dense.max() + 1)
+            right = np.bincount(dense[side == 1], minlength=dense.max() + 1)
+            found = float((left.astype(np.float64) * right).sum())
+        return round(found * self.scale)
+
+    def likely_matches(self, keys: list[list[str]], per_block: int = 20):
+        """Pairs of the sample that share a precise key (few pairs per record): mostly true
+        matches, the evidence for how often matches agree on a part. Blocks above
+        `per_block` records are left out."""
+        from linkage.blocking._blockers import _groups, _pairs_within
+
+        lefts, rights = [], []
+        for key in keys:
+            rows, _, sizes = _groups(self.codes(key))
+            keep = (sizes >= 2) & (sizes <= per_block)
+            member = np.repeat(keep, sizes)
+            rows, sizes = rows[member], sizes[keep]
+            a, b = _pairs_within(rows, np.cumsum(sizes) - sizes, sizes)
+            lefts.append(a.astype(np.int64))
+            rights.append(b.astype(np.int64))
+        if not lefts:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        code = np.unique(np.concatenate(lefts) * max(self.m, 1) + np.concatenate(rights))
+        a, b = code // max(self.m, 1), code % max(self.m, 1)
+        if self.source is not None:
+            cross = self.source[a] != self.source[b]
+            a, b = a[cross], b[cross]
+        return a, b
+
+    def agreement(self, part: list[str], key: list[str], pairs) -> float:
+        """The share of likely matches that agree on `part`, among those agreeing on `key`
+        (all of them when too few do)."""
+        a, b = pairs
+        if len(a) == 0:
+            return 0.0
+        codes = self.codes(key)
+        same = (codes[a] == codes[b]) & (codes[a] >= 0)
+        if same.sum() >= 20:
+            a, b = a[same], b[same]
+        codes = self.codes(part)
+        return float(((codes[a] == codes[b]) & (codes[a] >= 0)).mean())
+
+    def present(self, key: list[str]) -> int:
+        """Estimated records of the full table(s) holding every part of `key`."""
+        return round(float((self.codes(key) >= 0).sum()) * self.grow)
+
+
+def candidate_keys(profiles) -> list[list[str]]:
+    """Candidate keys, the most precise first (which of them fit is measured)."""
+    by_kind: dict[str, list[str]] = {}
+    for p in profiles:
+        by_kind.setdefault(p.kind, []).append(p.column)
+
+    def kinds(*names: str) -> list[str]:
+        return [c for k in names for c in by_kind.get(k, [])]
+
+    names = kinds(*_NAMES, *_HANGUL)
+    dates = kinds(*_DATES)
+    postcodes = kinds(*_POSTCODES)
+    keys: list[list[str]] = []
+    for c in kinds(*_CONTACT):
+        keys.append([c])
+    for c in kinds(*_HANGUL):
+        keys.append([f"chosung({c})"] + ([f"year({dates[0]})"] if dates else []))
+    for a in names:
+        for b in names:
+            if a < b:
+                keys.append([a, b])
+        for d in dates:
+            keys.append([a, d])
+        if postcodes:
+            keys.append([f"soundex({a})", postcodes[0]])
+    for d in dates:
+        keys.append([d])
+    for p in profiles:
+        if p.kind in ("category", "id") and p.distinct > 0.3:
+            keys.append([p.column])  # a near-unique code, such as a social security number
+    if len(names) >= 2:
+        keys.append([f"soundex({names[0]})", f"soundex({names[1]})"])
+    # Single-column keys give recall on heavily corrupted data; on large tables they are
+    # refined (a part added) or become sorted neighbourhoods.
+    for c in by_kind.get("email", []):
+        keys.append([f"local_part({c})"])
+    for a in kinds(*_NAMES):
+        keys.append([a])
+        keys.append([f"soundex({a})"])
+    for d in dates:
+        keys.append([f"year({d})"])
+    for c in by_kind.get("other", [])[:2]:
+        keys.append([c])
+    for c in by_kind.get("address", [])[:1]:
+        if postcodes:
+            keys.append([postcodes[0], f"first({c}, 6)"])
+    for c in by_kind.get("text", [])[:1] + by_kind.get("company", [])[:1]:
+        keys.append([f"first({c}, 8)"])
+    weak = {p.column for p in profiles if p.kind in NEVER_ALONE and p.distinct <= 0.3}
+    out: list[list[str]] = []
+    for key in keys:
+        if key not in out and not {KeyPart.parse(k).column for k in key} <= weak:
+            out.append(key)
+    return out
+
+
+def refinements(profiles, key: list[str]) -> list[str]:
+    """Parts that may be added to `key`, from identifying columns it does not use yet, the
+    coarsest of each column first."""
+    used = {KeyPart.parse(k).column for k in key}
+    out: list[str] = []
+    for p in profiles:
+        c = p.column
+        if c in used:
+            continue
+        if p.kind in _DATES:
+            out += [f"year({c})"]
+        elif p.kind in _NAMES:
+            out += [f"first({c}, 1)", f"soundex({c})"]
+        elif p.kind in _HANGUL:
+            out += [f"first({c}, 1)"]
+        elif p.kind in _POSTCODES:
+            out += [f"first({c}, 3)", c]
+    return out
+
+
+def _covered(key: list[str], chosen: list[list[str]]) -> list[str] | None:
+    """A chosen key whose parts are all in `key`: it already proposes every pair `key` would."""
+    for other in chosen:
+        if set(other) <= set(key):
+            return other
+    return None
+
+
+def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None,
+                max_pairs: int, sizes: list[int] | None = None):
+    """(blocking, measured, budget): the suggested blockers (rules dicts), every candidate
+    key with its estimated pairs and fate (`KeyTrial`), and the per-key budget.
+
+    `work` holds the normalized columns of a sample (`sample_table`), `source` its rows'
+    tables in a link, `sizes` the full tables' sizes (default: the sample is the table)."""
+    profiles = [p for p in profiles if p.kind not in ("row_number", "constant")]
+    m = len(next(iter(work.values()))) if work else 0
+    if sizes is None:
+        sizes = [m] if source is None else [int((source == k).sum()) for k in (0, 1)]
+    n = int(sum(sizes))
+    budget = per_key_budget(n, max_pairs)
+    total_budget = int(max_pairs * 0.8)  # the estimate is from a sample: leave a margin
+    measure = _Measure(work, source, sizes)
+    trials: list[KeyTrial] = []
+    keys: list[list[str]] = []
+    windows: list[dict] = []
+    total = 0
+
+    def estimate(key: list[str]) -> int | None:
+        try:
+            return measure.pairs(key)
+        except (KeyError, ValueError):  # a column the normalizers removed, a bad part
+            return None
+
+    candidates = [(key, estimate(key)) for key in candidate_keys(profiles)]
+    candidates = [(key, count) for key, count in candidates if count is not None]
+    # Likely matches: pairs sharing a key that proposes at most one pair per record.
+    likely = measure.likely_matches([k for k, c in candidates if 0 < c <= min(budget, n)])
+
+    for key, count in candidates:
+        trial = KeyTrial(key, count, "")
+        trials.append(trial)
+        if count == 0:
+            trial.outcome = "dropped: no two records share it"
+            continue
+        chosen, chosen_pairs = key, count
+        if count > budget:
+            options = []  # (share of likely matches kept, pairs, refined key)
+            for part in refinements(profiles, key):
+                refined = [*key, part]
+                pairs = estimate(refined)
+                if pairs is not None and pairs > 0:
+                    kept = round(measure.agreement([part], key, likely), 2)
+                    options.append((kept, pairs, refined))
+            fits = [o for o in options if o[1] <= budget]
+            if fits:
+                # The part that likely matches most often share (recall); of parts about as
+                # often shared, the one that brings fewest pairs (cost, and fewer non-matches).
+                best = max(o[0] for o in fits)
+                _, chosen_pairs, chosen = min((o for o in fits if o[0] >= best - AGREE_SLACK),
+                                              key=lambda o: o[1])
+                trial.outcome = f"refined to [{', '.join(chosen)}]"
+            else:
+                # Sorted by the key, then by the part likely matches most often share:
+                # neighbours share the key and come close on another column.
+                best = [o[2][-1] for o in sorted(options, key=lambda o: -o[0])[:1]]
+                sort_key = key + best
+                present = measure.present(key)
+                window = min(MAX_WINDOW, 1 + budget // max(present, 1))
+                sn_pairs = present * (window - 1)
+                if window < 2:
+                    trial.outcome = "dropped: even a window of 2 is above the budget"
+                    continue
+                if total + sn_pairs > total_budget:
+                    trial.outcome = "dropped: the total budget (`max_pairs`) is spent"
+                    continue
+                total += sn_pairs
+                trial.chosen, trial.chosen_pairs = sort_key, sn_pairs
+                trial.outcome = (f"sorted neighbourhood on [{', '.join(sort_key)}], "
+                                 f"window {window}")
+                windows.append({"name": f"suggested_window_{len(windows) + 1}",
+                                "type": "sorted_neighbourhood", "sort_key": sort_key,
+                                "window": window})
+                continue
+        same = _covered(chosen, keys)
+        if same is not None:
+            trial.outcome = (f"dropped: {trial.outcome + ', ' if trial.outcome else ''}"
+                             f"its pairs are all proposed by [{', '.join(same)}]")
+            continue
+        if total + chosen_pairs > total_budget:
+            trial.outcome = "dropped: the total budget (`max_pairs`) is spent"
+            continue
+        total += chosen_pairs
+        trial.chosen, trial.chosen_pairs = chosen, chosen_pairs
+        trial.outcome = trial.outcome or "kept"
+        keys.append(chosen)
+    blocking = ([{"name": "suggested", "keys": keys}] if keys else []) + windows
+    return blocking, trials, budget

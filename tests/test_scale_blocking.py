@@ -1,0 +1,179 @@
+"""Scale-invariant blocking: over-budget keys are refined, oversized blocks sub-blocked, keys
+chosen on a sample whose pair counts are scaled to the whole table (issue 14, item 3)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import linkage as lk
+from linkage.blocking import BlockingInput, KeyBlocker, block
+from linkage.blocking.choose import SAMPLE_ROWS, _Measure, sample_table
+from linkage.errors import LinkageWarning
+from linkage.evaluate import score_clusters
+from linkage.suggest import _normalized, suggest_rules
+from linkage.synth import persons
+
+
+def _true_pairs(entity: np.ndarray) -> set[tuple[int, int]]:
+    out = set()
+    for rows in pd.Series(np.arange(len(entity))).groupby(entity).groups.values():
+        rows = sorted(rows)
+        out |= {(a, b) for i, a in enumerate(rows) for b in rows[i + 1:]}
+    return out
+
+
+def test_over_budget_key_is_refined_not_dropped():
+    records, _ = persons(20_000, seed=3)
+    suggestion = suggest_rules([records], max_pairs=100_000)
+    budget = suggestion.budget_per_key
+    assert budget == 10_000
+    keys = suggestion.rules["blocking"][0]["keys"]
+    trials = {tuple(t.key): t for t in suggestion.measured}
+    # The birth date alone collides across people (a few pairs per record at 20,000): over
+    # the budget, it comes back with a second part, and that refined key is in the rules.
+    dob = trials[("dob",)]
+    assert dob.pairs > budget and dob.outcome.startswith("refined to [dob, ")
+    assert dob.chosen in keys and 0 < dob.chosen_pairs <= budget
+    over = [t for t in suggestion.measured if t.pairs > budget]
+    # Over the budget: refined, a window, or dropped only when a chosen key already proposes
+    # every pair the refined key would.
+    assert over and all(t.outcome.startswith(("refined", "sorted"))
+                        or "are all proposed by" in t.outcome for t in over)
+    # Every key in the rules fits the budget.
+    assert all(t.chosen_pairs <= budget for t in suggestion.measured if t.kept)
+    # The commented YAML says what happened to each key.
+    assert "refined to [dob, " in suggestion.to_yaml()
+
+
+def test_key_that_no_part_refines_becomes_a_sorted_neighbourhood():
+    # One name column, fifty names over 5,000 records: [name] has about 250,000 pairs, no other
+    # column can refine it, so it becomes a window sized to the budget of 20,000 pairs.
+    rng = np.random.default_rng(2)
+    pool = [f"{a} {b}" for a in ("ann", "bo", "cy", "di", "ed") for b in "fghijklmno"]
+    frame = pd.DataFrame({"name": rng.choice(pool, 5_000)})
+    suggestion = suggest_rules([frame], max_pairs=200_000)
+    trial = next(t for t in suggestion.measured if t.key == ["name"])
+    assert trial.pairs > suggestion.budget_per_key == 20_000
+    assert trial.outcome == "sorted neighbourhood on [name], window 5"
+    window = [b for b in suggestion.rules["blocking"] if b.get("type") == "sorted_neighbourhood"]
+    assert window and window[0]["sort_key"] == ["name"] and window[0]["window"] == 5
+    rules = lk.Rules.from_dict(suggestion.rules)  # valid rules, and the window runs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        run = lk.dedupe(frame, rules, progress=False)
+    assert 0 < run.summary_data["stages"]["block"]["candidate_pairs"] <= 200_000
+
+
+def _crowded(n_people: int = 400) -> tuple[pd.DataFrame, np.ndarray]:
+    """One city for everyone; each person twice, the copy with a typo at the end."""
+    rng = np.random.default_rng(5)
+    stems = ["".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz"), 7)) for _ in range(n_people)]
+    names = [s + "a" for s in stems] + [s + "e" for s in stems]
+    entity = np.concatenate([np.arange(n_people), np.arange(n_people)])
+    order = rng.permutation(len(names))
+    frame = pd.DataFrame({"city": "seoul", "name": np.array(names)[order]})
+    return frame, entity[order]
+
+
+def test_oversized_block_is_sub_blocked_and_its_true_pairs_found():
+    frame, entity = _crowded()
+    data = BlockingInput({c: frame[c].to_numpy(dtype=object) for c in frame.columns})
+    with pytest.warns(LinkageWarning, match="sub-blocked a block of 800 records") as record:
+        pairs = block([KeyBlocker(["city"], name="by_city")], data, max_pairs=10**9,
+                      max_block_size=100)
+    assert "sorted neighbourhood on name" in str(record[0].message)
+    found = set(zip(pairs.left.tolist(), pairs.right.tolist(), strict=True))
+    truth = _true_pairs(entity)
+    assert truth <= found  # every copy sorts next to its original
+    assert len(found) < 800 * 9  # a window, not the 319,600 pairs of the whole block
+    assert pairs.skipped[0].how == "sorted neighbourhood on name, window 9"
+    assert pairs.estimated["by_city"] >= pairs.proposed["by_city"]
+
+
+def test_oversized_block_is_sub_blocked_in_a_link_and_end_to_end():
+    frame, entity = _crowded(200)
+    first = np.unique(entity, return_index=True)[1]
+    left = frame.iloc[np.sort(first)].reset_index(drop=True)
+    right = frame.drop(index=frame.index[first]).reset_index(drop=True)
+    source = np.repeat(np.array([0, 1], dtype=np.int8), [len(left), len(right)])
+    both = pd.concat([left, right], ignore_index=True)
+    data = BlockingInput({c: both[c].to_numpy(dtype=object) for c in both.columns}, source)
+    with pytest.warns(LinkageWarning, match="sub-blocked"):
+        pairs = block([KeyBlocker(["city"])], data, max_pairs=10**9, max_block_size=50)
+    stems = both["name"].str[:-1].to_numpy()
+    assert (source[pairs.left] != source[pairs.right]).all()
+    found = {(stems[a], stems[b]) for a, b in zip(pairs.left, pairs.right, strict=True)
+             if stems[a] == stems[b]}
+    assert len(found) == 200  # each person's left and right records meet
+    # A whole run: the crowded block is compared through its neighbours, and the copies
+    # cluster (before, the block was skipped and nothing was found).
+    rules = {"blocking": [{"keys": ["city"]}], "max_block_size": 100,
+             "comparisons": [{"type": "jaro_winkler", "column": "name", "thresholds": [0.9]}],
+             "scoring": {"type": "rule_sum", "threshold": 1.0}}
+    truth = pd.Series(entity, index=[f"r{i}" for i in range(len(frame))])
+    for chunk_rows in (None, 150):  # in memory, and in chunks (out of core)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LinkageWarning)
+            run = lk.dedupe(frame.assign(id=truth.index), {**rules, "id_column": "id"},
+                            progress=False, chunk_rows=chunk_rows)
+        assert run.summary_data["stages"]["block"]["skipped_blocks"][0]["how"]
+        assert any("sub-blocked" in w for w in run.summary_data["warnings"])
+        predicted = run.clusters.set_index("id")["cluster_id"]
+        assert score_clusters(predicted, truth).recall == 1.0, chunk_rows
+
+
+def test_suggest_reads_a_sample_and_scales_pair_counts():
+    records, _ = persons(SAMPLE_ROWS + 30_000, seed=11)
+    suggestion = suggest_rules([records])
+    assert suggestion.sample_rows == SAMPLE_ROWS < len(records)
+    # Pair counts estimated on the sample match the whole table's within a few per cent: a
+    # key whose pairs are duplicates (e-mail) and one whose pairs are collisions (birth date).
+    normalize = suggestion.rules["normalize"]
+    full = _normalized(records, normalize)
+    exact = _Measure(full, None, [len(records)])
+    sample, source, sizes = sample_table([records])
+    estimated = _Measure(_normalized(sample, normalize), source, sizes)
+    assert len(sample) == SAMPLE_ROWS and sizes == [len(records)]
+    for key in (["email"], ["dob"], ["surname"], ["first_name", "surname"]):
+        truth, guess = exact.pairs(key), estimated.pairs(key)
+        assert abs(guess - truth) <= 0.05 * truth, (key, guess, truth)
+        trial = next(t for t in suggestion.measured if t.key == key)
+        assert trial.pairs == guess
+
+
+def _f1(n: int, seed: int) -> float:
+    records, truth = persons(n, seed=seed)
+    rules = lk.Rules.from_dict(suggest_rules([records]).rules)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        run = lk.dedupe(records, rules, progress=False)
+    predicted = run.clusters.set_index("rec_id")["cluster_id"]
+    return score_clusters(predicted, truth.set_index("rec_id")["entity_id"]).f1
+
+
+def test_same_generator_scores_alike_at_10k_and_100k():
+    small, large = _f1(10_000, 42), _f1(100_000, 42)
+    assert abs(small - large) <= 0.01, (small, large)
+
+
+def test_incremental_blocking_sub_blocks_as_a_full_run():
+    from linkage.incremental import block_new
+
+    frame, _ = _crowded(150)
+    work = {c: frame[c].to_numpy(dtype=object) for c in frame.columns}
+    rules = lk.Rules.from_dict({
+        "blocking": [{"name": "by_city", "keys": ["city"]}], "max_block_size": 50,
+        "comparisons": [{"type": "exact", "column": "name"}]})
+    n_old = 200  # the last 100 records are new
+    with pytest.warns(LinkageWarning, match="sub-blocked"):
+        full = block(rules.blocking, BlockingInput(work), max_pairs=10**9, max_block_size=50)
+    with pytest.warns(LinkageWarning, match="sub-blocked"):
+        new = block_new(rules, work, n_old)
+    touching = {(a, b) for a, b in zip(full.left.tolist(), full.right.tolist(), strict=True)
+                if b >= n_old}
+    assert touching and set(zip(new.left.tolist(), new.right.tolist(), strict=True)) == touching
+    assert new.skipped[0].how == full.skipped[0].how == "sorted neighbourhood on name, window 9"
