@@ -29,7 +29,14 @@ from linkage._schema import did_you_mean
 from linkage.before_after import before_after, value_labels
 from linkage.blocking import BlockingInput, CandidatePairs, block, blocker_names
 from linkage.blocking._blockers import SkippedBlock
-from linkage.clustering import connected_components, one_to_one
+from linkage.clustering import (
+    connected_components,
+    one_to_one,
+    split_decisions,
+    split_summary,
+    split_weak_links,
+)
+from linkage.diagnostics import diagnose
 from linkage.errors import InputError, LinkageWarning
 from linkage.golden import build_golden
 from linkage.guards import GuardContext, apply_guards
@@ -1085,9 +1092,21 @@ def run_local(
     with clock.stage("cluster"):
         ml, mr, mw = pairs.left[matched], pairs.right[matched], weight[matched]
         ms = staged[matched]
+        at = np.flatnonzero(matched)  # each matched pair's position among all pairs
         if mode == "link" and rules.one_to_one:
             keep_edge = one_to_one(ml, mr, mw)
             ml, mr, mw, ms = ml[keep_edge], mr[keep_edge], mw[keep_edge], ms[keep_edge]
+            at = at[keep_edge]
+        component_sizes = np.bincount(connected_components(n, ml, mr)) if n else \
+            np.zeros(0, dtype=np.int64)
+        splits: list[dict] = []
+        if rules.split_weak_links:
+            keep_edge, splits = split_weak_links(n, ml, mr, mw, unbreakable=ms >= 0)
+            if splits:
+                matched = matched.copy()
+                matched[at[~keep_edge]] = False
+                ml, mr, mw, ms = ml[keep_edge], mr[keep_edge], mw[keep_edge], ms[keep_edge]
+                guard.decisions.extend(split_decisions(splits, ids))
         clusters = connected_components(n, ml, mr)
 
     with clock.stage("keep"):
@@ -1120,8 +1139,13 @@ def run_local(
     for name, stats in exact_stats.items():
         summary["stages"][name] = stats
     summary["stages"]["guard"] = guard_counts(rules, guard.decisions)
+    if rules.split_weak_links:
+        summary["stages"]["cluster"]["split_weak_links"] = split_summary(splits,
+                                                                         component_sizes)
     if mode == "link":
         summary["links"] = len(outputs["links"])
+    summary["diagnostics"], summary["model_reliable"] = diagnose(
+        summary, scorer, rules.max_removal_rate, n, clusters, pairs.left, pairs.right, matched)
     return Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
 
 

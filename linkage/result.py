@@ -200,6 +200,9 @@ class Result:
             )
         for warning in s.get("warnings", []):
             lines.append(f"  warning: {warning}")
+        from linkage.diagnostics import format_diagnostics
+
+        lines += format_diagnostics(s)
         return "\n".join(lines)
 
     def __repr__(self) -> str:

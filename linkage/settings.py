@@ -233,8 +233,14 @@ class Rules(Configurable):
         semantic: SemanticStage | None = None,
         url: UrlStage | None = None,
         group_by: str | list[str] | None = None,
+        split_weak_links: bool = True,
     ):
         self.id_column = id_column
+        check(isinstance(split_weak_links, bool), self, "split_weak_links",
+              "must be true (split a cluster that only weak links hold together, see "
+              "`linkage.clustering.split_weak_links`) or false (keep every connected "
+              "component whole)", split_weak_links)
+        self.split_weak_links = split_weak_links
         columns = [group_by] if isinstance(group_by, str) else list(group_by or [])
         check(group_by is None or (len(columns) > 0 and all(
             isinstance(c, str) and c.strip() for c in columns)), self, "group_by",
