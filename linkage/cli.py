@@ -155,7 +155,7 @@ def _finish(result, out: Path, checkpoint: Path | None = None) -> None:
         import shutil
 
         shutil.rmtree(checkpoint, ignore_errors=True)
-    click.echo(result.format_summary())
+    click.echo(result.format_summary(out))
     click.echo(f"  wrote {out}/")
 
 

@@ -38,6 +38,7 @@ Each entry says what to do: label a few pairs the run is least sure of (`linkage
 from __future__ import annotations
 
 import math
+import shlex
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,7 @@ LABEL_PAIRS = ("Label 25 pairs: `linkage sample RUN_DIR --active --n 25 --out to
                "in its `label` column (1 same, 0 different), then run again with "
                "`--labels todo.csv`.")
 
+_FLOOR = 1e-5  # m or u at or below this: the level was not seen among matches or non-matches
 GIANT_SHARE = 0.01  # of all records
 GIANT_FACTOR = 10  # times the cluster size the matched pairs support
 INCONSISTENT_WARNING = 0.25
@@ -105,8 +107,11 @@ def _weights(scorer: Any) -> list[dict]:
     table = scorer.parameter_table()
     falls = []
     for name, rows in table.groupby("comparison", sort=False):
-        weights = rows["match_weight"].to_numpy(dtype=float)
-        levels = rows["level"].astype(str).to_list()
+        # A level with m and u both at the floor was never seen: it carries no weight.
+        seen = (rows["m"].to_numpy(dtype=float) > _FLOOR) | (rows["u"].to_numpy(dtype=float)
+                                                             > _FLOOR)
+        weights = rows["match_weight"].to_numpy(dtype=float)[seen]
+        levels = rows["level"].astype(str).to_numpy()[seen]
         for k in range(1, len(weights)):
             drop = weights[k - 1] - weights[k]
             if math.isfinite(drop) and drop > 1.0:
@@ -117,7 +122,8 @@ def _weights(scorer: Any) -> list[dict]:
     return [_entry(
         "non_monotone_weights", "warning",
         "Agreeing more counts as less evidence of a match for " + "; ".join(falls)
-        + ". A fit that learned this has most likely learned something other than the match.")]
+        + ". The fit did not learn that closer agreement is stronger evidence: it may have "
+        "fit noise in rare levels, or a trait other than the match.")]
 
 
 def _giant(summary: dict, n: int, clusters: np.ndarray, matched_pairs: int) -> list[dict]:
@@ -171,14 +177,19 @@ def _inconsistent(clusters: np.ndarray, left: np.ndarray, right: np.ndarray,
         "through others. Records of one thing match one another.")]
 
 
-def format_diagnostics(summary: dict) -> list[str]:
-    """Terminal lines for summary.json's diagnostics (none when there are none)."""
+def format_diagnostics(summary: dict, run_dir: Any = None) -> list[str]:
+    """Terminal lines for summary.json's diagnostics (none when there are none); `run_dir`
+    replaces RUN_DIR in what to do."""
     found = summary.get("diagnostics") or []
     if not found:
         return []
-    lines = ["  model: UNRELIABLE" if summary.get("model_reliable") is False
-             else "  model: look before trusting it"]
+    lines = ["  model: UNRELIABLE, do not use its clusters before acting on this"
+             if summary.get("model_reliable") is False
+             else "  model: look at these before trusting it"]
     for d in found:
+        what = d["what_to_do"]
+        if run_dir is not None:
+            what = what.replace("RUN_DIR", shlex.quote(str(run_dir)))
         lines.append(f"  {d['severity']}: [{d['code']}] {d['message']}")
-        lines.append(f"    what to do: {d['what_to_do']}")
+        lines.append(f"    what to do: {what}")
     return lines
