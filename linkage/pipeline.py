@@ -1097,16 +1097,12 @@ def run_local(
             keep_edge = one_to_one(ml, mr, mw)
             ml, mr, mw, ms = ml[keep_edge], mr[keep_edge], mw[keep_edge], ms[keep_edge]
             at = at[keep_edge]
-        component_sizes = np.bincount(connected_components(n, ml, mr)) if n else \
-            np.zeros(0, dtype=np.int64)
-        splits: list[dict] = []
-        if rules.split_weak_links:
-            keep_edge, splits = split_weak_links(n, ml, mr, mw, unbreakable=ms >= 0)
-            if splits:
-                matched = matched.copy()
-                matched[at[~keep_edge]] = False
-                ml, mr, mw, ms = ml[keep_edge], mr[keep_edge], mw[keep_edge], ms[keep_edge]
-                guard.decisions.extend(split_decisions(splits, ids))
+        keep_edge, splits, component_sizes = cut_weak_links(rules, n, ml, mr, mw, ms >= 0)
+        if splits:
+            matched = matched.copy()
+            matched[at[~keep_edge]] = False
+            ml, mr, mw, ms = ml[keep_edge], mr[keep_edge], mw[keep_edge], ms[keep_edge]
+            guard.decisions.extend(split_decisions(splits, ids))
         clusters = connected_components(n, ml, mr)
 
     with clock.stage("keep"):
@@ -1139,13 +1135,10 @@ def run_local(
     for name, stats in exact_stats.items():
         summary["stages"][name] = stats
     summary["stages"]["guard"] = guard_counts(rules, guard.decisions)
-    if rules.split_weak_links:
-        summary["stages"]["cluster"]["split_weak_links"] = split_summary(splits,
-                                                                         component_sizes)
     if mode == "link":
         summary["links"] = len(outputs["links"])
-    summary["diagnostics"], summary["model_reliable"] = diagnose(
-        summary, scorer, rules.max_removal_rate, n, clusters, pairs.left, pairs.right, matched)
+    add_diagnostics(summary, rules, scorer, splits, component_sizes, clusters, pairs.left,
+                    pairs.right, matched)
     return Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
 
 
@@ -1461,6 +1454,30 @@ def prepare_tables(tables: list[Table], id_column: str | None):
     ids = pd.concat([f[id_name] for f in frames], ignore_index=True)
     combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     return frames, id_name, sizes, source, ids, combined
+
+
+def cut_weak_links(rules: Rules, n: int, left: np.ndarray, right: np.ndarray,
+                   weight: np.ndarray, unbreakable: np.ndarray):
+    """(mask of the matched pairs kept, the clusters split, each connected component's size
+    before): `linkage.clustering.split_weak_links` unless the rules turn it off."""
+    sizes = np.bincount(connected_components(n, left, right)) if n else \
+        np.zeros(0, dtype=np.int64)
+    if not rules.split_weak_links:
+        return np.ones(len(left), dtype=bool), [], sizes
+    keep, splits = split_weak_links(n, left, right, weight, unbreakable=unbreakable)
+    return keep, splits, sizes
+
+
+def add_diagnostics(summary: dict, rules: Rules, scorer, splits: list[dict],
+                    component_sizes: np.ndarray, clusters: np.ndarray, left: np.ndarray,
+                    right: np.ndarray, matched: np.ndarray) -> None:
+    """summary.json's `stages.cluster.split_weak_links`, `diagnostics` and `model_reliable`
+    (`linkage.diagnostics`), from the final clusters and matched pairs."""
+    if rules.split_weak_links:
+        summary["stages"]["cluster"]["split_weak_links"] = split_summary(splits,
+                                                                         component_sizes)
+    summary["diagnostics"], summary["model_reliable"] = diagnose(
+        summary, scorer, rules.max_removal_rate, len(clusters), clusters, left, right, matched)
 
 
 def guard_counts(rules: Rules, decisions: list[dict]) -> dict[str, dict[str, int]]:
