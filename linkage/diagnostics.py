@@ -28,8 +28,10 @@ entry is `unreliable`; `linkage check` then exits 3. The signs:
 - `removal_rate`: the share of records removed as duplicates is above `max_removal_rate`.
   Warning.
 - `inconsistent_clusters`: among the clusters of several records, the share in which two
-  members were compared and scored as a non-match. Records of one thing match one another;
-  above 25% of the clusters this is a warning, above 50% the model is unreliable.
+  members were compared and scored as a non-match. Records of one thing mostly match one
+  another, though heavy errors leave some pairs apart (a third of the clusters in a table of
+  historical persons with many typos); above half of the clusters this is a warning, above
+  80% the clusters are chains and the model is unreliable.
 
 Each entry says what to do: label a few pairs the run is least sure of (`linkage sample RUN
 --active --n 25 --out todo.csv`, fill in `label`) and run again with `--labels todo.csv`.
@@ -52,8 +54,8 @@ LABEL_PAIRS = ("Label 25 pairs: `linkage sample RUN_DIR --active --n 25 --out to
 _FLOOR = 1e-5  # m or u at or below this: the level was not seen among matches or non-matches
 GIANT_SHARE = 0.01  # of all records
 GIANT_FACTOR = 10  # times the cluster size the matched pairs support
-INCONSISTENT_WARNING = 0.25
-INCONSISTENT_UNRELIABLE = 0.5
+INCONSISTENT_WARNING = 0.5
+INCONSISTENT_UNRELIABLE = 0.8
 
 
 def _entry(code: str, severity: str, message: str, what_to_do: str = LABEL_PAIRS) -> dict:
