@@ -67,7 +67,8 @@ def _supported(size: np.ndarray, edges: np.ndarray, max_degree: np.ndarray) -> n
 
 
 def split_weak_links(n: int, left: np.ndarray, right: np.ndarray, weight: np.ndarray,
-                     unbreakable: np.ndarray | None = None) -> tuple[np.ndarray, list[dict]]:
+                     unbreakable: np.ndarray | None = None, *,
+                     labels: np.ndarray | None = None) -> tuple[np.ndarray, list[dict]]:
     """Split the clusters that only weak links hold together. Returns a mask over the matched
     pairs (True: kept) and one record per cluster split: its rows, size, matched pairs, the
     most pairs one member had, the pieces it ended in, the pairs removed and the strongest
@@ -107,7 +108,8 @@ def split_weak_links(n: int, left: np.ndarray, right: np.ndarray, weight: np.nda
     keep = np.ones(len(left), dtype=bool)
     if n == 0 or len(left) == 0:
         return keep, []
-    labels = connected_components(n, left, right)
+    if labels is None:  # else the caller's `connected_components(n, left, right)`
+        labels = connected_components(n, left, right)
     k = int(labels.max()) + 1
     size = np.bincount(labels, minlength=k)
     edge_label = labels[left]

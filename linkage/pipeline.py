@@ -1460,11 +1460,12 @@ def cut_weak_links(rules: Rules, n: int, left: np.ndarray, right: np.ndarray,
                    weight: np.ndarray, unbreakable: np.ndarray):
     """(mask of the matched pairs kept, the clusters split, each connected component's size
     before): `linkage.clustering.split_weak_links` unless the rules turn it off."""
-    sizes = np.bincount(connected_components(n, left, right)) if n else \
-        np.zeros(0, dtype=np.int64)
+    labels = connected_components(n, left, right)
+    sizes = np.bincount(labels) if n else np.zeros(0, dtype=np.int64)
     if not rules.split_weak_links:
         return np.ones(len(left), dtype=bool), [], sizes
-    keep, splits = split_weak_links(n, left, right, weight, unbreakable=unbreakable)
+    keep, splits = split_weak_links(n, left, right, weight, unbreakable=unbreakable,
+                                    labels=labels)
     return keep, splits, sizes
 
 
