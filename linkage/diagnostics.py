@@ -10,8 +10,10 @@ summary.json's `diagnostics`, one entry per sign found::
 likely learned the wrong thing: the output is not a result). `model_reliable` is false when any
 entry is `unreliable`; `linkage check` then exits 3. The signs:
 
-- `scorer_fit`: a problem the scorer found in its own fit (`scorer.diagnostics["problems"]`,
-  e.g. EM's prior far from the prior estimated independently). Unreliable.
+- `scorer_fit`: a problem the scorer found in its own fit (`scorer.diagnostics["problems"]`).
+  Unreliable when the fit failed (the start EM kept broke a constraint, or its prior is more
+  than 4 times off the prior estimated independently of EM), else a warning (EM stopped
+  before converging, its classes came out swapped and were swapped back).
 - `implausible_prior`: Fellegi-Sunter's prior says more than half of the candidate pairs match.
   Blocking keeps the pairs that share some key, and most such pairs are different things;
   a majority of matches means EM took a shared trait (a surname, a household, a city) for the
@@ -52,6 +54,7 @@ LABEL_PAIRS = ("Label 25 pairs: `linkage sample RUN_DIR --active --n 25 --out to
                "`--labels todo.csv`.")
 
 _FLOOR = 1e-5  # m or u at or below this: the level was not seen among matches or non-matches
+PRIOR_FACTOR = 4.0  # EM's prior this many times off the independent estimate: a failed fit
 GIANT_SHARE = 0.01  # of all records
 GIANT_FACTOR = 10  # times the cluster size the matched pairs support
 INCONSISTENT_WARNING = 0.5
@@ -87,9 +90,10 @@ def diagnose(summary: dict, scorer: Any, max_removal_rate: float, n: int,
 def _scorer(scorer: Any) -> list[dict]:
     out = []
     found = getattr(scorer, "diagnostics", None)
-    problems = found.get("problems", []) if isinstance(found, dict) else []
-    for problem in problems or []:
-        out.append(_entry("scorer_fit", "unreliable", str(problem)))
+    found = found if isinstance(found, dict) else {}
+    severity = "unreliable" if _fit_failed(found) else "warning"
+    for problem in found.get("problems") or []:
+        out.append(_entry("scorer_fit", severity, str(problem)))
     prior = getattr(scorer, "prior_", None)
     if prior is not None and float(prior) > 0.5:
         out.append(_entry(
@@ -99,6 +103,18 @@ def _scorer(scorer: Any) -> list[dict]:
             "has most likely learned a trait many records share (a surname, a household, a "
             "city) as the match."))
     return out
+
+
+def _fit_failed(found: dict) -> bool:
+    """Whether the scorer's own diagnostics say its fit failed: the start it kept broke a
+    constraint, or its prior is more than `PRIOR_FACTOR` times off the prior estimated
+    independently of EM. Other problems (EM stopped before converging, classes swapped back)
+    are warnings."""
+    won = [s for s in found.get("starts") or [] if s.get("start") == found.get("start_won")]
+    if won and won[0].get("failed"):
+        return True
+    ratio = found.get("prior_ratio")
+    return ratio is not None and not 1 / PRIOR_FACTOR <= float(ratio) <= PRIOR_FACTOR
 
 
 def _weights(scorer: Any) -> list[dict]:
