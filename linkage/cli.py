@@ -517,6 +517,8 @@ def _rules_lines(rules) -> list[str]:
               f"(levels: {', '.join(c.level_labels)})" for c in rules.comparisons]
     lines.append(f"score: {rules.scoring.kind}, threshold {rules.scoring.threshold:g}")
     lines += [f"guard {g.kind}: {_settings(g)}" for g in rules.guards]
+    lines.append("cluster: split clusters only weak links hold together" if rules.split_weak_links
+                 else "cluster: connected components, kept whole (split_weak_links: false)")
     lines.append(f"keep: {_settings(rules.keep).removeprefix('policy ')}")
     if rules.golden is not None:
         lines.append(f"golden: {_settings(rules.golden)}")

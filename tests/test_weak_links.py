@@ -18,7 +18,7 @@ import linkage
 from linkage.clustering import split_weak_links
 from linkage.errors import RulesError
 from linkage.settings import Rules
-from tests.conftest import ROOT, f1_score, pairs_of_clusters
+from tests.conftest import ROOT, f1_score, pairs_of_clusters, run_cli
 
 HOUSEHOLDS = 150
 GIVEN = ["anna", "ben", "clara", "david", "emma", "felix", "greta", "hugo", "ida", "jon"]
@@ -131,7 +131,20 @@ def test_the_rules_key_is_validated_and_off_keeps_components_whole():
     with pytest.raises(RulesError, match="split_weak_links"):
         Rules.from_dict({**CHAIN_RULES, "split_weak_links": "yes"})
     result = _run(households(30), split=False)
-    assert "split_weak_links" not in result.summary()["stages"]["cluster"]
+    summary = result.summary()
+    assert "split_weak_links" not in summary["stages"]["cluster"]
+    assert summary["stages"]["cluster"]["largest_cluster"] == len(result.clusters)
+    # Kept whole, the chain is the result's largest cluster, and the run says it is wrong.
+    giant = [d for d in summary["diagnostics"] if d["code"] == "giant_cluster"]
+    assert giant and giant[0]["message"].startswith("The largest cluster holds 119 of 119")
+    assert summary["model_reliable"] is False
+
+
+def test_validate_says_whether_clusters_are_split(tmp_path):
+    path = tmp_path / "chain.yaml"
+    Rules.from_dict({**CHAIN_RULES, "split_weak_links": False}).to_yaml(path)
+    done = run_cli("validate", path)
+    assert done.returncode == 0 and "split_weak_links: false" in done.stdout
 
 
 def test_summary_json_and_report_carry_the_split(tmp_path):
