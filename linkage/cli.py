@@ -2,8 +2,9 @@
 
 Exit codes: 0 success; 1 only from `linkage check`, its gate failed; 2 bad input, rules or
 environment (the user's or the machine's: the message names the file, the key and the fix);
-3 an unreliable model; 4 a bug in linkage. A reader that closes the pipe early (`| head`)
-ends the command quietly with the code it would have had.
+3 an unreliable model (`linkage check`: a diagnostic in summary.json says so); 4 a bug in
+linkage. A reader that closes the pipe early (`| head`) ends the command quietly with the
+code it would have had.
 """
 
 from __future__ import annotations
@@ -192,7 +193,7 @@ def _finish(result, out: Path, checkpoint: Path | None = None) -> None:
         import shutil
 
         shutil.rmtree(checkpoint, ignore_errors=True)
-    click.echo(result.format_summary())
+    click.echo(result.format_summary(out))
     used = result.summary().get("labels")
     if used:
         click.echo(f"  labels            {used['pairs']:,} ({used['matches']:,} matches, "
@@ -344,7 +345,9 @@ def lsh_params(threshold, num_perm, bands, rows):
 def check(input_path, rules_path, max_duplicate_rate, id_column, sep, encoding, as_json):
     """A data-quality gate for ETL: exit 0 when INPUT's duplicate rate is at most
     --max-duplicate-rate, 1 when it is above, 2 on bad input or rules (the message says what
-    to fix), 4 on a bug in linkage: 1 always means the gate failed.
+    to fix), 3 when the model is unreliable (a diagnostic, e.g. one giant cluster, says the
+    duplicate rate cannot be trusted; it is printed with what to do), 4 on a bug in linkage:
+    1 always means the gate failed.
 
     \b
     linkage check customers.csv --rules rules/customers.yaml --max-duplicate-rate 0.01 --json
@@ -363,6 +366,8 @@ def check(input_path, rules_path, max_duplicate_rate, id_column, sep, encoding, 
     summary = result.summary()
     rate = summary["removal_rate"]
     passed = rate <= max_duplicate_rate
+    reliable = summary.get("model_reliable", True) is not False
+    code = 3 if not reliable else 0 if passed else 1
     report = {
         "input": str(input_path),
         "passed": passed,
@@ -373,16 +378,22 @@ def check(input_path, rules_path, max_duplicate_rate, id_column, sep, encoding, 
         "clusters_with_duplicates": summary["stages"]["cluster"]["clusters_with_several_records"],
         "rules_hash": summary["rules"]["config_hash"],
         "input_checksum": summary["inputs"][0]["checksum"],
+        "model_reliable": reliable,
+        "diagnostics": summary.get("diagnostics", []),
     }
-    click.get_current_context().meta[GATE] = 0 if passed else 1  # also when stdout is closed
+    click.get_current_context().meta[GATE] = code  # also when stdout is closed
     if as_json:
         click.echo(json_module.dumps(report, ensure_ascii=False))
     else:
-        verdict = "PASS" if passed else "FAIL"
+        verdict = "UNRELIABLE" if not reliable else "PASS" if passed else "FAIL"
         click.echo(f"{verdict}: {report['duplicates']:,} of {report['records']:,} records are "
                    f"duplicates ({rate:.2%}; limit {max_duplicate_rate:.2%})")
+        from linkage.diagnostics import format_diagnostics
+
+        for line in format_diagnostics(summary):
+            click.echo(line)
     sys.stdout.flush()
-    sys.exit(0 if passed else 1)
+    sys.exit(code)
 
 
 def _bands(text: str) -> list[float]:
@@ -570,6 +581,8 @@ def _rules_lines(rules) -> list[str]:
               f"(levels: {', '.join(c.level_labels)})" for c in rules.comparisons]
     lines.append(f"score: {rules.scoring.kind}, threshold {rules.scoring.threshold:g}")
     lines += [f"guard {g.kind}: {_settings(g)}" for g in rules.guards]
+    lines.append("cluster: split clusters only weak links hold together" if rules.split_weak_links
+                 else "cluster: connected components, kept whole (split_weak_links: false)")
     lines.append(f"keep: {_settings(rules.keep).removeprefix('policy ')}")
     if rules.golden is not None:
         lines.append(f"golden: {_settings(rules.golden)}")

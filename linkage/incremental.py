@@ -720,13 +720,15 @@ def finish_run(rules, scorer, combined, id_name, table, pairs, matrix, weight, p
                normalize_stats, exact_stats, clock):
     """Guard, cluster, keep and the outputs over scored pairs: the tail of the local engine
     (`pipeline.run_local`), for a dedupe run. Returns the Result and the cluster labels."""
-    from linkage.clustering import connected_components
+    from linkage.clustering import connected_components, split_decisions
     from linkage.golden import build_golden
     from linkage.guards import GuardContext, apply_guards
     from linkage.keep import id_rank, keeper_rank
     from linkage.pipeline import (
         _outputs,
         _summary,
+        add_diagnostics,
+        cut_weak_links,
         guard_counts,
         matched_by_stage,
         scorer_report,
@@ -747,6 +749,14 @@ def finish_run(rules, scorer, combined, id_name, table, pairs, matrix, weight, p
         matched = guard.matched
     with clock.stage("cluster"):
         ml, mr, mw = pairs.left[matched], pairs.right[matched], weight[matched]
+        at = np.flatnonzero(matched)
+        keep_edge, splits, component_sizes = cut_weak_links(rules, n, ml, mr, mw,
+                                                            staged[matched] >= 0)
+        if splits:  # as the local engine splits clusters only weak links hold together
+            matched = matched.copy()
+            matched[at[~keep_edge]] = False
+            ml, mr, mw = ml[keep_edge], mr[keep_edge], mw[keep_edge]
+            guard.decisions.extend(split_decisions(splits, ids))
         clusters = connected_components(n, ml, mr)
     with clock.stage("keep"):
         ranks = keeper_rank(rules.keep, combined, clusters, id_rank(ids))
@@ -769,6 +779,8 @@ def finish_run(rules, scorer, combined, id_name, table, pairs, matrix, weight, p
     summary["stages"]["score"].update(scorer_report(scorer))
     summary["stages"].update(exact_stats)
     summary["stages"]["guard"] = guard_counts(rules, guard.decisions)
+    add_diagnostics(summary, rules, scorer, splits, component_sizes, clusters, pairs.left,
+                    pairs.right, matched)
     result = Result.from_outputs("dedupe", rules, outputs, summary, clock.timings, scorer)
     return result, clusters
 

@@ -29,7 +29,14 @@ from linkage._schema import did_you_mean
 from linkage.before_after import before_after, value_labels
 from linkage.blocking import BlockingInput, CandidatePairs, block, blocker_names
 from linkage.blocking._blockers import SkippedBlock
-from linkage.clustering import connected_components, one_to_one
+from linkage.clustering import (
+    connected_components,
+    one_to_one,
+    split_decisions,
+    split_summary,
+    split_weak_links,
+)
+from linkage.diagnostics import diagnose
 from linkage.errors import InputError, LinkageWarning
 from linkage.golden import build_golden
 from linkage.guards import GuardContext, apply_guards
@@ -1110,9 +1117,17 @@ def run_local(
     with clock.stage("cluster"):
         ml, mr, mw = pairs.left[matched], pairs.right[matched], weight[matched]
         ms = staged[matched]
+        at = np.flatnonzero(matched)  # each matched pair's position among all pairs
         if mode == "link" and rules.one_to_one:
             keep_edge = one_to_one(ml, mr, mw)
             ml, mr, mw, ms = ml[keep_edge], mr[keep_edge], mw[keep_edge], ms[keep_edge]
+            at = at[keep_edge]
+        keep_edge, splits, component_sizes = cut_weak_links(rules, n, ml, mr, mw, ms >= 0)
+        if splits:
+            matched = matched.copy()
+            matched[at[~keep_edge]] = False
+            ml, mr, mw, ms = ml[keep_edge], mr[keep_edge], mw[keep_edge], ms[keep_edge]
+            guard.decisions.extend(split_decisions(splits, ids))
         clusters = connected_components(n, ml, mr)
 
     with clock.stage("keep"):
@@ -1150,6 +1165,8 @@ def run_local(
     if labels_report is not None:
         summary["labels"] = labels_report
         outputs["labels"] = kept_labels
+    add_diagnostics(summary, rules, scorer, splits, component_sizes, clusters, pairs.left,
+                    pairs.right, matched)
     return Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
 
 
@@ -1465,6 +1482,31 @@ def prepare_tables(tables: list[Table], id_column: str | None):
     ids = pd.concat([f[id_name] for f in frames], ignore_index=True)
     combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     return frames, id_name, sizes, source, ids, combined
+
+
+def cut_weak_links(rules: Rules, n: int, left: np.ndarray, right: np.ndarray,
+                   weight: np.ndarray, unbreakable: np.ndarray):
+    """(mask of the matched pairs kept, the clusters split, each connected component's size
+    before): `linkage.clustering.split_weak_links` unless the rules turn it off."""
+    labels = connected_components(n, left, right)
+    sizes = np.bincount(labels) if n else np.zeros(0, dtype=np.int64)
+    if not rules.split_weak_links:
+        return np.ones(len(left), dtype=bool), [], sizes
+    keep, splits = split_weak_links(n, left, right, weight, unbreakable=unbreakable,
+                                    labels=labels)
+    return keep, splits, sizes
+
+
+def add_diagnostics(summary: dict, rules: Rules, scorer, splits: list[dict],
+                    component_sizes: np.ndarray, clusters: np.ndarray, left: np.ndarray,
+                    right: np.ndarray, matched: np.ndarray) -> None:
+    """summary.json's `stages.cluster.split_weak_links`, `diagnostics` and `model_reliable`
+    (`linkage.diagnostics`), from the final clusters and matched pairs."""
+    if rules.split_weak_links:
+        summary["stages"]["cluster"]["split_weak_links"] = split_summary(splits,
+                                                                         component_sizes)
+    summary["diagnostics"], summary["model_reliable"] = diagnose(
+        summary, scorer, rules.max_removal_rate, len(clusters), clusters, left, right, matched)
 
 
 def guard_counts(rules: Rules, decisions: list[dict]) -> dict[str, dict[str, int]]:

@@ -174,8 +174,9 @@ class Result:
                   if Path(i["name"]).exists()]  # not a DataFrame's name
         return write_atomically(out, fill, what=self.mode, inputs=inputs)
 
-    def format_summary(self) -> str:
-        """A short human summary for the terminal."""
+    def format_summary(self, run_dir: str | Path | None = None) -> str:
+        """A short human summary for the terminal; `run_dir`, where the run was written, is
+        named in the diagnostics' commands."""
         s = self.summary_data
         stages = s["stages"]
         score = stages["score"]
@@ -205,6 +206,9 @@ class Result:
             )
         for warning in s.get("warnings", []):
             lines.append(f"  warning: {warning}")
+        from linkage.diagnostics import format_diagnostics
+
+        lines += format_diagnostics(s, run_dir)
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -263,6 +263,7 @@ class Rules(Configurable):
         url: UrlStage | None = None,
         group_by: str | list[str] | None = None,
         rename_right: dict[str, str] | None = None,
+        split_weak_links: bool = True,
     ):
         self.id_column = id_column
         check(rename_right is None or (isinstance(rename_right, dict) and all(
@@ -275,6 +276,11 @@ class Rules(Configurable):
         # A link of tables that name a field differently: the right table's columns are read
         # under the left names.
         self.rename_right = dict(rename_right) if rename_right else None
+        check(isinstance(split_weak_links, bool), self, "split_weak_links",
+              "must be true (split a cluster that only weak links hold together, see "
+              "`linkage.clustering.split_weak_links`) or false (keep every connected "
+              "component whole)", split_weak_links)
+        self.split_weak_links = split_weak_links
         columns = [group_by] if isinstance(group_by, str) else list(group_by or [])
         check(group_by is None or (len(columns) > 0 and all(
             isinstance(c, str) and c.strip() for c in columns)), self, "group_by",

@@ -244,8 +244,9 @@ def test_fellegi_sunter_page_with_labels_in_a_browser(febrl, browser, tmp_path):
     _offline(page)
     seen = browser(tmp_path / "labelled.html")
     _assert_clean(seen)
-    assert seen["sections"] == ["overview", "stages", "scores", "precision", "model",
-                                "removals", "clusters"]
+    # Half of FEBRL1 is duplicates, above `max_removal_rate`: a diagnostic, shown first.
+    assert seen["sections"] == ["diagnostics", "overview", "stages", "scores", "precision",
+                                "model", "removals", "clusters"]
     assert {"chart-mu", "chart-match-weights", "chart-precision"} <= set(seen["figures"])
     # The m/u bars and the match-weight bars are the scorer's parameters.
     table = run.scorer.parameter_table()

@@ -6,7 +6,8 @@ precision per score band when labelled pairs are given, the scorer's parameters 
 match weights for Fellegi-Sunter, the weight table of a rule sum, the features of a supervised
 model), removals by source and category with the shares before and after, the largest
 clusters, the guards' decisions and the review queue, and the S-curve of each MinHash-LSH
-blocker.
+blocker. At the top, the run's diagnostics (`linkage.diagnostics`): the signs, found without
+any truth, that the model learned the wrong thing, each with what to do.
 
 Every value from the data is HTML-escaped. The page holds no time, host or timings, so the same
 input and rules give the same bytes; and it is built only from what a written run keeps, so
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ReportPage", "inline", "render_html", "write_report"]
 
-_SECTIONS = [("overview", "Overview"), ("stages", "Stage counts"), ("scores", "Scores"),
+_SECTIONS = [("diagnostics", "Diagnostics"), ("overview", "Overview"),
+             ("stages", "Stage counts"), ("scores", "Scores"),
              ("precision", "Precision"), ("model", "Scorer"), ("removals", "Removals"),
              ("clusters", "Clusters"), ("guards", "Guards"), ("lsh", "MinHash-LSH")]
 
@@ -82,6 +84,7 @@ def render_html(result: Result, *, labels: pd.DataFrame | str | Path | None = No
         frame = labels if isinstance(labels, pd.DataFrame) else read_labels(labels)
         labelled = resolve(frame, bands=bands, on=on, pairs=result.pairs)
     sections = [
+        s.diagnostics(result),
         s.overview(result),
         s.stage_counts(result),
         s.scores(result, labelled=labelled is not None),

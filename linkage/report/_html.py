@@ -141,6 +141,8 @@ dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 figure.chart { margin: 10px 0 18px 0; overflow-x: auto; }
 figure.chart svg { display: block; max-width: none; }
 figcaption { font-size: 13px; color: #555; margin-top: 4px; max-width: 900px; }
+.unreliable { background: #fdecea; border: 1px solid #d9534f; border-radius: 6px;
+               padding: 8px 14px; margin: 10px 0; }
 .warning { background: #fff4e5; border: 1px solid #f0b35a; border-radius: 6px;
            padding: 8px 14px; margin: 10px 0; }
 ul.members { margin: 0; padding-left: 16px; }

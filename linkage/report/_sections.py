@@ -63,6 +63,30 @@ def _card(value: str, label: str) -> str:
            f'<div class="label">{esc(label)}</div></div>'
 
 
+# ---------------------------------------------------------------------- diagnostics
+
+
+def diagnostics(result: Result) -> Markup:
+    """The run's diagnostics, first on the page: nothing when there are none."""
+    s = result.summary_data
+    found = s.get("diagnostics") or []
+    if not found:
+        return Markup("")
+    unreliable = s.get("model_reliable") is False
+    verdict = ("The model is unreliable: do not use these clusters before acting on the "
+               "diagnostics below." if unreliable else
+               "Look at these before trusting the output.")
+    items = []
+    for d in found:
+        what = str(d.get("severity", "warning"))
+        items.append(tag("div", Markup(
+            f"<strong>{esc(what)}: {esc(d.get('code', ''))}</strong> "
+            f"{esc(d.get('message', ''))}<br>" + str(paragraph(
+                "What to do: " + str(d.get("what_to_do", ""))))),
+            class_="unreliable" if what == "unreliable" else "warning"))
+    return section("diagnostics", "Diagnostics", paragraph(verdict), *items)
+
+
 # ---------------------------------------------------------------------- overview
 
 

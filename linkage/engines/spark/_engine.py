@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from linkage.blocking import CandidatePairs
+from linkage.clustering import connected_components, split_decisions
 from linkage.engines.spark._blocking import block, copies
 from linkage.engines.spark._compare import (
     compare,
@@ -42,6 +43,8 @@ from linkage.pipeline import (
     _outputs,
     _progress,
     _summary,
+    add_diagnostics,
+    cut_weak_links,
     guard_counts,
     load_model,
     random_pairs,
@@ -197,6 +200,17 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
                 weight[matched & accepted]
             clusters, _ = cluster_ids(
                 edges.select(F.col("l").alias("a"), F.col("r").alias("b")), n)
+            # The matched pairs are here already: clusters only weak links hold together are
+            # split as the local engine splits them.
+            keep_edge, splits, component_sizes = cut_weak_links(
+                rules, n, ml, mr, mw, np.zeros(len(ml), dtype=bool))
+            if splits:
+                at = np.flatnonzero(matched & accepted)
+                matched = matched.copy()
+                matched[at[~keep_edge]] = False
+                ml, mr, mw = ml[keep_edge], mr[keep_edge], mw[keep_edge]
+                guard.decisions.extend(split_decisions(splits, ids))
+                clusters = connected_components(n, ml, mr)
             bar.update(1)
 
         with clock.stage("keep"):
@@ -229,4 +243,6 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
     summary["stages"]["guard"] = guard_counts(rules, guard.decisions)
     if mode == "link":
         summary["links"] = len(outputs["links"])
+    add_diagnostics(summary, rules, scorer, splits, component_sizes, clusters, left, right,
+                    matched)
     return Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)

@@ -1,0 +1,213 @@
+"""Signs that a run went wrong, found without any truth.
+
+A run with no labels cannot measure its own precision, but some outcomes are impossible for a
+good model on any table. `diagnose` looks for them after clustering and returns, for
+summary.json's `diagnostics`, one entry per sign found::
+
+    {"code": "giant_cluster", "severity": "unreliable", "message": "...", "what_to_do": "..."}
+
+`severity` is `warning` (look before trusting the output) or `unreliable` (the model most
+likely learned the wrong thing: the output is not a result). `model_reliable` is false when any
+entry is `unreliable`; `linkage check` then exits 3. The signs:
+
+- `scorer_fit`: a problem the scorer found in its own fit (`scorer.diagnostics["problems"]`).
+  Unreliable when the fit failed (the start EM kept broke a constraint, or its prior is more
+  than 4 times off the prior estimated independently of EM), else a warning (EM stopped
+  before converging, its classes came out swapped and were swapped back).
+- `implausible_prior`: Fellegi-Sunter's prior says more than half of the candidate pairs match.
+  Blocking keeps the pairs that share some key, and most such pairs are different things;
+  a majority of matches means EM took a shared trait (a surname, a household, a city) for the
+  match class. Unreliable.
+- `non_monotone_weights`: a comparison whose match weight falls by more than one bit (a factor
+  2 in m/u) from one similarity level to a more similar one: agreeing more cannot be less
+  evidence of a match. Warning.
+- `giant_cluster`: the largest cluster, or the largest connected component before clusters
+  held together by weak links were split (`linkage.clustering.split_weak_links`), holds more
+  than 1% of the records and more than ten times the typical cluster size the matched pairs
+  support (1 + twice the matched pairs per linked record: the size of a cluster whose members
+  all match one another). One thing is rarely 1% of a table; a component that large is a
+  model matching a shared trait. Unreliable.
+- `removal_rate`: the share of records removed as duplicates is above `max_removal_rate`.
+  Warning.
+- `inconsistent_clusters`: among the clusters of several records, the share in which two
+  members were compared and scored as a non-match. Records of one thing mostly match one
+  another, though heavy errors leave some pairs apart (a third of the clusters in a table of
+  historical persons with many typos); above half of the clusters this is a warning, above
+  80% the clusters are chains and the model is unreliable.
+
+Each entry says what to do: label a few pairs the run is least sure of (`linkage sample RUN
+--active --n 25 --out todo.csv`, fill in `label`) and run again with `--labels todo.csv`.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from typing import Any
+
+import numpy as np
+
+__all__ = ["LABEL_PAIRS", "diagnose", "format_diagnostics"]
+
+LABEL_PAIRS = ("Label 25 pairs: `linkage sample RUN_DIR --active --n 25 --out todo.csv`, fill "
+               "in its `label` column (1 same, 0 different), then run again with "
+               "`--labels todo.csv`.")
+
+_FLOOR = 1e-5  # m or u at or below this: the level was not seen among matches or non-matches
+PRIOR_FACTOR = 4.0  # EM's prior this many times off the independent estimate: a failed fit
+GIANT_SHARE = 0.01  # of all records
+GIANT_FACTOR = 10  # times the cluster size the matched pairs support
+INCONSISTENT_WARNING = 0.5
+INCONSISTENT_UNRELIABLE = 0.8
+
+
+def _entry(code: str, severity: str, message: str, what_to_do: str = LABEL_PAIRS) -> dict:
+    return {"code": code, "severity": severity, "message": message, "what_to_do": what_to_do}
+
+
+def diagnose(summary: dict, scorer: Any, max_removal_rate: float, n: int,
+             clusters: np.ndarray, left: np.ndarray, right: np.ndarray,
+             matched: np.ndarray) -> tuple[list[dict], bool]:
+    """(diagnostics, model_reliable) of a finished run: `clusters` per record, `left`,
+    `right` and `matched` per scored candidate pair (after guards and splitting)."""
+    out: list[dict] = []
+    out += _scorer(scorer)
+    out += _weights(scorer)
+    out += _giant(summary, n, clusters, int(np.count_nonzero(matched)))
+    rate = summary.get("removal_rate")
+    if rate is not None and rate > max_removal_rate:
+        out.append(_entry(
+            "removal_rate", "warning",
+            f"{rate:.1%} of the records were removed as duplicates, above `max_removal_rate` "
+            f"({max_removal_rate:.0%}).",
+            "If the table should hold few duplicates, check the loads (rows loaded twice) or "
+            "the model: " + LABEL_PAIRS + " Raise `max_removal_rate` in the rules if this "
+            "rate is expected."))
+    out += _inconsistent(clusters, left, right, matched)
+    return out, not any(d["severity"] == "unreliable" for d in out)
+
+
+def _scorer(scorer: Any) -> list[dict]:
+    out = []
+    found = getattr(scorer, "diagnostics", None)
+    found = found if isinstance(found, dict) else {}
+    severity = "unreliable" if _fit_failed(found) else "warning"
+    for problem in found.get("problems") or []:
+        out.append(_entry("scorer_fit", severity, str(problem)))
+    prior = getattr(scorer, "prior_", None)
+    if prior is not None and float(prior) > 0.5:
+        out.append(_entry(
+            "implausible_prior", "unreliable",
+            f"The scorer's prior says {float(prior):.0%} of the candidate pairs match. Blocking "
+            "keeps pairs that share a key, and most of those are different things: the model "
+            "has most likely learned a trait many records share (a surname, a household, a "
+            "city) as the match."))
+    return out
+
+
+def _fit_failed(found: dict) -> bool:
+    """Whether the scorer's own diagnostics say its fit failed: the start it kept broke a
+    constraint, or its prior is more than `PRIOR_FACTOR` times off the prior estimated
+    independently of EM. Other problems (EM stopped before converging, classes swapped back)
+    are warnings."""
+    won = [s for s in found.get("starts") or [] if s.get("start") == found.get("start_won")]
+    if won and won[0].get("failed"):
+        return True
+    ratio = found.get("prior_ratio")
+    return ratio is not None and not 1 / PRIOR_FACTOR <= float(ratio) <= PRIOR_FACTOR
+
+
+def _weights(scorer: Any) -> list[dict]:
+    """Comparisons whose match weight falls by more than a bit from a level to the next more
+    similar one (levels run from least to most similar; null is not a level)."""
+    if not hasattr(scorer, "m_probabilities_") or not hasattr(scorer, "parameter_table"):
+        return []
+    table = scorer.parameter_table()
+    falls = []
+    for name, rows in table.groupby("comparison", sort=False):
+        # A level with m and u both at the floor was never seen: it carries no weight.
+        seen = (rows["m"].to_numpy(dtype=float) > _FLOOR) | (rows["u"].to_numpy(dtype=float)
+                                                             > _FLOOR)
+        weights = rows["match_weight"].to_numpy(dtype=float)[seen]
+        levels = rows["level"].astype(str).to_numpy()[seen]
+        for k in range(1, len(weights)):
+            drop = weights[k - 1] - weights[k]
+            if math.isfinite(drop) and drop > 1.0:
+                falls.append(f"`{name}`: {levels[k]} ({weights[k]:+.1f}) below "
+                             f"{levels[k - 1]} ({weights[k - 1]:+.1f})")
+    if not falls:
+        return []
+    return [_entry(
+        "non_monotone_weights", "warning",
+        "Agreeing more counts as less evidence of a match for " + "; ".join(falls)
+        + ". The fit did not learn that closer agreement is stronger evidence: it may have "
+        "fit noise in rare levels, or a trait other than the match.")]
+
+
+def _giant(summary: dict, n: int, clusters: np.ndarray, matched_pairs: int) -> list[dict]:
+    if n == 0:
+        return []
+    sizes = np.bincount(clusters)
+    linked = int(sizes[sizes > 1].sum())
+    supported = 1 + 2 * matched_pairs / linked if linked else 1.0
+    bar = max(GIANT_SHARE * n, GIANT_FACTOR * supported)
+    largest = int(sizes.max())
+    split = summary.get("stages", {}).get("cluster", {}).get("split_weak_links") or {}
+    before = int(split.get("largest_before_split", largest))
+    why = (f"more than {GIANT_SHARE:.0%} of the records and more than {GIANT_FACTOR} times the "
+           f"{supported:.1f} records a cluster has when its members all match one another")
+    if largest > bar:
+        return [_entry(
+            "giant_cluster", "unreliable",
+            f"The largest cluster holds {largest:,} of {n:,} records ({largest / n:.1%}): "
+            f"{why}. The model matches records that share a trait, not records of one thing.")]
+    if before > bar:
+        return [_entry(
+            "giant_cluster", "unreliable",
+            f"The matched pairs joined {before:,} of {n:,} records ({before / n:.1%}) into one "
+            f"connected component: {why}. It was split at its weak links, but a model that "
+            "chains that many records matches a shared trait (a household, an address), not "
+            "one thing: the split clusters are a repair, not a result.")]
+    return []
+
+
+def _inconsistent(clusters: np.ndarray, left: np.ndarray, right: np.ndarray,
+                  matched: np.ndarray) -> list[dict]:
+    if len(clusters) == 0:
+        return []
+    sizes = np.bincount(clusters)
+    several = int((sizes > 1).sum())
+    if several == 0:
+        return []
+    left = np.asarray(left)
+    right = np.asarray(right)
+    inside = clusters[left] == clusters[right]
+    apart = inside & ~np.asarray(matched, dtype=bool)
+    flagged = len(np.unique(clusters[left[apart]]))
+    share = flagged / several
+    if share <= INCONSISTENT_WARNING:
+        return []
+    severity = "unreliable" if share > INCONSISTENT_UNRELIABLE else "warning"
+    return [_entry(
+        "inconsistent_clusters", severity,
+        f"In {flagged:,} of the {several:,} clusters of several records ({share:.0%}), two "
+        "members were compared and scored as a non-match: they are in one cluster only "
+        "through others. Records of one thing match one another.")]
+
+
+def format_diagnostics(summary: dict, run_dir: Any = None) -> list[str]:
+    """Terminal lines for summary.json's diagnostics (none when there are none); `run_dir`
+    replaces RUN_DIR in what to do."""
+    found = summary.get("diagnostics") or []
+    if not found:
+        return []
+    lines = ["  model: UNRELIABLE, do not use its clusters before acting on this"
+             if summary.get("model_reliable") is False
+             else "  model: look at these before trusting it"]
+    for d in found:
+        what = d["what_to_do"]
+        if run_dir is not None:
+            what = what.replace("RUN_DIR", shlex.quote(str(run_dir)))
+        lines.append(f"  {d['severity']}: [{d['code']}] {d['message']}")
+        lines.append(f"    what to do: {what}")
+    return lines

@@ -1,0 +1,131 @@
+"""A run that looks wrong says so (issue 14, item 5): diagnostics without any truth in the
+terminal summary, summary.json and at the top of report.html, and `linkage check` exits 3 when
+the model is unreliable, apart from 1 (above the limit) and 2 (bad input)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+import pytest
+import yaml
+
+import linkage
+from linkage.settings import Rules
+from tests.conftest import ROOT, run_cli
+from tests.test_weak_links import CHAIN_RULES, households
+
+SAMPLE = ROOT / "sample_data" / "customers.csv"
+
+
+@pytest.fixture(scope="module")
+def chained(tmp_path_factory):
+    """The household table as a CSV, with rules that chain every household into one."""
+    folder = tmp_path_factory.mktemp("chained")
+    households().to_csv(folder / "people.csv", index=False)
+    (folder / "chain.yaml").write_text(yaml.safe_dump(CHAIN_RULES), encoding="utf-8")
+    return folder
+
+
+def test_an_unreliable_run_says_so_in_the_terminal_summary_json_and_report(chained):
+    out = chained / "out"
+    done = run_cli("dedupe", chained / "people.csv", "--rules", chained / "chain.yaml",
+                   "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert "model: UNRELIABLE" in done.stdout
+    assert "unreliable: [giant_cluster]" in done.stdout
+    # What to do names this run's folder.
+    assert f"linkage sample {out} --active --n 25 --out todo.csv" in done.stdout
+
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["model_reliable"] is False
+    giant = [d for d in summary["diagnostics"] if d["code"] == "giant_cluster"]
+    assert giant and giant[0]["severity"] == "unreliable"
+    assert set(giant[0]) == {"code", "severity", "message", "what_to_do"}
+    assert "--labels" in giant[0]["what_to_do"]
+
+    page = (out / "report.html").read_text(encoding="utf-8")
+    sections = re.findall(r'<section id="([^"]+)"', page)
+    assert sections[0] == "diagnostics"  # the top of the page
+    top = page[page.index('<section id="diagnostics"'):page.index('<section id="overview"')]
+    assert "giant_cluster" in top and 'class="unreliable"' in top
+    assert "linkage sample RUN_DIR --active --n 25" in top
+
+
+def test_check_exits_3_on_an_unreliable_model(chained):
+    done = run_cli("check", chained / "people.csv", "--rules", chained / "chain.yaml",
+                   "--max-duplicate-rate", "0.99", "--json")
+    assert done.returncode == 3, done.stderr
+    report = json.loads(done.stdout)
+    assert report["model_reliable"] is False
+    assert any(d["code"] == "giant_cluster" for d in report["diagnostics"])
+    text = run_cli("check", chained / "people.csv", "--rules", chained / "chain.yaml",
+                   "--max-duplicate-rate", "0.99")
+    assert text.returncode == 3 and text.stdout.startswith("UNRELIABLE")
+    assert "what to do:" in text.stdout
+
+
+def test_check_exits_1_above_the_limit_and_0_below_on_a_reliable_model(datasets, tmp_path):
+    febrl = datasets / "febrl" / "dataset3.csv"
+    rules = ROOT / "rules" / "febrl.yaml"
+    above = run_cli("check", febrl, "--rules", rules, "--max-duplicate-rate", "0.1", "--json")
+    assert above.returncode == 1, above.stderr
+    assert json.loads(above.stdout)["model_reliable"] is True
+    below = run_cli("check", febrl, "--rules", rules, "--max-duplicate-rate", "0.7")
+    assert below.returncode == 0, below.stderr
+    assert below.stdout.startswith("PASS")
+    bad = run_cli("check", tmp_path / "missing.csv", "--rules", rules,
+                  "--max-duplicate-rate", "0.1")
+    assert bad.returncode == 2
+
+
+def test_check_help_and_readme_state_exit_3():
+    text = " ".join(run_cli("check", "--help").stdout.split())
+    assert "3 when the model is unreliable" in text
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "`3` an unreliable model (`linkage check`" in readme
+
+
+def test_a_fit_that_takes_the_household_for_the_match_is_not_silent():
+    """No two records of the household table are one person. Fellegi-Sunter on surname and
+    address: either it matches (almost) nothing, or the run says the model is unreliable."""
+    frame = households()
+    rules = {**CHAIN_RULES, "scoring": {"type": "fellegi_sunter"}}
+    result = linkage.dedupe(frame, Rules.from_dict(rules), progress=False)
+    summary = result.summary()
+    matched = summary["stages"]["score"]["matched_pairs"]
+    assert matched <= 0.01 * len(frame) or summary["model_reliable"] is False
+    if not summary["model_reliable"]:
+        assert {d["code"] for d in summary["diagnostics"]
+                if d["severity"] == "unreliable"} & {"implausible_prior", "scorer_fit",
+                                                     "giant_cluster", "inconsistent_clusters"}
+
+
+def test_a_good_run_is_reliable_and_its_clusters_are_consistent(datasets):
+    path = datasets / "febrl" / "dataset3.csv"
+    rules = Rules.from_yaml(ROOT / "rules" / "febrl.yaml")
+    rules.max_removal_rate = 0.7  # FEBRL3 is 60% copies, by design
+    summary = linkage.dedupe(path, rules, progress=False).summary()
+    assert summary["model_reliable"] is True
+    assert summary["diagnostics"] == []
+
+
+def test_clusters_joined_only_through_others_are_counted():
+    """Two records compared and scored apart, in one cluster through a third: with most
+    clusters like that, the share is reported."""
+    rows = []
+    for k in range(20):  # a triangle per cluster: a~b, b~c, a and c compared, no match
+        rows += [(f"x{k}", f"{k} road", "ann"), (f"x{k}", f"{k} road", "bob"),
+                 (f"y{k}", f"{k} road", "bob")]
+    frame = pd.DataFrame(rows, columns=["surname", "address", "given_name"])
+    frame.insert(0, "id", [f"r{i:03d}" for i in range(len(frame))])
+    rules = {**CHAIN_RULES, "blocking": [{"keys": [["address"]]}],
+             "scoring": {"type": "rule_sum", "threshold": 3.0,
+                         "weights": {"surname": {"exact": 2.0, "else": 0.0},
+                                     "address": {"exact": 1.0, "else": 0.0},
+                                     "given_name": {"exact": 2.0, "else": 0.0}}}}
+    summary = linkage.dedupe(frame, Rules.from_dict(rules), progress=False).summary()
+    found = {d["code"]: d for d in summary["diagnostics"]}
+    assert found["inconsistent_clusters"]["severity"] == "unreliable"
+    assert "In 20 of the 20 clusters" in found["inconsistent_clusters"]["message"]
