@@ -50,10 +50,12 @@ def test_over_budget_key_is_refined_not_dropped():
 
 
 def test_key_that_no_part_refines_becomes_a_sorted_neighbourhood():
-    # One name column, fifty names over 5,000 records: [name] has about 250,000 pairs, no other
-    # column can refine it, so it becomes a window sized to the budget of 20,000 pairs.
+    # One name column, 240 names over 5,000 records: [name] has about 52,000 pairs, no other
+    # column can refine it, so it becomes a window sized to the budget of 20,000 pairs. (With
+    # fifty values the column would be a category, never a key on its own.)
     rng = np.random.default_rng(2)
-    pool = [f"{a} {b}" for a in ("ann", "bo", "cy", "di", "ed") for b in "fghijklmno"]
+    pool = [f"{a}{c} {b}" for a in ("ann", "bob", "cyd", "dia", "eda", "fay", "gus", "hal")
+            for c in "xyz" for b in "fghijklmno"]
     frame = pd.DataFrame({"name": rng.choice(pool, 5_000)})
     suggestion = suggest_rules([frame], max_pairs=200_000)
     trial = next(t for t in suggestion.measured if t.key == ["name"])
