@@ -26,7 +26,10 @@ entry is `unreliable`; `linkage check` then exits 3. The signs:
   than 1% of the records and more than ten times the typical cluster size the matched pairs
   support (1 + twice the matched pairs per linked record: the size of a cluster whose members
   all match one another). One thing is rarely 1% of a table; a component that large is a
-  model matching a shared trait. Unreliable.
+  model matching a shared trait. Only the model's own links count: records joined by a stage
+  that proves them identical (`exact`, `url`, and copies equal on every value the rules read)
+  are one thing however many they are (10,000 loads of one record are one cluster, not a
+  failed model). Unreliable.
 - `removal_rate`: the share of records removed as duplicates is above `max_removal_rate`.
   Warning.
 - `inconsistent_clusters`: among the clusters of several records, the share in which two
@@ -67,13 +70,23 @@ def _entry(code: str, severity: str, message: str, what_to_do: str = LABEL_PAIRS
 
 def diagnose(summary: dict, scorer: Any, max_removal_rate: float, n: int,
              clusters: np.ndarray, left: np.ndarray, right: np.ndarray,
-             matched: np.ndarray) -> tuple[list[dict], bool]:
+             matched: np.ndarray, identical: np.ndarray | None = None,
+             ) -> tuple[list[dict], bool]:
     """(diagnostics, model_reliable) of a finished run: `clusters` per record, `left`,
-    `right` and `matched` per scored candidate pair (after guards and splitting)."""
+    `right` and `matched` per scored candidate pair (after guards and splitting);
+    `identical` per pair: proposed by a stage that proves the two records identical."""
     out: list[dict] = []
     out += _scorer(scorer)
     out += _weights(scorer)
-    out += _giant(summary, n, clusters, int(np.count_nonzero(matched)))
+    if identical is not None and np.any(identical):
+        # The giant-cluster test reads the model's own links: identical records are one thing.
+        own = np.asarray(matched, dtype=bool) & ~np.asarray(identical, dtype=bool)
+        from linkage.clustering import connected_components
+
+        model_clusters = connected_components(n, np.asarray(left)[own], np.asarray(right)[own])
+        out += _giant(summary, n, model_clusters, int(np.count_nonzero(own)), identical=True)
+    else:
+        out += _giant(summary, n, clusters, int(np.count_nonzero(matched)))
     rate = summary.get("removal_rate")
     if rate is not None and rate > max_removal_rate:
         out.append(_entry(
@@ -144,7 +157,8 @@ def _weights(scorer: Any) -> list[dict]:
         "fit noise in rare levels, or a trait other than the match.")]
 
 
-def _giant(summary: dict, n: int, clusters: np.ndarray, matched_pairs: int) -> list[dict]:
+def _giant(summary: dict, n: int, clusters: np.ndarray, matched_pairs: int,
+           identical: bool = False) -> list[dict]:
     if n == 0:
         return []
     sizes = np.bincount(clusters)
@@ -153,7 +167,9 @@ def _giant(summary: dict, n: int, clusters: np.ndarray, matched_pairs: int) -> l
     bar = max(GIANT_SHARE * n, GIANT_FACTOR * supported)
     largest = int(sizes.max())
     split = summary.get("stages", {}).get("cluster", {}).get("split_weak_links") or {}
-    before = int(split.get("largest_before_split", largest))
+    # The component before the split counts identical records too: measured on the model's
+    # own links, the largest cluster stands for it.
+    before = largest if identical else int(split.get("largest_before_split", largest))
     why = (f"more than {GIANT_SHARE:.0%} of the records and more than {GIANT_FACTOR} times the "
            f"{supported:.1f} records a cluster has when its members all match one another")
     if largest > bar:

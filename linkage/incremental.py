@@ -780,7 +780,7 @@ def finish_run(rules, scorer, combined, id_name, table, pairs, matrix, weight, p
     summary["stages"].update(exact_stats)
     summary["stages"]["guard"] = guard_counts(rules, guard.decisions)
     add_diagnostics(summary, rules, scorer, splits, component_sizes, clusters, pairs.left,
-                    pairs.right, matched)
+                    pairs.right, matched, pairs.mask)
     result = Result.from_outputs("dedupe", rules, outputs, summary, clock.timings, scorer)
     return result, clusters
 

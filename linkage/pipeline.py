@@ -1166,7 +1166,7 @@ def run_local(
         summary["labels"] = labels_report
         outputs["labels"] = kept_labels
     add_diagnostics(summary, rules, scorer, splits, component_sizes, clusters, pairs.left,
-                    pairs.right, matched)
+                    pairs.right, matched, pairs.mask)
     return Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
 
 
@@ -1499,14 +1499,20 @@ def cut_weak_links(rules: Rules, n: int, left: np.ndarray, right: np.ndarray,
 
 def add_diagnostics(summary: dict, rules: Rules, scorer, splits: list[dict],
                     component_sizes: np.ndarray, clusters: np.ndarray, left: np.ndarray,
-                    right: np.ndarray, matched: np.ndarray) -> None:
+                    right: np.ndarray, matched: np.ndarray, mask=None) -> None:
     """summary.json's `stages.cluster.split_weak_links`, `diagnostics` and `model_reliable`
-    (`linkage.diagnostics`), from the final clusters and matched pairs."""
+    (`linkage.diagnostics`), from the final clusters and matched pairs (`mask`: the pairs'
+    blocker bits, which tell the pairs a stage proved identical)."""
     if rules.split_weak_links:
         summary["stages"]["cluster"]["split_weak_links"] = split_summary(splits,
                                                                          component_sizes)
+    identical = None
+    if mask is not None:
+        bits = sum(stage_bit(rules, name) for name in ("exact", "url", "copies"))
+        identical = (np.asarray(mask, dtype=np.int64) & bits) > 0
     summary["diagnostics"], summary["model_reliable"] = diagnose(
-        summary, scorer, rules.max_removal_rate, len(clusters), clusters, left, right, matched)
+        summary, scorer, rules.max_removal_rate, len(clusters), clusters, left, right, matched,
+        identical)
 
 
 def guard_counts(rules: Rules, decisions: list[dict]) -> dict[str, dict[str, int]]:

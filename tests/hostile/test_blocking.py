@@ -43,17 +43,19 @@ def test_ten_thousand_copies_of_one_record_are_9999_duplicates(workdir):
 
 def test_copies_and_near_duplicates_mixed(workdir):
     """Copies collapse to one representative; a near-duplicate of it is still found through
-    blocking, and a skipped oversized block is a warning in summary.json and on stderr."""
+    blocking, and an oversized block is sub-blocked (not skipped), with a warning in
+    summary.json and on stderr."""
     one = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str).iloc[[0, 1]]
     copies = pd.concat([one.iloc[[0]]] * 30, ignore_index=True)
     near = one.iloc[[0]].assign(name="정광슈", phone="010-7481-2847")  # typos, same person
     # Other people sharing the first one's postcode: a block of 31 + 8 records on the postcode
     # key, above `max_block_size`, of which only the representative stays after the copies go.
     others = pd.concat([one.iloc[[1]]] * 8, ignore_index=True).assign(
-        postcode=one.iloc[0]["postcode"], name=[f"정사람{k}" for k in range(8)],
+        postcode=one.iloc[0]["postcode"],
+        name=["정민준", "정서연", "정도윤", "정하은", "정시우", "정지유", "정주원", "정예준"],
         phone=[f"010-1111-{k:04d}" for k in range(8)],
         email=[f"p{k}@example.com" for k in range(8)],
-        birth_date=[f"{1940 + 3 * k}-01-01" for k in range(8)])
+        birth_date=[f"{1940 + 7 * k}-{k + 1:02d}-{3 * k + 1:02d}" for k in range(8)])
     table = pd.concat([copies, near, others], ignore_index=True)
     table["customer_id"] = [f"M-{k:04d}" for k in range(len(table))]
     data = workdir / "mixed.csv"
@@ -73,7 +75,8 @@ def test_copies_and_near_duplicates_mixed(workdir):
     # 1 representative + 1 near-duplicate + 8 others on one postcode: a block of 10 > 8.
     skipped = summary["stages"]["block"]["skipped_blocks"]
     assert [s["size"] for s in skipped] == [10]
-    warning = next(w for w in summary["warnings"] if "skipped" in w)
+    assert skipped[0]["how"].startswith("sorted neighbourhood on ")
+    warning = next(w for w in summary["warnings"] if "sub-blocked" in w)
     for part in ("`place`", "[postcode, first(name, 1)]", "10 records", "`max_block_size`"):
         assert part in warning
     assert warning in done.stdout + done.stderr  # printed, not only written

@@ -244,5 +244,5 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
     if mode == "link":
         summary["links"] = len(outputs["links"])
     add_diagnostics(summary, rules, scorer, splits, component_sizes, clusters, left, right,
-                    matched)
+                    matched, pairs.mask)
     return Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
