@@ -35,6 +35,9 @@ _SAMPLE = 2_000
 # Kinds that identify people or places: a table with any of these is matched on them.
 _PERSON = ("given_name", "surname", "full_name", "hangul_name", "email", "phone", "postcode",
            "date")
+# A column of short capitalised words with many values ("name") is a person's name in a table
+# of people, but a brand, maker or publisher next to titles: it decides only where no column
+# holds titles or free text (kind "text").
 _WORDY = ("text", "name", "full_name", "other", "company", "address")
 _SKIP = ("id", "row_number", "constant")
 _TEXT_THRESHOLDS = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3]
@@ -125,6 +128,7 @@ def text_rules(frames: list[pd.DataFrame], profiles: list, rules: dict) -> dict 
     link = len(frames) > 1
     text, codes, others = [], [], []
     stats = {}
+    titled = any(p.kind == "text" for p in profiles if p.column in frame and p.compare)
     for p in profiles:
         column = p.column
         if column not in frame or p.kind in _SKIP or _row_number(frames, column):
@@ -136,7 +140,7 @@ def text_rules(frames: list[pd.DataFrame], profiles: list, rules: dict) -> dict 
             continue
         if p.kind in _WORDY and looks_like_text(frame[column]):
             text.append(column)
-        elif p.kind in _PERSON or p.kind in ("name", "full_name"):
+        elif p.kind in _PERSON or (p.kind == "name" and not titled):
             return None  # person fields decide; the general suggestion stands
         elif p.kind in (*_WORDY, "category") and looks_like_codes(frame[column]):
             codes.append(column)
