@@ -192,7 +192,14 @@ def text_rules(frames: list[pd.DataFrame], profiles: list, rules: dict) -> dict 
     out["comparisons"] = comparisons
     compared = {c["column"] for c in comparisons}
     out["normalize"] = [s for s in normalize if s["column"] in compared]
-    out["scoring"] = {"type": "fellegi_sunter", "threshold": threshold}
+    # A record of text is identified by its short texts (a title, a model number; the blocking
+    # columns) and the codes they hold: two records of one entity differ there only by a
+    # recording error, so EM may not take "same kind of product" or "same venue" for the match
+    # class (m at "else" held at or below one half; see FellegiSunter `identifying`).
+    identifying = [c.get("name", c["column"]) for c in comparisons
+                   if c["column"] in block and c["type"] in ("token_cosine", "codes")]
+    out["scoring"] = {"type": "fellegi_sunter", "threshold": threshold,
+                      "identifying": identifying}
     if one_to_one:
         out["one_to_one"] = True
     return out
