@@ -111,9 +111,11 @@ def _distinct_within_sources(frames: list[pd.DataFrame], columns: list[str]) -> 
         cols = [c for c in columns if c in frame]
         if not cols:
             return False
-        text = frame[cols].fillna("").astype(str).agg(" ".join, axis=1).str.strip().str.lower()
-        text = text[text != ""]
-        if len(text) and text.duplicated().mean() > 0.10:
+        # column by column (vectorised), not a join per row: seconds at 20k records
+        values = pd.DataFrame({c: frame[c].fillna("").astype(str).str.strip().str.lower()
+                               for c in cols})
+        values = values[(values != "").any(axis=1)]
+        if len(values) and values.duplicated().mean() > 0.10:
             return False
     return True
 
