@@ -733,9 +733,14 @@ class FellegiSunter(Scorer):
         """Guard against label switching: EM is symmetric in its two classes, and the match
         class is the one whose records agree. When u is learned throughout and exact agreement
         is evidence *against* a match for most comparisons, the classes came out swapped: swap
-        them back (and say so)."""
-        inverted = [k for k in range(len(names))
-                    if len(m[k]) > 1 and m[k][-1] < u[k][-1]]
+        them back (and say so).
+
+        "Agrees less" is judged on the whole level distribution (the mean level under m below
+        the mean under u), and only where the two differ by more than rounding: where every
+        candidate pair shows one and the same pattern (a blocking that let through only the
+        matches), m equals u up to floating noise, and noise must not swap a correct fit."""
+        inverted = [k for k in range(len(names)) if len(m[k]) > 1
+                    and _mean_level(m[k]) < _mean_level(u[k]) - _SWAP_MARGIN]
         if (all(u_learned) and 2 * len(inverted) > len(names)
                 and not self.fixed_m and not self.fixed_u):
             warnings.warn(
@@ -1384,6 +1389,16 @@ def _labelled_logliks(data: _Data, m, comps, shares, lam) -> tuple[float, float]
     joint = float((lm * log_match + ln * log_non).sum())
     conditional = float((lm * (log_match - log_total) + ln * (log_non - log_total)).sum())
     return joint, conditional
+
+
+# Mean levels (on a 0..1 scale) that differ by less than this are the same: the classes' level
+# distributions then say nothing about which of them agrees more.
+_SWAP_MARGIN = 1e-6
+
+
+def _mean_level(p: np.ndarray) -> float:
+    """The expected level under the level distribution `p`, on a 0..1 scale."""
+    return float(np.dot(p, np.arange(len(p))) / (p.sum() * (len(p) - 1)))
 
 
 def _label_fit(fit: dict) -> float:
