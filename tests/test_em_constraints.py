@@ -205,8 +205,9 @@ def test_household_trap_identifying_fields_keep_em_on_the_person(households, tmp
     d = scorer.diagnostics
     assert d["identifying"] == ["given_name", "dob"]
     assert d["start_won"] in [s["start"] for s in d["starts"]] and len(d["starts"]) >= 3
-    # The fits that learned the household fail the independent prior and lose.
-    assert any(s["failed"] for s in d["starts"])
+    # The identifying constraint acts in the E-step too (posterior regularization): no start
+    # ends on the household any more, so every start meets the constraints.
+    assert not any(s["failed"] for s in d["starts"])
     assert d["prior_independent"] is not None
     assert 0.25 <= d["prior"] / d["prior_independent"] <= 4
 
