@@ -590,9 +590,11 @@ class FellegiSunter(Scorer):
         g, _, loglik = _posterior_mixture(patterns[:n_cand], m, comps, shares, lam, data.counts)
         if n_comp > 1:
             # u: the non-matches' level shares under the final posterior, all components
-            # together; m and u pooled as the one-class M-step does, so that m/u of the
-            # weights used for scoring (m against this u, not the random pairs' u that EM's
-            # steps held m to) rises with the level.
+            # together; m pooled as one M-step would, so that m rises against the random
+            # pairs' u. Its weight against this u (the one pairs are scored with) may dip where
+            # blocking enriched the candidates' non-matches at a level (a key on the exact
+            # value lets in exact agreements, not near ones): that is the right weight for a
+            # candidate pair, and `diagnostics["blocking_dips"]` lists them.
             w_match = np.concatenate([data.counts * g, lab_m])
             w_non = np.concatenate([data.counts * (1.0 - g), lab_n])
             bound = []
@@ -604,11 +606,6 @@ class FellegiSunter(Scorer):
                 elif data.u_learned[k] or data.monotone[k]:
                     m[k], u[k], binds = self._m_step(data, k, a, b, m[k], u[k], True)
                     bound += binds
-                    if data.monotone[k] and data.u_learned[k] and b.sum() > 0:
-                        # m held, u under the order: u/m falls as the level rises.
-                        u[k] = _constrain(_monotone_to(b[::-1], m[k][::-1])[0][::-1],
-                                          *data.fixed_u[k])
-                        m[k] = _monotone_weights(m[k], u[k])
         lab_loglik, lab_fit = _labelled_logliks(data, m, comps, shares, lam)
         return {"m": m, "u": u, "lam": lam, "iterations": iterations, "converged": converged,
                 "moved": moved, "moved_prior": moved_prior, "loglik": loglik + lab_loglik,
@@ -774,6 +771,7 @@ class FellegiSunter(Scorer):
                 n: _round(data.caps[k]) for k, n in enumerate(data.names)
                 if data.identifying[k]},
             "label_switch_fixed": bool(switched),
+            "blocking_dips": _blocking_dips(data, fit),
             "non_match_components": int(components),
             "labelled": labelled,
             "problems": problems,
@@ -915,9 +913,12 @@ class FellegiSunter(Scorer):
             # rarer this value is than those the candidates typically agree on.
             adjusted = np.log2(m_exact) - np.log2(u_tf) + self._tf_shift_.get(name, 0.0)
             # Agreeing exactly on a common value is still no less evidence than agreeing
-            # less closely: the weight stays monotone in the level.
-            values[use] = np.maximum(adjusted, self._weight_tables_[name][top - 1]) \
-                if top > 0 else adjusted
+            # less closely: where the plain weights rise to the exact level, the adjusted
+            # ones do too. (Where they dip there, blocking let in exact agreements: see
+            # `_blocking_dips`; the level below is no floor then.)
+            table = self._weight_tables_[name]
+            floor = table[top - 1] if top > 0 and table[top - 1] <= table[top] else -np.inf
+            values[use] = np.maximum(adjusted, floor)
         return values
 
     def _bias(self) -> float:
@@ -1112,6 +1113,32 @@ def _posterior(
         table = np.append(np.log(m[k]) - np.log(u[k]), 0.0)  # last slot: null
         log_odds += table[patterns[:, k]]
     return expit(log_odds)
+
+
+def _blocking_dips(data: _Data, fit: dict) -> list[dict]:
+    """Where the weight a pair is scored with (m against the candidates' non-match u) falls
+    from a level to the next more similar one while m against the random pairs' u does not:
+    the candidates' non-matches are enriched at the higher level (blocking on the exact value
+    lets in the non-matches that agree exactly, not those that nearly agree). Only a fit with
+    several non-match components can show one (one class pools m and u together)."""
+    dips: list[dict] = []
+    if len(fit["comps"]) <= 1:
+        return dips
+    for k, name in enumerate(data.names):
+        reference = data.random_u[k]
+        if not data.monotone[k] or reference is None:
+            continue
+        m, u = fit["m"][k], fit["u"][k]
+        scored = np.log2(m) - np.log2(u)
+        population = np.log2(m) - np.log2(reference)
+        for i in range(1, len(m)):
+            if scored[i] < scored[i - 1] - 1e-9 and population[i] >= population[i - 1] - 1e-9:
+                dips.append({"comparison": name,
+                             "levels": [data.labels[k][i - 1], data.labels[k][i]],
+                             "weights": [_round(scored[i - 1]), _round(scored[i])],
+                             "against_random_pairs": [_round(population[i - 1]),
+                                                      _round(population[i])]})
+    return dips
 
 
 def _identifying_posterior(data: _Data, g: np.ndarray) -> np.ndarray:
@@ -1571,7 +1598,9 @@ def _failed_checks(data: _Data, fit: dict) -> list[str]:
                       "the independent estimate "
                       f"({data.prior_independent[0]:.4g} to {data.prior_independent[1]:.4g})")
     for k, name in enumerate(data.names):
-        m, u = fit["m"][k], fit["u"][k]  # the u the weights are scored with
+        m, u = fit["m"][k], fit["u"][k]
+        if len(fit["comps"]) > 1:
+            u = data.reference(k, u)
         if data.monotone[k] and np.any(np.diff(np.log(m) - np.log(u)) < -1e-9):
             failed.append(f"the weights of `{name}` fall as its similarity rises")
         if not data.identifying[k]:
