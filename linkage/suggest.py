@@ -193,8 +193,8 @@ def _dates_from_parts(profiles: list[ColumnProfile], columns: set[str]) -> tuple
 
 def _scoring(comparisons: list[dict], profiles: list[ColumnProfile], tf: list[str]) -> dict:
     """Fellegi-Sunter, with the comparisons of identifying fields named when the scorer takes
-    them (`identifying`: agreeing there is more likely among matches than among random
-    pairs, a constraint on EM)."""
+    them (`identifying`: fields that tell one entity from another of its group, a constraint
+    on EM; see `_identifying`)."""
     import inspect
 
     from linkage.scoring import FellegiSunter

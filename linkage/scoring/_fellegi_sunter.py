@@ -102,20 +102,33 @@ class FellegiSunter(Scorer):
       candidates; with several non-match components, m rises against u of the random pairs
       (each component holds the non-matches one blocking key let through, which agree on
       that key more than on a closer level, so the components' mixture may dip).
-    - `identifying`: comparisons that identify an entity (a name, a date of birth, an id).
-      A match is one entity recorded twice, so its identifying fields differ only by a
-      recording error, and a field most of whose matches disagree identifies nothing: m at
-      "else" is held at or below one half (the rest of m scaled up). Exact agreement must
-      also be more likely among matches than among random pairs (checked). Default: none.
+    - `identifying`: comparisons that identify an entity (a given name, a date of birth, an
+      id). A match is one entity recorded twice, so its identifying fields differ only by a
+      recording error: the match class may disagree outright on one no more often than the
+      surest matches do (the pairs that agree exactly on another identifying field and
+      disagree on no telling field; twice their share, at most one half: see
+      `_disagreement_caps`, in `diagnostics["identifying_disagreement_max"]`). The bound acts
+      in the E-step (the nearest posterior that meets it, `_identifying_posterior`), not only
+      on m: a household outvotes given name and birth date on surname, address and city, so
+      capping m alone kept it in the match class. Exact agreement must also be more likely
+      among matches than among random pairs (checked). Default: none.
     - An independent prior, not from EM: the share of candidate pairs that agree exactly on
       at least two of the identifying comparisons (without any named: the three on which
       random pairs agree least) and disagree outright on none, divided by that rule's recall
       (estimated from the pairs the other comparisons find alone; a range, see
-      `_rule_recall`), less the random pairs' rate. A fit whose prior lies more than twice
-      beyond that range fails the checks.
+      `_rule_recall`; with two comparisons a floor only), less the random pairs' rate. A fit
+      whose prior lies more than twice beyond that range fails the checks; where every start
+      fails so (and identifying comparisons are named), EM runs again from each start with
+      the prior held within the range (`diagnostics["prior_held"]`).
     - Several starts (default, prior 0.5, prior 0.01, the rule's split, the labels) each run
       to convergence; the best likelihood among those that pass the checks wins (with labels:
       among those that explain the labels as well as the best).
+
+    With several non-match components, m rises against u of the random pairs; the pairs are
+    scored against the candidates' non-match u, which blocking enriches at the levels its keys
+    let in (exact agreement on a key, not near agreement), so those weights can dip there:
+    `diagnostics["blocking_dips"]` lists each dip (the weights, and m against the random
+    pairs' u, which does not dip).
 
     After `fit`, `diagnostics` (JSON-able, saved in model.json) holds the prior, the
     independent estimate, iterations, convergence, each start's log-likelihood, the start
