@@ -193,18 +193,53 @@ def _dates_from_parts(profiles: list[ColumnProfile], columns: set[str]) -> tuple
 
 def _scoring(comparisons: list[dict], profiles: list[ColumnProfile], tf: list[str]) -> dict:
     """Fellegi-Sunter, with the comparisons of identifying fields named when the scorer takes
-    them (`identifying`: agreeing there is more likely among matches than among random
-    pairs, a constraint on EM)."""
+    them (`identifying`: fields that tell one entity from another of its group, a constraint
+    on EM; see `_identifying`)."""
     import inspect
 
     from linkage.scoring import FellegiSunter
 
     scoring = {"type": "fellegi_sunter", "threshold": 6.0, "tf_adjust": tf}
     if "identifying" in inspect.signature(FellegiSunter.__init__).parameters:
-        kinds = {p.column: p for p in profiles}
-        scoring["identifying"] = [c["column"] for c in comparisons
-                                  if c["column"] in kinds and kinds[c["column"]].identifying]
+        scoring["identifying"] = _identifying(comparisons, profiles)
     return scoring
+
+
+_PERSONAL = ("given_name", "full_name", "hangul_name")
+
+
+def _compared(comparisons: list[dict], profiles: list[ColumnProfile]) -> list[ColumnProfile]:
+    by_column = {p.column: p for p in profiles}
+    return [by_column[c["column"]] for c in comparisons if c["column"] in by_column]
+
+
+def _group_fields(comparisons: list[dict], profiles: list[ColumnProfile]
+                  ) -> list[ColumnProfile]:
+    """The compared name fields that name a group of people where a person's own name is
+    compared too: surnames and generic names (see `_identifying`); none without one."""
+    compared = _compared(comparisons, profiles)
+    if not any(p.kind in _PERSONAL and p.identifying for p in compared):
+        return []
+    return [p for p in compared if p.identifying and p.kind in ("surname", "name")]
+
+
+def _identifying(comparisons: list[dict], profiles: list[ColumnProfile]) -> list[str]:
+    """The compared columns that tell one entity from another of its group, and so from the
+    group: the EM constraint on them keeps EM from learning the group as the match.
+
+    Of the fields profiling marks identifying, two name a group where a person's own name is
+    there as well: a surname (a family shares it, a marriage changes it: one household's
+    records agree on it and disagree on the given names and birth dates), and a generic name
+    (where people are named by their own given or full name, another short name is a place, an
+    employer or an occupation, which many people share). Without a person's own name they stay:
+    then they are the best the table has (a company's name, a surname alone)."""
+    group = _group_fields(comparisons, profiles)
+    kept = [p for p in _compared(comparisons, profiles) if p.identifying and p not in group]
+    names = []
+    for p in kept:
+        if p.column not in names:
+            names.append(p.column)
+    return names
 
 
 def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) -> Suggestion:

@@ -102,20 +102,33 @@ class FellegiSunter(Scorer):
       candidates; with several non-match components, m rises against u of the random pairs
       (each component holds the non-matches one blocking key let through, which agree on
       that key more than on a closer level, so the components' mixture may dip).
-    - `identifying`: comparisons that identify an entity (a name, a date of birth, an id).
-      A match is one entity recorded twice, so its identifying fields differ only by a
-      recording error, and a field most of whose matches disagree identifies nothing: m at
-      "else" is held at or below one half (the rest of m scaled up). Exact agreement must
-      also be more likely among matches than among random pairs (checked). Default: none.
+    - `identifying`: comparisons that identify an entity (a given name, a date of birth, an
+      id). A match is one entity recorded twice, so its identifying fields differ only by a
+      recording error: the match class may disagree outright on one no more often than the
+      surest matches do (the pairs that agree exactly on another identifying field and
+      disagree on no telling field; twice their share, at most one half: see
+      `_disagreement_caps`, in `diagnostics["identifying_disagreement_max"]`). The bound acts
+      in the E-step (the nearest posterior that meets it, `_identifying_posterior`), not only
+      on m: a household outvotes given name and birth date on surname, address and city, so
+      capping m alone kept it in the match class. Exact agreement must also be more likely
+      among matches than among random pairs (checked). Default: none.
     - An independent prior, not from EM: the share of candidate pairs that agree exactly on
       at least two of the identifying comparisons (without any named: the three on which
       random pairs agree least) and disagree outright on none, divided by that rule's recall
       (estimated from the pairs the other comparisons find alone; a range, see
-      `_rule_recall`), less the random pairs' rate. A fit whose prior lies more than twice
-      beyond that range fails the checks.
+      `_rule_recall`; with two comparisons a floor only), less the random pairs' rate. A fit
+      whose prior lies more than twice beyond that range fails the checks; where every start
+      fails so (and identifying comparisons are named), EM runs again from each start with
+      the prior held within the range (`diagnostics["prior_held"]`).
     - Several starts (default, prior 0.5, prior 0.01, the rule's split, the labels) each run
       to convergence; the best likelihood among those that pass the checks wins (with labels:
       among those that explain the labels as well as the best).
+
+    With several non-match components, m rises against u of the random pairs; the pairs are
+    scored against the candidates' non-match u, which blocking enriches at the levels its keys
+    let in (exact agreement on a key, not near agreement), so those weights can dip there:
+    `diagnostics["blocking_dips"]` lists each dip (the weights, and m against the random
+    pairs' u, which does not dip).
 
     After `fit`, `diagnostics` (JSON-able, saved in model.json) holds the prior, the
     independent estimate, iterations, convergence, each start's log-likelihood, the start
@@ -336,6 +349,7 @@ class FellegiSunter(Scorer):
             random_u=[random_u.get(n) for n in names],
             labelled=_labelled_patterns(labelled, sizes),
         )
+        data.caps = _disagreement_caps(data)
         rule = _rule_pairs(data)
         random_rule = _random_rule_share(data, random)
         data.prior_independent, data.rule_recall = _independent_prior(data, rule, random_rule)
@@ -350,7 +364,23 @@ class FellegiSunter(Scorer):
             fit["start"] = name
             fit["failed"] = _failed_checks(data, fit)
             fits.append(fit)
+        # Where every start lands on a prior far from the independent estimate, EM has found
+        # another concept than "same entity" (a household, a street) that the likelihood
+        # prefers; the constrained maximum is then the fit with the prior held within the
+        # independent range (the prior's M-step clipped to it, the exact constrained step as
+        # the likelihood is concave in the prior), run from the same starts.
+        held = None
+        if data.check_prior and data.prior_independent is not None and any(
+                data.identifying) and all(
+                any(r.startswith("its prior") for r in f["failed"]) for f in fits):
+            held = data.prior_independent
+            for name, start in starts:
+                fit = self._em(data, u, 1, self.max_iterations, start, held)
+                fit["start"] = f"{name}, prior held"
+                fit["failed"] = _failed_checks(data, fit)
+                fits.append(fit)
         fit = _best(fits, data)
+        held = held if fit["start"].endswith("prior held") else None
         # Where EM learns u, the non-matches may be a mixture: blocking on several keys lets
         # through different kinds of non-match (same date of birth and other names; same
         # surname and other dates ...). One u for all of them makes EM split the candidates by
@@ -363,7 +393,8 @@ class FellegiSunter(Scorer):
                 if name == "default" and mixtures:
                     continue
                 mixture = self._em(data, u, self.non_match_components, self.max_iterations,
-                                   None if start is None else self._mixture_start(data, start))
+                                   None if start is None else self._mixture_start(data, start),
+                                   held)
                 mixture["start"] = name
                 mixture["failed"] = _failed_checks(data, mixture)
                 mixtures.append(mixture)
@@ -386,7 +417,7 @@ class FellegiSunter(Scorer):
         switched = m is not m_before
 
         self.diagnostics = self._diagnostics(data, fit, fits, components, switched, lam, rule,
-                                             random_rule)
+                                             random_rule, held)
         if self.prior is None and lam > 0.99 and not any(u_learned):
             warnings.warn(
                 f"FellegiSunter estimated a prior of {lam:.4f}: EM explains nearly every "
@@ -483,11 +514,13 @@ class FellegiSunter(Scorer):
         return {"m": fit["m"], "comps": comps, "shares": shares, "lam": fit["lam"]}
 
     def _em(self, data: _Data, u: list[np.ndarray], n_comp: int, max_iterations: int,
-            start: dict | None = None) -> dict[str, Any]:
+            start: dict | None = None, prior_range: tuple[float, float] | None = None
+            ) -> dict[str, Any]:
         """EM with one match class and `n_comp` non-match components, the constraints applied
         in every M-step. `start`: None (the default start), parameters (m, comps, shares,
         lam), or a posterior `g` over the candidate patterns to begin with an M-step from (NaN
-        where only the labelled pairs should speak)."""
+        where only the labelled pairs should speak). `prior_range`: (low, high) the prior is
+        held within (the start's prior too)."""
         names, sizes = data.names, data.sizes
         if start is None:
             m, comps, shares, lam = self._default_start(data, u, n_comp)
@@ -497,6 +530,8 @@ class FellegiSunter(Scorer):
         else:
             m, comps, shares, lam = start["m"], start["comps"], start["shares"], start["lam"]
             n_comp = len(comps)
+        if prior_range is not None and self.prior is None:
+            lam = float(np.clip(lam, *prior_range))
         u = comps[0] if n_comp == 1 else u
         patterns, n_cand = data.all_patterns, len(data.patterns)
         present = [patterns[:, k] != NULL_LEVEL for k in range(len(names))]
@@ -514,6 +549,7 @@ class FellegiSunter(Scorer):
             g, resp, _ = _posterior_mixture(patterns, m, comps, shares, lam)
             if g0 is not None and iterations == 1:
                 g = np.concatenate([g0, lab_m * 0.0])
+            g = np.concatenate([_identifying_posterior(data, g[:n_cand]), g[n_cand:]])
             cand = data.counts
             w_match = np.concatenate([cand * g[:n_cand], lab_m])
             w_non = np.concatenate([cand * (1.0 - g[:n_cand]), lab_n])
@@ -556,6 +592,8 @@ class FellegiSunter(Scorer):
             else:
                 new_lam = float(np.clip((cand * g[:n_cand]).sum() / cand.sum(),
                                         _FLOOR, 1.0 - _FLOOR))
+                if prior_range is not None:
+                    new_lam = float(np.clip(new_lam, *prior_range))
             moved_prior = abs(new_lam - lam)
             m, u, lam = new_m, new_u, new_lam
             if max([moved_prior, *moved.values()]) < self.tolerance and (
@@ -565,7 +603,11 @@ class FellegiSunter(Scorer):
         g, _, loglik = _posterior_mixture(patterns[:n_cand], m, comps, shares, lam, data.counts)
         if n_comp > 1:
             # u: the non-matches' level shares under the final posterior, all components
-            # together; m and u pooled as one M-step would, so that m/u rises with the level.
+            # together; m pooled as one M-step would, so that m rises against the random
+            # pairs' u. Its weight against this u (the one pairs are scored with) may dip where
+            # blocking enriched the candidates' non-matches at a level (a key on the exact
+            # value lets in exact agreements, not near ones): that is the right weight for a
+            # candidate pair, and `diagnostics["blocking_dips"]` lists them.
             w_match = np.concatenate([data.counts * g, lab_m])
             w_non = np.concatenate([data.counts * (1.0 - g), lab_n])
             bound = []
@@ -609,12 +651,14 @@ class FellegiSunter(Scorer):
         for lo, hi in pooled:
             binds.append({"comparison": name, "constraint": "monotone",
                           "levels": labels[lo:hi + 1]})
-        if data.identifying[k] and nm[0] > 0.5:
-            # The match class must agree on an identifying field more often than not.
+        if data.identifying[k] and nm[0] > data.caps[k]:
+            # The match class may disagree on an identifying field no more often than the
+            # surest matches do (`_disagreement_caps`).
+            cap = data.caps[k]
             rest = nm[1:].sum()
             nm = nm.copy()
-            nm[1:] = nm[1:] * (0.5 / rest) if rest > 0 else 0.5 / (len(nm) - 1)
-            nm[0] = 0.5
+            nm[1:] = nm[1:] * ((1 - cap) / rest) if rest > 0 else (1 - cap) / (len(nm) - 1)
+            nm[0] = cap
             binds.append({"comparison": name, "constraint": "identifying",
                           "levels": [labels[0]]})
         nm = _monotone_weights(_constrain(nm, *fm), data.reference(k, nu) if mixture else nu)
@@ -647,11 +691,22 @@ class FellegiSunter(Scorer):
 
     def _diagnostics(self, data: _Data, fit: dict, fits: list[dict], components: int,
                      switched: bool, lam: float, rule: np.ndarray,
-                     random_rule: float | None) -> dict[str, Any]:
+                     random_rule: float | None, held: tuple[float, float] | None = None
+                     ) -> dict[str, Any]:
         """What a reviewer needs to trust the fit (JSON-able), with `problems` in words."""
         problems: list[str] = []
         fields = [data.names[k] for k in data.rule_fields()]
         independent, recall = data.prior_independent, data.rule_recall
+        if held is not None:
+            free = [f["lam"] for f in fits if not f["start"].endswith("prior held")]
+            problems.append(
+                f"Left free, EM's prior ({min(free):.4g} to {max(free):.4g} over its starts) "
+                f"lay far outside the independent estimate ({held[0]:.4g} to {held[1]:.4g}, "
+                f"from the pairs that agree exactly on at least two of {', '.join(fields)}): "
+                "its match class was another concept than 'same entity' (a family, a "
+                "household, a street). The prior was held within the estimate. Label some "
+                "pairs (`linkage sample --active`) to confirm the model."
+            )
         ratio = _prior_ratio(data, lam)
         if ratio is not None and not 1.0 / _PRIOR_FACTOR <= ratio <= _PRIOR_FACTOR:
             low, high = independent
@@ -670,7 +725,8 @@ class FellegiSunter(Scorer):
             problems.append(
                 "EM fitted only with the identifying constraint binding on "
                 f"{', '.join(ident_bound)}: left free, its match class would disagree on them "
-                "more often than not. Check that they identify an entity, or label some pairs."
+                "more often than the surest matches do (pairs that agree on every other "
+                "identifying field). Check that they identify an entity, or label some pairs."
             )
         if not fit["converged"]:
             problems.append(f"EM did not converge in {self.max_iterations} iterations.")
@@ -702,9 +758,11 @@ class FellegiSunter(Scorer):
                     )
         return {
             "prior": _round(lam),
-            # The geometric middle of the range, and the range itself (see _independent_prior).
+            # The geometric middle of the range, and the range itself (see _independent_prior);
+            # its floor where the range is open above.
             "prior_independent": None if independent is None else _round(
-                math.sqrt(independent[0] * independent[1])),
+                independent[0] if independent[1] >= 1.0
+                else math.sqrt(independent[0] * independent[1])),
             "prior_independent_range": None if independent is None else [
                 _round(independent[0]), _round(independent[1])],
             "prior_independent_fields": fields,
@@ -718,9 +776,15 @@ class FellegiSunter(Scorer):
                         "converged": bool(f["converged"]), "failed": list(f["failed"])}
                        for f in fits],
             "start_won": fit["start"],
+            "prior_held": None if held is None else [_round(held[0]), _round(held[1])],
             "constraints_bound": bound,
             "identifying": [n for k, n in enumerate(data.names) if data.identifying[k]],
+            # The most the match class may disagree on each (`_disagreement_caps`).
+            "identifying_disagreement_max": {
+                n: _round(data.caps[k]) for k, n in enumerate(data.names)
+                if data.identifying[k]},
             "label_switch_fixed": bool(switched),
+            "blocking_dips": _blocking_dips(data, fit),
             "non_match_components": int(components),
             "labelled": labelled,
             "problems": problems,
@@ -733,9 +797,14 @@ class FellegiSunter(Scorer):
         """Guard against label switching: EM is symmetric in its two classes, and the match
         class is the one whose records agree. When u is learned throughout and exact agreement
         is evidence *against* a match for most comparisons, the classes came out swapped: swap
-        them back (and say so)."""
-        inverted = [k for k in range(len(names))
-                    if len(m[k]) > 1 and m[k][-1] < u[k][-1]]
+        them back (and say so).
+
+        "Agrees less" is judged on the whole level distribution (the mean level under m below
+        the mean under u), and only where the two differ by more than rounding: where every
+        candidate pair shows one and the same pattern (a blocking that let through only the
+        matches), m equals u up to floating noise, and noise must not swap a correct fit."""
+        inverted = [k for k in range(len(names)) if len(m[k]) > 1
+                    and _mean_level(m[k]) < _mean_level(u[k]) - _SWAP_MARGIN]
         if (all(u_learned) and 2 * len(inverted) > len(names)
                 and not self.fixed_m and not self.fixed_u):
             warnings.warn(
@@ -855,7 +924,14 @@ class FellegiSunter(Scorer):
             u_tf = np.maximum(freqs[use], self.tf_minimum_u)
             # log2(m / u_exact) + log2(tf_u / u_tf): the plain exact weight, moved by how much
             # rarer this value is than those the candidates typically agree on.
-            values[use] = np.log2(m_exact) - np.log2(u_tf) + self._tf_shift_.get(name, 0.0)
+            adjusted = np.log2(m_exact) - np.log2(u_tf) + self._tf_shift_.get(name, 0.0)
+            # Agreeing exactly on a common value is still no less evidence than agreeing
+            # less closely: where the plain weights rise to the exact level, the adjusted
+            # ones do too. (Where they dip there, blocking let in exact agreements: see
+            # `_blocking_dips`; the level below is no floor then.)
+            table = self._weight_tables_[name]
+            floor = table[top - 1] if top > 0 and table[top - 1] <= table[top] else -np.inf
+            values[use] = np.maximum(adjusted, floor)
         return values
 
     def _bias(self) -> float:
@@ -1052,6 +1128,75 @@ def _posterior(
     return expit(log_odds)
 
 
+def _blocking_dips(data: _Data, fit: dict) -> list[dict]:
+    """Where the weight a pair is scored with (m against the candidates' non-match u) falls
+    from a level to the next more similar one while m against the random pairs' u does not:
+    the candidates' non-matches are enriched at the higher level (blocking on the exact value
+    lets in the non-matches that agree exactly, not those that nearly agree). Only a fit with
+    several non-match components can show one (one class pools m and u together)."""
+    dips: list[dict] = []
+    if len(fit["comps"]) <= 1:
+        return dips
+    for k, name in enumerate(data.names):
+        reference = data.random_u[k]
+        if not data.monotone[k] or reference is None:
+            continue
+        m, u = fit["m"][k], fit["u"][k]
+        scored = np.log2(m) - np.log2(u)
+        population = np.log2(m) - np.log2(reference)
+        for i in range(1, len(m)):
+            if scored[i] < scored[i - 1] - 1e-9 and population[i] >= population[i - 1] - 1e-9:
+                dips.append({"comparison": name,
+                             "levels": [data.labels[k][i - 1], data.labels[k][i]],
+                             "weights": [_round(scored[i - 1]), _round(scored[i])],
+                             "against_random_pairs": [_round(population[i - 1]),
+                                                      _round(population[i])]})
+    return dips
+
+
+def _identifying_posterior(data: _Data, g: np.ndarray) -> np.ndarray:
+    """The E-step under the identifying constraint (posterior regularization): the posterior
+    nearest to `g` (in KL) under which at most `_IDENTIFYING_DISAGREE` of the expected
+    matches disagree outright on each identifying comparison. Capping m at "else" in the
+    M-step alone leaves the pairs where it lies in the match class whenever the other fields
+    outvote it (a household agrees on surname, address, postcode and city; its members differ
+    on given name and birth date), so EM keeps the group as its match class; here they leave
+    it. The nearest posterior lowers the log-odds of the disagreeing patterns by one shift per
+    comparison, found by bisection; the comparisons are visited twice, since one shift moves
+    the others' shares."""
+    fields = [k for k, flag in enumerate(data.identifying) if flag]
+    if not fields:
+        return g
+    patterns, counts = data.patterns, data.counts
+    logit = np.log(np.clip(g, 1e-300, None)) - np.log(np.clip(1.0 - g, 1e-300, None))
+    differ = {k: (patterns[:, k] == 0).astype(np.float64) for k in fields}
+    seen = {k: patterns[:, k] != NULL_LEVEL for k in fields}
+    t = dict.fromkeys(fields, 0.0)
+    for _ in range(2):
+        for k in fields:
+            cap = data.caps[k]
+            base = logit - sum(t[j] * differ[j] for j in fields if j != k)
+
+            def share(x: float, base=base, k=k) -> float:
+                q = expit(base - x * differ[k]) * counts
+                total = q[seen[k]].sum()
+                return float(q[differ[k] > 0].sum() / total) if total > 0 else 0.0
+
+            if share(0.0) <= cap:
+                t[k] = 0.0
+                continue
+            lo, hi = 0.0, 1.0
+            while share(hi) > cap and hi < 1e3:
+                lo, hi = hi, hi * 2.0
+            for _ in range(40):
+                mid = 0.5 * (lo + hi)
+                lo, hi = (mid, hi) if share(mid) > cap else (lo, mid)
+            t[k] = hi
+    if not any(t.values()):
+        return g
+    return expit(logit - sum(t[k] * differ[k] for k in fields))
+
+
 def _match_like(fit: dict[str, Any], sizes: list[int]) -> bool:
     """Whether the match class never disagrees on some comparison (its m at "else" sank to
     the floor): then the non-match components have taken the matches with an error in that
@@ -1112,6 +1257,57 @@ _LABEL_MARGIN = 1.92
 # be; the factor leaves room for the comparisons' dependence among matches, which the recall
 # estimate ignores.
 _PRIOR_FACTOR = 2.0
+# The most a match class may disagree outright on an identifying comparison: a match is one
+# entity recorded twice, so most of its pairs agree on a field that identifies it.
+_IDENTIFYING_DISAGREE = 0.5
+# The fewest sure matches (`_disagreement_caps`) a tighter bound is read from.
+_SURE_MATCHES = 20
+# Recording errors cluster in records (a record typed carelessly errs in several fields), so
+# matches selected for agreeing on the other fields disagree on this one less often than
+# matches at large: the bound allows this many times their share.
+_SURE_MARGIN = 2.0
+# A comparison on which at least this share of random pairs disagree outright.
+_MOSTLY_DIFFER = 0.8
+
+
+def _disagreement_caps(data: _Data) -> list[float]:
+    """Per comparison, the most its match class may disagree outright on it (1 where it is not
+    identifying): the share that disagree on it among the surest matches the candidates hold,
+    the pairs that agree exactly on every other identifying comparison (one at least) and
+    disagree outright on no other comparison; at most `_IDENTIFYING_DISAGREE`.
+
+    Those pairs are matches but for the rare coincidence of agreeing on all the rest, which
+    makes their share an upper estimate of how often a match's field is recorded beyond
+    recognition: it varies from table to table (a clean register, a table of heavy typos), so
+    it is read from the data rather than fixed (with `_SURE_MARGIN`). Without `_SURE_MATCHES`
+    of them (a single identifying comparison, too few pairs), the fixed bound stands."""
+    caps = [1.0] * len(data.names)
+    fields = [k for k, flag in enumerate(data.identifying) if flag]
+    patterns, counts = data.patterns, data.counts
+    for k in fields:
+        others = [j for j in fields if j != k]
+        if not others:
+            caps[k] = _IDENTIFYING_DISAGREE
+            continue
+        sure = patterns[:, k] != NULL_LEVEL
+        exact = np.zeros(len(patterns), dtype=bool)
+        for j in others:
+            exact |= patterns[:, j] == data.sizes[j] - 1
+        sure &= exact
+        for j in range(len(data.names)):
+            # Only a disagreement that random pairs rarely escape says "another entity" (two
+            # sources, two sexes are no such evidence).
+            random_u = data.random_u[j]
+            if j != k and data.sizes[j] > 1 and (
+                    random_u is None or random_u[0] >= _MOSTLY_DIFFER):
+                sure &= patterns[:, j] != 0
+        weight = float(counts[sure].sum())
+        if weight < _SURE_MATCHES:
+            caps[k] = _IDENTIFYING_DISAGREE
+            continue
+        differ = float(counts[sure & (patterns[:, k] == 0)].sum())
+        caps[k] = min(_IDENTIFYING_DISAGREE, max(_SURE_MARGIN * differ / weight, _FLOOR))
+    return caps
 
 
 @dataclass
@@ -1134,6 +1330,7 @@ class _Data:
     prior_independent: tuple[float, float] | None = None  # see `_independent_prior`
     rule_recall: tuple[float, float] | None = None
     check_prior: bool = False  # whether a fit's prior must agree with `prior_independent`
+    caps: list[float] = dataclass_field(default_factory=list)  # see `_disagreement_caps`
     all_patterns: np.ndarray = dataclass_field(init=False)
 
     def __post_init__(self) -> None:
@@ -1247,6 +1444,9 @@ def _independent_prior(data: _Data, rule: np.ndarray, random_share: float | None
     low, high = (max(share - p_random, 0.0) / max(r - p_random, _FLOOR) for r in recall[::-1])
     if min(recall) <= 0 or low > 1.0:
         return None, recall
+    if len(data.rule_fields()) == 2:
+        # The recall is unknown: the estimate is a floor, and nothing bounds it from above.
+        return (low, 1.0), recall
     if high > 1.0:
         # The floor on the recall is refuted (more matches than pairs): the pairs that agree
         # on two of the comparisons and disagree on the third are mostly non-matches, as
@@ -1386,6 +1586,16 @@ def _labelled_logliks(data: _Data, m, comps, shares, lam) -> tuple[float, float]
     return joint, conditional
 
 
+# Mean levels (on a 0..1 scale) that differ by less than this are the same: the classes' level
+# distributions then say nothing about which of them agrees more.
+_SWAP_MARGIN = 1e-6
+
+
+def _mean_level(p: np.ndarray) -> float:
+    """The expected level under the level distribution `p`, on a 0..1 scale."""
+    return float(np.dot(p, np.arange(len(p))) / (p.sum() * (len(p) - 1)))
+
+
 def _label_fit(fit: dict) -> float:
     return fit["label_fit"]
 
@@ -1408,8 +1618,9 @@ def _failed_checks(data: _Data, fit: dict) -> list[str]:
             failed.append(f"the weights of `{name}` fall as its similarity rises")
         if not data.identifying[k]:
             continue
-        if m[0] > 0.5 + 1e-9:
-            failed.append(f"most matches disagree on the identifying `{name}`")
+        if m[0] > data.caps[k] + 1e-9:
+            failed.append(f"more matches disagree on the identifying `{name}` than the "
+                          f"surest matches do ({data.caps[k]:.3g})")
         ur = data.random_u[k]
         if ur is not None and m[-1] <= ur[-1]:
             failed.append(f"exact agreement on the identifying `{name}` is no more likely "
