@@ -20,7 +20,9 @@ entry is `unreliable`; `linkage check` then exits 3. The signs:
   match class. Unreliable.
 - `non_monotone_weights`: a comparison whose match weight falls by more than one bit (a factor
   2 in m/u) from one similarity level to a more similar one: agreeing more cannot be less
-  evidence of a match. Warning.
+  evidence of a match. Dips the scorer traced to blocking (`blocking_dips`: m against random
+  pairs rises there, the candidates' non-matches are enriched at a level a key agrees on)
+  are not counted. Warning.
 - `giant_cluster`: the largest cluster, or the largest connected component before clusters
   held together by weak links were split (`linkage.clustering.split_weak_links`), holds more
   than 1% of the records and more than ten times the typical cluster size the matched pairs
@@ -136,6 +138,11 @@ def _weights(scorer: Any) -> list[dict]:
     if not hasattr(scorer, "m_probabilities_") or not hasattr(scorer, "parameter_table"):
         return []
     table = scorer.parameter_table()
+    # A dip the scorer traced to blocking (the candidates' non-matches enriched at a level
+    # a key agrees on exactly, while m against random pairs rises) is the right weight for a
+    # candidate pair, not a fit that learned the wrong thing.
+    explained = {(d["comparison"], str(d["levels"][-1]))
+                 for d in (getattr(scorer, "diagnostics", None) or {}).get("blocking_dips", [])}
     falls = []
     for name, rows in table.groupby("comparison", sort=False):
         # A level with m and u both at the floor was never seen: it carries no weight.
@@ -145,7 +152,7 @@ def _weights(scorer: Any) -> list[dict]:
         levels = rows["level"].astype(str).to_numpy()[seen]
         for k in range(1, len(weights)):
             drop = weights[k - 1] - weights[k]
-            if math.isfinite(drop) and drop > 1.0:
+            if math.isfinite(drop) and drop > 1.0 and (name, levels[k]) not in explained:
                 falls.append(f"`{name}`: {levels[k]} ({weights[k]:+.1f}) below "
                              f"{levels[k - 1]} ({weights[k - 1]:+.1f})")
     if not falls:
