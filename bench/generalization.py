@@ -1,8 +1,9 @@
 """Generalization: zero-configuration accuracy on tables the toolkit was not tuned on (issue 14).
 
     python bench/generalization.py              # writes bench/GENERALIZATION.md
-    python bench/generalization.py --quick      # no 1M tables, no label rounds
+    python bench/generalization.py --quick      # no 1M; labels on named data sets only
     python bench/generalization.py --only households FEBRL4 --sizes 100000
+    python bench/generalization.py --jobs 2     # two cases at a time (default 1)
 
 Every data set in ../shared/datasets (the loaders of bench/accuracy.py, plus cora, imdb_tmdb and
 Walmart-Amazon), each as published and with neutral column names (c1, c2, ...) in shuffled order,
@@ -12,13 +13,21 @@ in a subprocess with a time limit. Then twice more with labels answered by an or
 truth: `linkage sample RUN --active --n 10 --out todo.csv`, fill `label`, rerun with
 `--labels todo.csv`; then 15 more sampled from that run, 25 labels in all. The truth is used only
 to answer labels and to score; ids that carry it are made opaque by the loaders.
+
+The reference for the label rows ("the best F1 that any of our scorers reaches with all the
+labels", the issue's target for 25 labels) is `reference_runs`: the candidate pairs of the run
+without labels (its pairs.parquet; a seeded uniform sample of REFERENCE_PAIRS of them where
+there are more) all labelled from the truth, then (a) the same command with `--labels` holding
+them (semi-supervised Fellegi-Sunter, or the logistic supervised scorer where the pipeline picks
+it) and (b) the run's own suggested rules (its rules.yaml) with the scorer replaced by
+`supervised` (gradient boosting, threshold by cross-validation) trained on those labels. The best
+F1 of (a) and (b) is the reference.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import itertools
 import json
 import os
 import re
@@ -26,7 +35,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,6 +119,8 @@ TRAP_TARGET = {
     "all": 0.85,
 }
 SEED = 42
+REFERENCE_PAIRS = 5_000  # labelled candidate pairs for the reference ("all the labels")
+WITHIN = 0.02  # the issue's target for 25 labels: within this of the reference
 LINKAGE = [sys.executable, "-m", "linkage"]
 
 
@@ -310,16 +322,46 @@ def _inputs(case: Case, work: Path) -> list[str]:
     return files
 
 
-def run_case(case: Case, rounds: list[int], timeout: float, labels_ok: bool) -> list[dict]:
+def _truth_labels(case: Case, pairs: pd.DataFrame, maps: list[dict[str, int]]) -> pd.DataFrame:
+    """`pairs` (id_l, id_r as the run wrote them) with `label` from the truth."""
+    frame = pd.DataFrame({"id_l": pairs["id_l"].astype(str), "id_r": pairs["id_r"].astype(str)})
+    left = frame["id_l"].map(maps[0]).to_numpy()
+    right = frame["id_r"].map(maps[-1]).to_numpy()
+    if case.mode == "dedupe":
+        same = case.truth[left] == case.truth[right]
+    else:
+        same = np.array([(a, b) in case.truth for a, b in zip(left, right, strict=True)])
+    frame["label"] = same.astype(int)
+    return frame
+
+
+def _scorer(out: Path) -> str:
+    """Which scorer made the run: the pipeline's choice with labels, else model.json's type."""
+    try:
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        labels = summary.get("labels")
+        if isinstance(labels, dict) and labels.get("mode"):
+            return str(labels["mode"])
+        model = json.loads((out / "model.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    if "cv" in model and "params" in model:
+        return "supervised (" + str(model["params"].get("model", "gradient_boosting")) + ")"
+    return str(model.get("type") or model.get("scorer") or "fellegi_sunter")
+
+
+def run_case(case: Case, rounds: list[int], timeout: float, labels_ok: bool,
+             reference: bool) -> list[dict]:
     results = []
+    started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="generalization-") as tmp:
         work = Path(tmp)
         files = _inputs(case, work)
         base = [case.mode, *files, "--no-progress"]
 
-        def one(labels: int, out: Path, extra: list[str]) -> dict:
+        def one(labels, out: Path, extra: list[str], kind: str = "") -> dict:
             row = {"name": case.name, "variant": case.variant, "labels": labels,
-                   "target": case.target}
+                   "target": case.target, "kind": kind}
             rc, last, seconds = _run([*base, "--out", str(out), *extra], timeout)
             row.update(rc=rc, seconds=seconds)
             if rc not in (0, 1, 3) or not (out / "summary.json").exists():
@@ -330,16 +372,17 @@ def run_case(case: Case, rounds: list[int], timeout: float, labels_ok: bool) -> 
             except Exception as err:  # a failed case is reported, not fatal
                 row["error"] = f"scoring failed: {type(err).__name__}: {err}"
             row["prior"], row["diagnostics"] = _prior(out), _diagnostics(out)
+            row["scorer"] = _scorer(out)
             return row
 
         runs = {0: work / "run0"}
-        results.append(one(0, runs[0], []))
+        results.append({**one(0, runs[0], []), "round": 0})
         print(_line(results[-1]), flush=True)
         labelled = None
         previous = 0
         for n_labels in rounds:
             row = {"name": case.name, "variant": case.variant, "labels": n_labels,
-                   "target": case.target}
+                   "target": case.target, "kind": ""}
             source = runs[previous]
             if not labels_ok:
                 row["error"] = "n/a (not available: `sample --active`, `--labels`)"
@@ -361,9 +404,60 @@ def run_case(case: Case, rounds: list[int], timeout: float, labels_ok: bool) -> 
                     runs[n_labels] = work / f"run{n_labels}"
                     row = one(len(labelled), runs[n_labels], ["--labels", str(label_file)])
                     previous = n_labels
+            row["round"] = n_labels
             results.append(row)
             print(_line(results[-1]), flush=True)
+        if reference:
+            results.extend(reference_runs(case, runs[0], work, one))
+    for row in results:
+        row["case_seconds"] = time.perf_counter() - started
     return results
+
+
+def reference_runs(case: Case, run0: Path, work: Path, one) -> list[dict]:
+    """The runs with all the labels (see the module's docstring): the reference rows."""
+    pairs_file = run0 / "pairs.parquet"
+    head = {"name": case.name, "variant": case.variant, "target": case.target,
+            "kind": "reference"}
+    if not pairs_file.exists():
+        return [{**head, "labels": "all", "round": "all",
+                 "error": "n/a (the run without labels failed)"}]
+    pairs = pd.read_parquet(pairs_file, columns=["id_l", "id_r"])
+    if len(pairs) > REFERENCE_PAIRS:
+        pairs = pairs.sample(REFERENCE_PAIRS, random_state=SEED).sort_index()
+    labelled = _truth_labels(case, pairs, _position_maps(run0, case.frames))
+    label_file = work / "labels_all.csv"
+    labelled.to_csv(label_file, index=False)
+    n = len(labelled)
+    n_match = int(labelled["label"].sum())
+    if n_match < 2 or n - n_match < 2:
+        return [{**head, "labels": f"all {n}", "round": "all",
+                 "error": f"n/a ({n_match} of the {n} candidate pairs are matches)"}]
+    rows = [{**one(f"all {n}", work / "run_all", ["--labels", str(label_file)], "reference"),
+             "round": "all"}]
+    print(_line(rows[-1]), flush=True)
+    import yaml
+
+    supervised_file = label_file
+    if case.mode == "link":
+        # The supervised scorer reads a label as applying to a pair in either order (a
+        # dedupe's convention), also in a link, where (a, b) and (b, a) are different record
+        # pairs: a label would reach the reversed pair too, and two such labels conflict
+        # (exit 2). So the labelled pairs whose reverse is also a candidate pair are left out.
+        every = pd.read_parquet(pairs_file, columns=["id_l", "id_r"]).astype(str)
+        reverse = set(zip(every["id_r"], every["id_l"], strict=True))
+        keep = [(a, b) not in reverse for a, b in zip(labelled["id_l"], labelled["id_r"],
+                                                       strict=True)]
+        supervised_file = work / "labels_all_supervised.csv"
+        labelled[keep].to_csv(supervised_file, index=False)
+    rules = yaml.safe_load((run0 / "rules.yaml").read_text(encoding="utf-8"))
+    rules["scoring"] = {"type": "supervised", "labels": str(supervised_file)}
+    rules_file = work / "rules_supervised.yaml"
+    rules_file.write_text(yaml.safe_dump(rules, sort_keys=False), encoding="utf-8")
+    rows.append({**one(f"all {n}", work / "run_supervised", ["--rules", str(rules_file)],
+                       "reference"), "round": "all"})
+    print(_line(rows[-1]), flush=True)
+    return rows
 
 
 # ------------------------------------------------------------------------------------------
@@ -375,8 +469,33 @@ def _fmt(x, spec=".4f") -> str:
     return "" if x is None or (isinstance(x, float) and np.isnan(x)) else format(x, spec)
 
 
-def _target(row: dict, named: dict) -> tuple[str, str]:
-    """(target text, met / not met) for one row; `named` holds F1 of the named runs."""
+def _best(results: list[dict]) -> dict[tuple[str, str], float]:
+    """(name, variant) -> the best F1 of its reference runs (all the labels)."""
+    best: dict[tuple[str, str], float] = {}
+    for r in results:
+        if r.get("round") == "all" and "f1" in r:
+            key = (r["name"], r["variant"])
+            best[key] = max(best.get(key, 0.0), r["f1"])
+    return best
+
+
+def _target(row: dict, named: dict, best: dict, last_round) -> tuple[str, str]:
+    """(target text, met / not met) for one row; `named` holds F1 of the named runs by
+    (name, round), `best` the reference by (name, variant).
+
+    The run without labels is held to the issue's F1 target (and a neutral variant to within
+    0.05 of the named one, a 1M table to within 0.01 of its 100k); the last label round to
+    within WITHIN of the best F1 with all the labels; other rows are for information."""
+    key = (row["name"], row["variant"])
+    if row.get("round") == last_round and last_round != 0:
+        if key not in best:
+            return "", ""
+        if "error" in row:
+            return f"within {WITHIN} of best ({best[key]:.4f})", "not met"
+        return (f"within {WITHIN} of best ({best[key]:.4f})",
+                "met" if row["f1"] >= best[key] - WITHIN else "not met")
+    if row.get("round") != 0:
+        return "", ""
     if "error" in row:
         return (f"≥ {row['target']:.2f}" if row["target"] else "", "not met" if row["target"]
                 else "")
@@ -384,13 +503,13 @@ def _target(row: dict, named: dict) -> tuple[str, str]:
     checks = []
     if row["target"] is not None:
         checks.append((f"≥ {row['target']:.2f}", f1 >= row["target"]))
-    if row["variant"].startswith("neutral") and (row["name"], row["labels"]) in named:
-        ref = named[(row["name"], row["labels"])]
+    if row["variant"].startswith("neutral") and (row["name"], 0) in named:
+        ref = named[(row["name"], 0)]
         checks.append((f"within 0.05 of named ({ref:.4f})", f1 >= ref - 0.05))
     if row["name"].endswith("(1,000k)"):
         small = row["name"].replace("(1,000k)", "(100k)")
-        if (small, row["labels"]) in named:
-            ref = named[(small, row["labels"])]
+        if (small, 0) in named:
+            ref = named[(small, 0)]
             checks.append((f"within 0.01 of 100k ({ref:.4f})", abs(f1 - ref) <= 0.01))
     if not checks:
         return "", ""
@@ -403,91 +522,196 @@ def _short(text: str, limit: int = 160) -> str:
 
 
 def _line(row: dict) -> str:
+    head = f"{row['name']} | {row['variant']} | {row['labels']}"
     if "error" in row:
-        return f"{row['name']} | {row['variant']} | {row['labels']} | {row['error']}"
-    return (f"{row['name']} | {row['variant']} | {row['labels']} | F1 {row['f1']:.4f} "
-            f"P {row['p']:.4f} R {row['r']:.4f} | prior {_fmt(row['prior'])} | "
-            f"{row['diagnostics']} | {row['seconds']:.1f} s")
+        return f"{head} | {row['error']}"
+    return (f"{head} | {row.get('scorer', '')} | F1 {row['f1']:.4f} P {row['p']:.4f} "
+            f"R {row['r']:.4f} | prior {_fmt(row['prior'])} | {row['diagnostics']} | "
+            f"{row['seconds']:.1f} s")
+
+
+def _cell(row: dict | None) -> str:
+    if row is None:
+        return ""
+    if "error" in row:
+        return "failed" if not row["error"].startswith("n/a") else "n/a"
+    return f"{row['f1']:.4f}"
 
 
 def write_report(results: list[dict], path: Path, command: str, started: str,
-                 load: tuple[float, float, float]) -> None:
-    named = {(r["name"], r["labels"]): r["f1"] for r in results
+                 load: tuple[float, float, float], rounds: list[int], *,
+                 total: float | None = None, partial: bool = False) -> None:
+    named = {(r["name"], r["round"]): r["f1"] for r in results
              if "f1" in r and not r["variant"].startswith("neutral")}
-    met = [_target(r, named)[1] for r in results]
+    best = _best(results)
+    last_round = rounds[-1] if rounds else 0
+    met = [_target(r, named, best, last_round)[1] for r in results]
+    status = ("**Partial**: the run is still going (or was stopped); the rows below are the "
+              "cases finished so far." if partial else
+              f"Total time: {total / 60:.1f} min." if total is not None else "")
     lines = [
         "# Generalization: zero-configuration accuracy (issue 14)",
         "",
         f"Command: `{command}`. Started {started}; machine: {os.cpu_count()} cores, load "
         f"average at the start {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} (1, 5, 15 min), "
-        "so seconds are indicative only.",
+        f"so seconds are indicative only. {status}",
         "",
         "Each case runs as a user runs it: `linkage dedupe|link FILE... --out DIR` without "
         "rules (suggested rules), in a subprocess. `labels` 10 and 25: an oracle answers the "
         "pairs of `linkage sample RUN --active --n N --out todo.csv` from the truth and the "
-        "table is run again with `--labels` (10, then 15 more sampled from the 10-label run). "
+        "table is run again with `--labels` (10, then 15 more sampled from the 10-label run, "
+        "both files together; `labels` is the number of distinct labelled pairs). "
         "Pairwise precision, recall and F1 end to end (blocking included): for dedupe over the "
         "pairs implied by the clusters, for link over links.parquet. `prior` is from model.json; "
-        "`diagnostics` from summary.json (`n/a` where the run does not write them). `neutral, "
+        "`diagnostics` from summary.json; `scorer` is the scorer the run used (with labels: "
+        "summary.json `labels.mode`). `neutral, "
         "shuffled`: columns renamed c1, c2, ... and put in a seeded random order; in a link each "
         "table is renamed by its own column order, so where the tables' columns differ "
         "(imdb_tmdb) one name holds different fields on the two sides. Truth is used only to "
         "score and to answer labels; a failed run shows its exit code and last error line.",
         "",
+        "**Best with all the labels** (rows `all N`, the reference for the issue's target "
+        "'with 25 oracle labels, within 0.02 of the best F1 that any of our scorers reaches "
+        "with all the labels'): the candidate pairs of the run without labels (its "
+        f"pairs.parquet; a seeded uniform sample of {REFERENCE_PAIRS:,} of them where there "
+        "are more; N is how many) are all labelled from the truth; then two runs: (a) the same "
+        "command with `--labels` holding them (the pipeline's own choice: semi-supervised "
+        "Fellegi-Sunter, or the logistic supervised scorer where its cross-validation is "
+        "clearly better), and (b) the run's suggested rules (its rules.yaml) with the scorer "
+        "replaced by `supervised` (gradient boosting, threshold by 5-fold cross-validation) "
+        "trained on the same labels. The reference is the better F1 of (a) and (b); the "
+        "25-label row is held to it. Both see only the candidate pairs blocking proposed, so "
+        "the reference is bounded by the suggested blocking's recall, as the label rows are. "
+        "In a link, (b) leaves out the labelled pairs whose reverse is also a candidate pair: "
+        "the supervised scorer reads a label as applying to a pair in either order, which in "
+        "a link would label a different record pair too. Where the reference is below the F1 "
+        "without labels, our scorers do worse with every label than with none: the labels "
+        "harm there, and meeting the 25-label target says little.",
+        "",
         "The stress tables (`generator`) come from this project's own generator "
         "(`linkage.synth.traps`, seed 42), one trap each: they are in-sample for anything tuned "
         "on them. Their targets are ours, in the issue's spirit (tests/test_generalization.py "
         "asserts them on small tables); the issue's own targets are on the public data sets. "
-        "Label rows are held to the same target; the issue's 'within 0.02 of the best scorer "
-        "with all labels' is not measured here.",
+        "Targets: the run without labels is held to the F1 target (a neutral variant also to "
+        "within 0.05 of the named one, a 1M table to within 0.01 of its 100k); the 25-label "
+        "row to within 0.02 of the best with all the labels; other rows are for information.",
         "",
         f"Targets met: {met.count('met')} of {met.count('met') + met.count('not met')}.",
         "",
-        "| data set | variant | labels | F1 | precision | recall | prior | diagnostics | "
+        "## Summary",
+        "",
+    ]
+    head = ["data set", "variant", "F1, no labels", "target met",
+            *(f"F1, {n} labels" for n in rounds), "best with all labels",
+            *([f"{last_round} labels within {WITHIN}"] if rounds else []), "case seconds"]
+    align = ["---", "---", "---:", "---", *("---:" for _ in rounds), "---:",
+             *(["---"] if rounds else []), "---:"]
+    lines += ["| " + " | ".join(head) + " |", "| " + " | ".join(align) + " |"]
+    cases = list(dict.fromkeys((r["name"], r["variant"]) for r in results))
+    for key in cases:
+        rows = [r for r in results if (r["name"], r["variant"]) == key]
+        by_round = {r["round"]: r for r in rows if r.get("round") != "all"}
+        last = by_round.get(last_round) if rounds else None
+        ok = _target(last, named, best, last_round)[1] if last is not None else ""
+        ref = f"{best[key]:.4f}" if key in best else (
+            "n/a" if any(r.get("round") == "all" for r in rows) else "")
+        first = by_round.get(0)
+        first_ok = _target(first, named, best, last_round)[1] if first is not None else ""
+        cells = [key[0], key[1], _cell(first), first_ok,
+                 *(_cell(by_round.get(n)) for n in rounds), ref, *([ok] if rounds else []),
+                 f"{rows[0].get('case_seconds', 0):.0f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "## Every run",
+        "",
+        "| data set | variant | labels | scorer | F1 | precision | recall | prior | diagnostics | "
         "seconds | target | met |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- | --- |",
+        "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | --- | ---: | --- | --- |",
     ]
     for row, ok in zip(results, met, strict=True):
-        target, _ = _target(row, named)
+        target, _ = _target(row, named, best, last_round)
         if "error" in row:
-            lines.append(f"| {row['name']} | {row['variant']} | {row['labels']} | "
+            lines.append(f"| {row['name']} | {row['variant']} | {row['labels']} | | "
                          f"{_short(row['error'])} | | | | | "
                          f"{_fmt(row.get('seconds'), '.1f')} | {target} | {ok} |")
             continue
         lines.append(
-            f"| {row['name']} | {row['variant']} | {row['labels']} | {row['f1']:.4f} | "
-            f"{row['p']:.4f} | {row['r']:.4f} | {_fmt(row['prior'])} | "
+            f"| {row['name']} | {row['variant']} | {row['labels']} | {row.get('scorer', '')} | "
+            f"{row['f1']:.4f} | {row['p']:.4f} | {row['r']:.4f} | {_fmt(row['prior'])} | "
             f"{row['diagnostics'].replace('|', '/')} | {row['seconds']:.1f} | {target} | {ok} |")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _groups(args, sizes: list[int]) -> list[Callable[[], Iterator[Case]]]:
+    """One loader per data set (its named and neutral cases) and per stress table; each builds
+    its cases when it runs, so that a 1M table is held only while it runs."""
+    groups: list[Callable[[], Iterator[Case]]] = []
+    for name in DATASETS:
+        if name in args.only:
+            groups.append(lambda name=name: iter(dataset_cases([name])))
+    for trap in TRAPS:
+        if trap in args.only:
+            for size in sizes:
+                groups.append(lambda trap=trap, size=size: trap_cases([trap], [size]))
+    return groups
 
 
 def main(argv: list[str] | None = None) -> int:
     names = [*DATASETS, *TRAPS]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="skip the 1M tables and the label rounds")
+                        help="the 100k stress tables only (no 1M); label rounds and the "
+                             "reference with all labels on the named public data sets only "
+                             "(neutral variants and stress tables run without labels)")
+    parser.add_argument("--no-labels", action="store_true",
+                        help="no label rounds and no reference runs: suggested rules alone")
     parser.add_argument("--only", nargs="+", choices=names, default=names, metavar="NAME",
                         help=f"data sets and traps to run: {', '.join(names)}")
     parser.add_argument("--sizes", nargs="+", type=int, default=None,
                         help="stress table rows (default 100000 1000000; --quick: 100000)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="cases run at a time (each is one subprocess at a time)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
     parser.add_argument("--results", type=Path, default=HERE / "GENERALIZATION.md")
     args = parser.parse_args(argv)
     sizes = args.sizes or ([100_000] if args.quick else [100_000, 1_000_000])
-    rounds = [] if args.quick else [10, 25]
+    rounds = [] if args.no_labels else [10, 25]
     command = "python bench/generalization.py" + " ".join(
         [""] + (["--quick"] if args.quick else [])
+        + (["--no-labels"] if args.no_labels else [])
         + (["--only", *args.only] if args.only != names else [])
-        + (["--sizes", *map(str, args.sizes)] if args.sizes else []))
+        + (["--sizes", *map(str, args.sizes)] if args.sizes else [])
+        + (["--jobs", str(args.jobs)] if args.jobs != 1 else []))
     started = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     load = os.getloadavg()
+    clock = time.perf_counter()
     labels_ok = bool(rounds) and (_has_option(["sample"], "--active")
                                   and _has_option(["dedupe"], "--labels"))
-    results: list[dict] = []
-    for case in itertools.chain(dataset_cases(args.only), trap_cases(args.only, sizes)):
-        results.extend(run_case(case, rounds, args.timeout, labels_ok))
-        write_report(results, args.results, command, started, load)  # partial results survive
-    write_report(results, args.results, command, started, load)
+
+    def run_group(load_cases) -> list[dict]:
+        out = []
+        for case in load_cases():
+            labelled = labels_ok and not (args.quick and case.variant != "named")
+            out.extend(run_case(case, rounds if labelled else [], args.timeout, labels_ok,
+                                reference=labelled))
+        return out
+
+    groups = _groups(args, sizes)
+    done: dict[int, list[dict]] = {}
+
+    def ordered() -> list[dict]:
+        return [row for k in sorted(done) for row in done[k]]
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {pool.submit(run_group, g): k for k, g in enumerate(groups)}
+        for future in futures:  # in order; the report is rewritten as each group ends
+            done[futures[future]] = future.result()
+            write_report(ordered(), args.results, command, started, load, rounds,
+                         partial=len(done) < len(groups))
+    total = time.perf_counter() - clock
+    write_report(ordered(), args.results, command, started, load, rounds, total=total)
+    print(f"total {total / 60:.1f} min ({total:.0f} s); wrote {args.results}", flush=True)
     return 0
 
 
