@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from tests.conftest import ROOT
-from tests.hostile.conftest import assert_unchanged_outside, run_cli, snapshot
+from tests.hostile.conftest import assert_unchanged_outside, run_cli, run_clis, snapshot
 
 CUSTOMERS = ROOT / "sample_data" / "customers.csv"
 RULES = ROOT / "rules" / "customers.yaml"
@@ -41,10 +41,11 @@ def test_check_with_a_row_id_column_and_no_id_column_is_bad_input(workdir):
 
 def test_an_unknown_encoding_is_bad_input(workdir):
     before = snapshot(workdir)
-    for args in (["check", CUSTOMERS, "--rules", RULES, "--max-duplicate-rate", "0.5"],
-                 ["dedupe", CUSTOMERS, "--rules", RULES, "--out", workdir / "out"],
-                 ["suggest", CUSTOMERS]):
-        done = run_cli(*args, "--encoding", "utf8x", cwd=workdir)
+    calls = (["check", CUSTOMERS, "--rules", RULES, "--max-duplicate-rate", "0.5"],
+             ["dedupe", CUSTOMERS, "--rules", RULES, "--out", workdir / "out"],
+             ["suggest", CUSTOMERS])
+    runs = run_clis(*[(*args, "--encoding", "utf8x") for args in calls], cwd=workdir)
+    for done in runs:
         assert done.returncode == 2, done.stderr
         assert "`--encoding`" in done.stderr and "'utf8x'" in done.stderr
         assert "utf-8" in done.stderr and "Traceback" not in done.stderr
