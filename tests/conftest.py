@@ -26,6 +26,17 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     )
 
 
+def run_clis(*calls: tuple, cwd: Path | None = None) -> list[subprocess.CompletedProcess]:
+    """Several independent `python -m linkage ...` runs at once (each call a tuple of
+    arguments), each a process of its own as with `run_cli`; their results in the order given.
+    For a test that checks what each of several runs says, not how they interleave: on a
+    machine with spare cores the runs' start-up (importing pandas) overlaps."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+        return list(pool.map(lambda args: run_cli(*args, cwd=cwd), calls))
+
+
 @pytest.fixture(scope="session")
 def datasets() -> Path:
     if not DATASETS.exists():

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_clis
 
 RULES = textwrap.dedent(
     """
@@ -110,20 +110,22 @@ def test_not_utf8_names_the_line(tmp_path):
     data, rules, out = _setup(tmp_path, GOOD)
     data.write_bytes(b"id,name,surname,dob\na,kim,x,1990-01-02\n"
                      + "b,김,x,1990-01-02\n".encode("cp949"))
-    done = run_cli("dedupe", data, "--rules", rules, "--out", out)
+    # Both runs at once: without `--encoding` into `out`, with it into a folder of its own.
+    done, given = run_clis(("dedupe", data, "--rules", rules, "--out", out),
+                           ("dedupe", data, "--rules", rules, "--out", tmp_path / "cp949",
+                            "--encoding", "cp949"))
     _assert_rejected(done, out, "line 3", "--encoding cp949")
-    done = run_cli("dedupe", data, "--rules", rules, "--out", out, "--encoding", "cp949")
-    assert done.returncode == 0, done.stderr
+    assert given.returncode == 0, given.stderr
 
 
 def test_validate_command(tmp_path):
-    rules = tmp_path / "rules.yaml"
+    rules, misspelt = tmp_path / "rules.yaml", tmp_path / "misspelt.yaml"
     rules.write_text(RULES)
-    done = run_cli("validate", rules)
+    misspelt.write_text(RULES.replace("jaro_winkler", "jarowinkler"))
+    done, wrong = run_clis(("validate", rules), ("validate", misspelt))
     assert done.returncode == 0
     assert "valid" in done.stdout and "jaro_winkler" in done.stdout
-    rules.write_text(RULES.replace("jaro_winkler", "jarowinkler"))
-    done = run_cli("validate", rules)
+    done = wrong
     assert done.returncode == 2
     assert "comparisons[0].type" in done.stderr
 

@@ -66,10 +66,13 @@ def test_rule_sum_runs_must_sample_by_weight(tmp_path):
     done = run_cli("dedupe", ROOT / "sample_data" / "customers.csv", "--rules",
                    ROOT / "rules" / "customers.yaml", "--out", tmp_path / "run")
     assert done.returncode == 0
-    bad = run_cli("sample", tmp_path / "run", "--out", tmp_path / "x.csv")
+    from tests.conftest import run_clis
+
+    bad, good = run_clis(("sample", tmp_path / "run", "--out", tmp_path / "bad.csv"),
+                         ("sample", tmp_path / "run", "--on", "weight", "--bands", "0,4,8",
+                          "--per-band", "5", "--out", tmp_path / "x.csv"))
     assert bad.returncode == 2 and "--on weight" in bad.stderr
-    good = run_cli("sample", tmp_path / "run", "--on", "weight", "--bands", "0,4,8",
-                   "--per-band", "5", "--out", tmp_path / "x.csv")
+    assert not (tmp_path / "bad.csv").exists()
     assert good.returncode == 0, good.stderr
 
 

@@ -257,7 +257,7 @@ def test_large_tables_in_seconds():
 
 
 def test_decontaminate_cli(tmp_path):
-    from tests.conftest import run_cli
+    from tests.conftest import run_clis
 
     passage = ("the quick brown fox jumps over the lazy dog while the farmer watches from "
                "the old wooden gate")
@@ -267,13 +267,14 @@ def test_decontaminate_cli(tmp_path):
                   "text": [f"intro words then {passage} and more", "nothing to see here",
                            "An unrelated evaluation question."]}).to_csv(
         tmp_path / "train.csv", index=False)
-    done = run_cli("decontaminate", tmp_path / "train.csv", "--eval", tmp_path / "eval.csv",
-                   "--train-id", "id", "--eval-id", "id", "--out", tmp_path / "out")
+    done, missing = run_clis(
+        ("decontaminate", tmp_path / "train.csv", "--eval", tmp_path / "eval.csv",
+         "--train-id", "id", "--eval-id", "id", "--out", tmp_path / "out"),
+        ("decontaminate", tmp_path / "train.csv", "--eval", tmp_path / "eval.csv",
+         "--text-column", "body", "--out", tmp_path / "out2"))
     assert done.returncode == 0, done.stderr
     assert "2 of 3 train records contaminated" in done.stdout
     result = pd.read_parquet(tmp_path / "out" / "contamination.parquet").set_index("id")
     assert result.loc["t1", "eval_id"] == "e1" and not result.loc["t1", "exact_match"]
     assert result.loc["t3", "exact_match"] and not result.loc["t2", "contaminated"]
-    missing = run_cli("decontaminate", tmp_path / "train.csv", "--eval", tmp_path / "eval.csv",
-                      "--text-column", "body", "--out", tmp_path / "out2")
     assert missing.returncode == 2 and "body" in missing.stderr

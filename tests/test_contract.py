@@ -12,7 +12,7 @@ import linkage as lk
 from linkage.blocking import KeyBlocker, SortedNeighbourhood
 from linkage.comparators import Date, Exact, JaroWinkler
 from linkage.scoring import RuleSum
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, run_clis
 
 RULES = lk.Rules(
     id_column="id",
@@ -100,8 +100,8 @@ def test_korean_variants_found_end_to_end():
 def test_byte_identical_outputs(tmp_path, datasets):
     source = datasets / "febrl" / "dataset3.csv"
     rules = ROOT / "rules" / "febrl.yaml"
-    for run in ("one", "two"):
-        done = run_cli("dedupe", source, "--rules", rules, "--out", tmp_path / run)
+    for done in run_clis(*[("dedupe", source, "--rules", rules, "--out", tmp_path / run)
+                           for run in ("one", "two")]):
         assert done.returncode == 0, done.stderr
     files = sorted(p.name for p in (tmp_path / "one").iterdir())
     assert "timings.json" in files

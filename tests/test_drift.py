@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from tests.conftest import ROOT
-from tests.hostile.conftest import assert_unchanged_outside, run_cli, snapshot
+from tests.hostile.conftest import assert_unchanged_outside, run_cli, run_clis, snapshot
 
 BANDS = "-4,0,4,6,8"
 
@@ -37,9 +37,9 @@ def runs(tmp_path_factory):
     rules = (ROOT / "rules" / "customers.yaml").read_text(encoding="utf-8")
     (folder / "old.yaml").write_text(rules, encoding="utf-8")
     (folder / "new.yaml").write_text(_rerun_rules(rules), encoding="utf-8")
-    for name in ("old", "new"):
-        done = run_cli("dedupe", ROOT / "sample_data" / "customers.csv", "--rules",
-                       folder / f"{name}.yaml", "--out", folder / name)
+    for done in run_clis(*[("dedupe", ROOT / "sample_data" / "customers.csv", "--rules",
+                            folder / f"{name}.yaml", "--out", folder / name)
+                           for name in ("old", "new")]):
         assert done.returncode == 0, done.stderr
     done = run_cli("sample", folder / "old", "--on", "weight", "--bands", BANDS,
                    "--per-band", "40", "--out", folder / "todo.csv")

@@ -134,12 +134,15 @@ def test_importing_the_module_stays_light():
 
 
 @needs_model
-def test_static_model_distilled_offline(request, tmp_path_factory):
+def test_static_model_distilled_offline(request):
     pytest.importorskip("skeletoken")  # model2vec's `distill` extra
-    # Distilling takes ~25 s: keep the result in pytest's cache so later runs only load it.
+    # Distilling takes ~25 s (minutes on a loaded machine): keep the result in pytest's cache
+    # so later runs only load it; with the cache plugin off (`-p no:cacheprovider`) in the
+    # folder the plugin would have given, so that such runs do not distill every time.
     cache = (request.config.cache.mkdir("linkage-static-model")
              if getattr(request.config, "cache", None) is not None
-             else tmp_path_factory.mktemp("linkage-static-model"))
+             else request.config.rootpath / ".pytest_cache" / "d" / "linkage-static-model")
+    cache.mkdir(parents=True, exist_ok=True)
     enc = Encoder("static", cache_dir=cache)
     v = enc.encode(["How do I reset my password?", "How can I reset my password?",
                     UNRELATED[0]])

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_clis
 
-__all__ = ["assert_unchanged_outside", "run_cli", "snapshot"]
+__all__ = ["assert_unchanged_outside", "run_cli", "run_clis", "snapshot"]
 
 
 def snapshot(folder: Path) -> dict[str, str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from tests.conftest import ROOT
-from tests.hostile.conftest import assert_unchanged_outside, run_cli, snapshot
+from tests.hostile.conftest import assert_unchanged_outside, run_cli, run_clis, snapshot
 
 CUSTOMERS = ROOT / "sample_data" / "customers.csv"
 RULES = ROOT / "rules" / "customers.yaml"
@@ -41,10 +41,11 @@ def test_check_with_a_row_id_column_and_no_id_column_is_bad_input(workdir):
 
 def test_an_unknown_encoding_is_bad_input(workdir):
     before = snapshot(workdir)
-    for args in (["check", CUSTOMERS, "--rules", RULES, "--max-duplicate-rate", "0.5"],
-                 ["dedupe", CUSTOMERS, "--rules", RULES, "--out", workdir / "out"],
-                 ["suggest", CUSTOMERS]):
-        done = run_cli(*args, "--encoding", "utf8x", cwd=workdir)
+    calls = (["check", CUSTOMERS, "--rules", RULES, "--max-duplicate-rate", "0.5"],
+             ["dedupe", CUSTOMERS, "--rules", RULES, "--out", workdir / "out"],
+             ["suggest", CUSTOMERS])
+    runs = run_clis(*[(*args, "--encoding", "utf8x") for args in calls], cwd=workdir)
+    for done in runs:
         assert done.returncode == 2, done.stderr
         assert "`--encoding`" in done.stderr and "'utf8x'" in done.stderr
         assert "utf-8" in done.stderr and "Traceback" not in done.stderr
@@ -82,14 +83,15 @@ def _parts(workdir: Path) -> Path:
 
 def test_a_folder_of_parquet_files_is_one_table(workdir):
     folder = _parts(workdir)
-    whole = run_cli("dedupe", CUSTOMERS, "--rules", RULES, "--out", workdir / "whole",
-                    cwd=workdir)
-    assert whole.returncode == 0, whole.stderr
+    whole_out = workdir.parent / "whole"  # the CSV's run, beside `workdir`, at the same time
     before = snapshot(workdir)
-    done = run_cli("dedupe", folder, "--rules", RULES, "--out", workdir / "out", cwd=workdir)
+    whole, done = run_clis(("dedupe", CUSTOMERS, "--rules", RULES, "--out", whole_out),
+                           ("dedupe", folder, "--rules", RULES, "--out", workdir / "out"),
+                           cwd=workdir)
+    assert whole.returncode == 0, whole.stderr
     assert done.returncode == 0, done.stderr
     ours = pd.read_parquet(workdir / "out" / "clusters.parquet")
-    theirs = pd.read_parquet(workdir / "whole" / "clusters.parquet")
+    theirs = pd.read_parquet(whole_out / "clusters.parquet")
     assert len(ours) == 2004
     pd.testing.assert_frame_equal(ours, theirs)
     summary = json.loads((workdir / "out" / "summary.json").read_text())
@@ -97,14 +99,14 @@ def test_a_folder_of_parquet_files_is_one_table(workdir):
     assert checksum.startswith("sha256:")
     assert_unchanged_outside(before, snapshot(workdir), "out")
 
-    chunked = run_cli("dedupe", folder, "--rules", RULES, "--out", workdir / "chunked",
-                      "--chunk-rows", "500", cwd=workdir)
+    chunked, gate = run_clis(
+        ("dedupe", folder, "--rules", RULES, "--out", workdir / "chunked", "--chunk-rows", "500"),
+        ("check", folder, "--rules", RULES, "--max-duplicate-rate", "0.5", "--json"),
+        cwd=workdir)
     assert chunked.returncode == 0, chunked.stderr
     assert (workdir / "chunked" / "clusters.parquet").read_bytes() == \
         (workdir / "out" / "clusters.parquet").read_bytes()
 
-    gate = run_cli("check", folder, "--rules", RULES, "--max-duplicate-rate", "0.5", "--json",
-                   cwd=workdir)
     assert gate.returncode == 0, gate.stderr
     assert json.loads(gate.stdout)["input_checksum"] == checksum
 

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from tests.conftest import ROOT, f1_score, pairs_of_clusters
-from tests.hostile.conftest import assert_unchanged_outside, run_cli, snapshot
+from tests.hostile.conftest import assert_unchanged_outside, run_cli, run_clis, snapshot
 from tests.test_febrl import _opaque, _read_febrl
 
 RULES = textwrap.dedent(
@@ -62,6 +62,18 @@ def _run(folder: Path, data: Path, *extra: str, rules: Path | None = None, verb=
     return done
 
 
+def _run_together(*cases: tuple[Path, Path, Path]) -> list:
+    """`_run` for several (folder, data, rules) at once, each folder its own: the finished
+    processes in order, after checking that nothing outside each `out` changed."""
+    before = [snapshot(folder) for folder, _, _ in cases]
+    runs = run_clis(*[("dedupe", data, "--rules", rules, "--out", folder / "out")
+                      for folder, data, rules in cases])
+    for (folder, _, _), was, done in zip(cases, before, runs, strict=True):
+        assert_unchanged_outside(was, snapshot(folder), "out")
+        assert "Traceback" not in done.stderr, done.stderr
+    return runs
+
+
 def _rejected(done, *fragments: str) -> None:
     """Exit 2, every fragment (file, key, fix) in the message, and no `--out` written."""
     assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
@@ -76,9 +88,7 @@ def _summary(folder: Path) -> dict:
 # --- item 3: float-typed columns --------------------------------------------------------------
 
 
-def _febrl_f1(folder: Path, data: Path, entity: dict) -> float:
-    done = _run(folder, data, rules=ROOT / "rules" / "febrl.yaml")
-    assert done.returncode == 0, done.stderr
+def _febrl_f1(folder: Path, entity: dict) -> float:
     clusters = pd.read_parquet(folder / "out" / "clusters.parquet")
     predicted = pairs_of_clusters(clusters.astype({"rec_id": str}), "rec_id", "cluster_id")
     truth = pairs_of_clusters(pd.DataFrame({"rec_id": list(entity), "e": list(entity.values())}),
@@ -97,8 +107,12 @@ def test_float_dates_from_a_default_read_csv_score_as_the_csv_does(tmp_path, dat
     (tmp_path / "parquet").mkdir()
     text.to_csv(tmp_path / "csv" / "in.csv", index=False)
     typed.to_parquet(tmp_path / "parquet" / "in.parquet")
-    from_csv = _febrl_f1(tmp_path / "csv", tmp_path / "csv" / "in.csv", entity)
-    from_parquet = _febrl_f1(tmp_path / "parquet", tmp_path / "parquet" / "in.parquet", entity)
+    rules = ROOT / "rules" / "febrl.yaml"
+    for done in _run_together((tmp_path / "csv", tmp_path / "csv" / "in.csv", rules),
+                              (tmp_path / "parquet", tmp_path / "parquet" / "in.parquet", rules)):
+        assert done.returncode == 0, done.stderr
+    from_csv = _febrl_f1(tmp_path / "csv", entity)
+    from_parquet = _febrl_f1(tmp_path / "parquet", entity)
     assert from_csv >= 0.99
     assert from_parquet == from_csv
     dates = _summary(tmp_path / "parquet")["stages"]["normalize"]["date_of_birth"]
@@ -162,19 +176,24 @@ def test_a_phone_with_letters_stops_the_run_with_on_error_raise(tmp_path):
 @pytest.mark.parametrize("placeholder", ["0001-01-01", "9999-12-31", "2999-12-31"])
 def test_placeholder_years_are_not_dates(tmp_path, placeholder):
     table = GOOD.assign(dob=[placeholder, placeholder, "1991-02-03", "1985-05-06"])
-    table.to_csv(tmp_path / "in.csv", index=False)
-    strict = _rules(tmp_path, RULES.replace(', on_error: "null"', ""))
-    _rejected(_run(tmp_path, tmp_path / "in.csv", rules=strict), "'dob'", "record id 'a'",
-              repr(placeholder), "min_year", "max_year")
-    done = _run(tmp_path, tmp_path / "in.csv")
+    # Three runs of the table, each in a folder of its own: strict rules, the rules as they
+    # are (`on_error: "null"`), and the range widened.
+    texts = {"strict": RULES.replace(', on_error: "null"', ""), "null": RULES,
+             # The range is the user's to widen, for a table of historical figures say.
+             "wide": RULES.replace('on_error: "null"', "min_year: 1, max_year: 9999")}
+    cases = []
+    for name, text in texts.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        table.to_csv(folder / "in.csv", index=False)
+        cases.append((folder, folder / "in.csv", _rules(folder, text)))
+    strict, done, wide = _run_together(*cases)
+    _rejected(strict, "'dob'", "record id 'a'", repr(placeholder), "min_year", "max_year")
     assert done.returncode == 0, done.stderr
-    (warning,) = [w for w in _summary(tmp_path)["warnings"] if "`dob`" in w]
+    (warning,) = [w for w in _summary(tmp_path / "null")["warnings"] if "`dob`" in w]
     assert "2 of 4 records" in warning and repr(placeholder) in warning
-    # The range is the user's to widen, for a table of historical figures say.
-    wide = _rules(tmp_path, RULES.replace('on_error: "null"', "min_year: 1, max_year: 9999"))
-    done = _run(tmp_path, tmp_path / "in.csv", rules=wide)
-    assert done.returncode == 0, done.stderr
-    assert not [w for w in _summary(tmp_path)["warnings"] if "`dob`" in w]
+    assert wide.returncode == 0, wide.stderr
+    assert not [w for w in _summary(tmp_path / "wide")["warnings"] if "`dob`" in w]
 
 
 # --- item 5f: rows shorter or longer than the header -------------------------------------------

@@ -33,6 +33,21 @@ def _dedupe(work: Path, out: str, *extra: str, source: Path = CUSTOMERS):
     return run_cli("dedupe", source, "--rules", RULES, "--out", work / out, *extra, cwd=work)
 
 
+@pytest.fixture(scope="module")
+def customers_run(tmp_path_factory) -> Path:
+    """One finished run of the sample customers, made once for the module: the cases that
+    need a previous run folder (as input, or to be replaced) get a copy of it."""
+    work = tmp_path_factory.mktemp("customers_run")
+    done = _dedupe(work, "run")
+    assert done.returncode == 0, done.stderr
+    return work / "run"
+
+
+def _previous_run(customers_run: Path, work: Path, name: str) -> None:
+    """`work/name` as the previous run left it (a byte-for-byte copy, `.linkage` included)."""
+    shutil.copytree(customers_run, work / name)
+
+
 def _start(work: Path, *args, env: dict | None = None, **kwargs) -> subprocess.Popen:
     """The real CLI in the background (to run beside another, or to kill)."""
     return subprocess.Popen(
@@ -99,8 +114,8 @@ def test_out_holding_the_input_is_refused_and_kept(workdir):
     assert snapshot(workdir) == before  # nothing at all changed, `d` included
 
 
-def test_out_inside_a_run_folder_that_holds_the_input_is_refused(workdir):
-    assert _dedupe(workdir, "run").returncode == 0
+def test_out_inside_a_run_folder_that_holds_the_input_is_refused(workdir, customers_run):
+    _previous_run(customers_run, workdir, "run")
     before = snapshot(workdir)
     done = run_cli("dedupe", workdir / "run" / "deduplicated.parquet", "--rules", RULES,
                    "--out", workdir / "run", cwd=workdir)
@@ -121,8 +136,8 @@ def test_out_that_is_a_folder_of_other_files_is_refused(workdir):
 
 
 @pytest.mark.parametrize("verb", ["forget", "update", "decontaminate"])
-def test_every_verb_that_writes_a_folder_keeps_the_rule(workdir, verb):
-    assert _dedupe(workdir, "run").returncode == 0
+def test_every_verb_that_writes_a_folder_keeps_the_rule(workdir, customers_run, verb):
+    _previous_run(customers_run, workdir, "run")
     (workdir / "mine").mkdir()
     (workdir / "mine" / "keep.txt").write_text("keep\n")
     args = {
@@ -232,8 +247,8 @@ def _mounted_tmpfs(folder: Path, options: str):
         subprocess.run(["umount", str(folder)], check=True)
 
 
-def test_a_read_only_out_parent_is_the_machine_not_a_bug(workdir):
-    assert _dedupe(workdir, "run").returncode == 0
+def test_a_read_only_out_parent_is_the_machine_not_a_bug(workdir, customers_run):
+    _previous_run(customers_run, workdir, "run")
     parent = workdir / "ro"
     if os.geteuid() == 0:
         context = _mounted_tmpfs(parent, "ro,size=1m")
@@ -320,11 +335,11 @@ def test_a_closed_pipe_ends_quietly(workdir, args, code):
     assert snapshot(workdir) == before
 
 
-def test_a_run_killed_between_its_renames_gets_the_previous_run_back(workdir):
+def test_a_run_killed_between_its_renames_gets_the_previous_run_back(workdir, customers_run):
     """The state a kill between `out -> .out.old-PID-*/out` and `staging -> out` leaves (made
     by hand: the window is two renames wide). The next run puts the previous run back before
     anything else, so even a run that then fails on bad input loses nothing."""
-    assert _dedupe(workdir, "out").returncode == 0
+    _previous_run(customers_run, workdir, "out")
     previous = snapshot(workdir / "out")
     retired = workdir / ".out.old-99999999-abc"  # above any pid_max: a process that is gone
     retired.mkdir()

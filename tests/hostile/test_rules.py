@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile.conftest import assert_unchanged_outside, run_cli, snapshot
+from tests.hostile.conftest import assert_unchanged_outside, run_cli, run_clis, snapshot
 from tests.test_bad_input import GOOD as TABLE
 from tests.test_bad_input import RULES as BASE
 
@@ -32,8 +32,9 @@ def _rejected_everywhere(folder: Path, text: str | bytes, *fragments: str) -> st
         rules.write_text(text, encoding="utf-8")
     TABLE.to_csv(folder / "in.csv", index=False)
     before = snapshot(folder)
-    checked = run_cli("validate", rules)
-    run = run_cli("dedupe", folder / "in.csv", "--rules", rules, "--out", folder / "out")
+    checked, run = run_clis(("validate", rules),
+                            ("dedupe", folder / "in.csv", "--rules", rules, "--out",
+                             folder / "out"))
     assert_unchanged_outside(before, snapshot(folder), "out")
     assert not (folder / "out").exists()
     for done in (checked, run):
