@@ -57,10 +57,14 @@ import pandas as pd
 from linkage.errors import InputError
 
 LABEL_COLUMNS = ("id_l", "id_r", "label")
-SUPERVISED_RULE = ("supervised when its cross-validation misclassifies clearly fewer labelled "
-                   "pairs (by more than the square root of both counts) than semi-supervised "
-                   "Fellegi-Sunter does in-sample (which favours EM); it needs 10 labelled "
-                   "pairs, 2 of each class")
+GUARD_RULE = ("the unlabelled model is kept unless a model that used the labels (its "
+              "threshold moved by them, semi-supervised EM, or the supervised scorer out of "
+              "fold) misclassifies clearly fewer labelled pairs: by more than the square root "
+              "of both counts and by at least 2; nothing changes with fewer than 3 labelled "
+              "pairs of each class")
+MIN_EACH = 3  # labelled pairs of each class before the labels change anything
+MIN_CORRECTED = 2  # labelled errors a change must correct, net, to be made
+MANY_LABELS = 5  # labelled matches that take the threshold below the model's probability 1/2
 UNCERTAIN_SHARE = 0.6  # of the picked pairs: nearest the threshold; the rest spread over bands
 # The classifier trained on a few dozen labels: a logistic regression over the one-hot levels
 # (additive, so every score is explained, and smooth where the labels are few; boosted trees
@@ -290,25 +294,9 @@ def fit_labelled(rules, labels: LabelsLike, *, ids: pd.Series, source: np.ndarra
         scorer = fit(scorer, None)
         report.update(mode="threshold", rule="a rule sum keeps its weights; the labels set "
                                              "the threshold")
-        scorer.threshold, _ = _labelled_threshold(scorer, matrix, y, report)
+        scorer.threshold, _ = _labelled_threshold(scorer, matrix, y, report, floor=-math.inf)
     else:
-        scorer = fit(scorer, (matrix.levels.copy(), y.astype(np.int8)))
-        report.update(mode="semi-supervised", rule=SUPERVISED_RULE)
-        scorer.threshold, errors = _labelled_threshold(scorer, matrix, y, report)
-        report["semi_supervised_errors"] = errors
-        seed = getattr(scorer, "seed", 0)
-        trained = _supervised(matrix, y, random(BACKGROUND_PER_LABEL * len(y), seed), seed=seed)
-        if trained is not None:
-            supervised, cv_errors = trained
-            report["supervised_cv_errors"] = cv_errors
-            # Clearly fewer: by more than the square root of both counts (McNemar's z > 1 if
-            # the two disagreed on every pair either got wrong), so noise keeps EM.
-            if errors - cv_errors > math.sqrt(errors + cv_errors):
-                scorer = supervised
-                scorer.n_labelled_ = len(y)  # the person's labels; the background aside
-                report["background_non_matches"] = BACKGROUND_PER_LABEL * len(y)
-                report.update(mode="supervised",
-                              threshold_source="cross-validation on the labels")
+        scorer = _guarded(scorer, matrix, y, report, fit=fit, random=random)
     weight, _ = weights_of(scorer, matrix)
     predicted = weight >= scorer.threshold
     report["threshold"] = float(scorer.threshold)
@@ -321,16 +309,114 @@ def fit_labelled(rules, labels: LabelsLike, *, ids: pd.Series, source: np.ndarra
     return rules, scorer, report, kept
 
 
-def _labelled_threshold(scorer, matrix, y: np.ndarray, report: dict) -> tuple[float, int]:
-    """`choose_threshold` on the labelled pairs' weights (noting in `report` where the
+def labels_threshold(weights: np.ndarray, y: np.ndarray, current: float, *,
+                     floor: float = 0.0) -> tuple[float, str]:
+    """The threshold a few labelled pairs justify, and why: conservative, because the labels
+    are few and picked near the decision (not at random), so the threshold that misclassifies
+    the fewest of them is no estimate of the best one, and a threshold set too low costs far
+    more than its labelled errors show (clustering chains the extra matches).
+
+    - `current` (the model's own) is kept unless at least `MIN_EACH` pairs of each class are
+      labelled, and unless moving it corrects at least `MIN_CORRECTED` labelled pairs more than
+      it breaks (one surprising label never moves it);
+    - else it moves to the nearest threshold that misclassifies the fewest labelled pairs
+      (`choose_threshold`: half-way between the labelled weights around it, so with a margin
+      on both sides), and no further;
+    - it never goes below `floor` (for Fellegi-Sunter, weight 0: where the model's own
+      probability says a pair is more likely a non-match) unless `MANY_LABELS` labelled
+      matches lie below the floor and above the new threshold."""
+    w = np.asarray(weights, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n_match, n_non = int(np.sum(y == 1.0)), int(np.sum(y == 0.0))
+    if min(n_match, n_non) < MIN_EACH:
+        return float(current), (f"rules: fewer than {MIN_EACH} labelled pairs of each class "
+                                "(the threshold is left where the model put it)")
+    errors_now = int(np.sum((w >= current) != (y == 1.0)))
+    candidate, best = choose_threshold(w, y, current)
+    if errors_now - best < MIN_CORRECTED:
+        return float(current), "rules (the labels do not clearly ask for another threshold)"
+    low = min(float(current), floor)
+    if candidate < low:
+        shown = int(np.sum((y == 1.0) & (w >= candidate) & (w < low)))
+        if shown < MANY_LABELS:
+            candidate = low
+            if int(np.sum((w >= candidate) != (y == 1.0))) >= errors_now:
+                return float(current), "rules (the labels ask for a threshold below the floor)"
+            return float(candidate), ("labels, held at the weight where the model's own "
+                                      "probability is one half")
+    return float(candidate), "labels"
+
+
+def _errors(scorer, matrix, y: np.ndarray, threshold: float | None = None) -> int:
+    from linkage.pipeline import weights_of
+
+    weight, _ = weights_of(scorer, matrix)
+    cut = scorer.threshold if threshold is None else threshold
+    return int(np.sum((weight >= cut) != (y == 1.0)))
+
+
+def _labelled_threshold(scorer, matrix, y: np.ndarray, report: dict, *,
+                        floor: float = 0.0) -> tuple[float, int]:
+    """`labels_threshold` on the labelled pairs' weights (noting in `report` where the
     threshold came from), and how many labelled pairs it misclassifies."""
     from linkage.pipeline import weights_of
 
     weight, _ = weights_of(scorer, matrix)
-    threshold, _ = choose_threshold(weight, y, float(scorer.threshold))
-    report["threshold_source"] = ("labels" if threshold != report["rules_threshold"]
-                                  else "rules (the labels agree with it)")
+    threshold, why = labels_threshold(weight, y, float(scorer.threshold), floor=floor)
+    report["threshold_source"] = why
     return threshold, int(np.sum((weight >= threshold) != (y == 1.0)))
+
+
+def _guarded(scorer, matrix, y: np.ndarray, report: dict, *, fit, random):
+    """The Fellegi-Sunter scorer the labels justify: the unlabelled model (EM alone, its own
+    threshold) unless a model that used the labels misclassifies clearly fewer of them.
+
+    Candidates: the unlabelled model with the threshold the labels justify
+    (`labels_threshold`), semi-supervised EM (the labelled pairs enter EM with their class
+    known) with the same, and the supervised scorer (its errors out of fold). The one with the
+    fewest labelled errors replaces the unlabelled model only when it misclassifies fewer by
+    more than the square root of both counts (McNemar's z > 1 if the two disagreed on every
+    pair either got wrong) and by at least `MIN_CORRECTED`; the in-sample candidates are
+    measured on the very pairs they saw, so the margin is the least they must beat; ties go
+    to the simpler model."""
+    n_match, n_non = int(y.sum()), int(len(y) - y.sum())
+    base = fit(copy.deepcopy(scorer), None)
+    base_errors = _errors(base, matrix, y)
+    report.update(mode="unlabelled", rule=GUARD_RULE, unlabelled_errors=base_errors,
+                  threshold_source="rules (the unlabelled model)")
+    if min(n_match, n_non) < MIN_EACH:
+        report["kept_because"] = (f"fewer than {MIN_EACH} labelled pairs of each class "
+                                  f"({n_match} matches, {n_non} non-matches): label more")
+        return base
+    candidates = []
+    moved = copy.deepcopy(base)
+    sub: dict = {}
+    moved.threshold, errors = _labelled_threshold(moved, matrix, y, sub)
+    candidates.append(("threshold", moved, errors, sub["threshold_source"]))
+    semi = fit(scorer, (matrix.levels.copy(), y.astype(np.int8)))
+    sub = {}
+    semi.threshold, errors = _labelled_threshold(semi, matrix, y, sub)
+    report["semi_supervised_errors"] = errors
+    candidates.append(("semi-supervised", semi, errors, sub["threshold_source"]))
+    seed = getattr(scorer, "seed", 0)
+    trained = _supervised(matrix, y, random(BACKGROUND_PER_LABEL * len(y), seed), seed=seed)
+    if trained is not None:
+        supervised, cv_errors = trained
+        report["supervised_cv_errors"] = cv_errors
+        candidates.append(("supervised", supervised, cv_errors,
+                           "cross-validation on the labels"))
+    name, best, errors, source = min(candidates, key=lambda c: c[2])  # stable: simpler first
+    gain = base_errors - errors
+    if gain < MIN_CORRECTED or gain <= math.sqrt(base_errors + errors):
+        report["kept_because"] = (
+            f"no model that used the labels misclassifies clearly fewer of them (the "
+            f"unlabelled model: {base_errors}, the best other, {name}: {errors})")
+        return base
+    report.update(mode=name, threshold_source=source)
+    if name == "supervised":
+        best.n_labelled_ = len(y)  # the person's labels; the background aside
+        report["background_non_matches"] = BACKGROUND_PER_LABEL * len(y)
+    return best
 
 
 def _supervised(matrix, y: np.ndarray, background, *, seed: int):
@@ -464,18 +550,33 @@ def active_pairs(run, n: int, *, seed: int = 0,
         return True
 
     n_uncertain = max(1, math.ceil(n * UNCERTAIN_SHARE)) if n > 1 else n
-    # Uncertain: patterns in order of their distance from the threshold, one pair each.
+    # Uncertain: patterns in order of their distance from the threshold, one pair each, taken
+    # in turn with those whose match probability is nearest one half: a threshold set above
+    # the model's even odds (to favour precision) has mostly matches around it, and a labeller
+    # who sees only matches teaches nothing about where the non-matches begin.
+    seen_before = np.isin(pattern[open_rows], list(labelled_patterns))
     gap = np.abs(weight[open_rows] - threshold)
-    order = open_rows[np.lexsort((tiebreak[open_rows], np.isin(pattern[open_rows],
-                                  list(labelled_patterns)), gap))]
-    for row in order:
-        if len(picked_rows) >= n_uncertain:
-            break
-        if int(pattern[row]) in used_patterns:
-            continue
-        picked_rows.append(int(row))
-        why.append("uncertain: nearest the threshold")
-        used_patterns.add(int(pattern[row]))
+    order = open_rows[np.lexsort((tiebreak[open_rows], seen_before, gap))]
+    orders = [(order, "uncertain: nearest the threshold")]
+    if "match_probability" in pairs.columns:
+        odds = np.abs(pairs["match_probability"].to_numpy(dtype=np.float64)[open_rows] - 0.5)
+        orders.append((open_rows[np.lexsort((tiebreak[open_rows], seen_before, odds))],
+                       "uncertain: match probability nearest one half"))
+    cursor = [0] * len(orders)
+    turn = 0
+    while len(picked_rows) < n_uncertain and any(
+            cursor[k] < len(o) for k, (o, _) in enumerate(orders)):
+        k = turn % len(orders)
+        turn += 1
+        rows, reason = orders[k]
+        while cursor[k] < len(rows):
+            row = int(rows[cursor[k]])
+            cursor[k] += 1
+            if int(pattern[row]) not in used_patterns:
+                picked_rows.append(row)
+                why.append(reason)
+                used_patterns.add(int(pattern[row]))
+                break
     # Spread: bands above and below the threshold, nearest first, alternating sides.
     rest = n - len(picked_rows)
     above = open_rows[weight[open_rows] >= threshold]
