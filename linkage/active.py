@@ -61,10 +61,19 @@ GUARD_RULE = ("the unlabelled model is kept unless a model that used the labels 
               "threshold moved by them, semi-supervised EM, or the supervised scorer out of "
               "fold) misclassifies clearly fewer labelled pairs: by more than the square root "
               "of both counts and by at least 2; nothing changes with fewer than 3 labelled "
-              "pairs of each class")
+              "pairs of each class, and the supervised scorer needs 20 of each")
 MIN_EACH = 3  # labelled pairs of each class before the labels change anything
 MIN_CORRECTED = 2  # labelled errors a change must correct, net, to be made
-MANY_LABELS = 5  # labelled matches that take the threshold below the model's probability 1/2
+# The classifier learns a weight per level of every comparison (dozens) and its threshold by
+# cross-validation: with a dozen labels of a class, picked near the decision, it calls the
+# bulk of pairs wrong (measured: 25 labels on a person table, F1 0.91 -> 0.30).
+SUPERVISED_MIN_EACH = 20
+# Floors for a threshold the labels lower, as the model's odds of a match at it, and how many
+# labelled matches between the floor and the new threshold take it past: a false match costs
+# a cluster merge, a missed one a single pair, so a few labels never take the threshold where
+# the model itself expects one pair in ten or more to be a non-match, and no handful of labels
+# takes it to even odds.
+FLOORS = ((9.0, 5), (1.0, 10))
 UNCERTAIN_SHARE = 0.6  # of the picked pairs: nearest the threshold; the rest spread over bands
 # The classifier trained on a few dozen labels: a logistic regression over the one-hot levels
 # (additive, so every score is explained, and smooth where the labels are few; boosted trees
@@ -322,9 +331,9 @@ def labels_threshold(weights: np.ndarray, y: np.ndarray, current: float, *,
     - else it moves to the nearest threshold that misclassifies the fewest labelled pairs
       (`choose_threshold`: half-way between the labelled weights around it, so with a margin
       on both sides), and no further;
-    - it never goes below `floor` (for Fellegi-Sunter, weight 0: where the model's own
-      probability says a pair is more likely a non-match) unless `MANY_LABELS` labelled
-      matches lie below the floor and above the new threshold."""
+    - it never goes below the weight where the model's odds of a match are 9 to 1 (`floor`
+      is the weight of even odds: 0 for Fellegi-Sunter) unless 5 labelled matches lie
+      below that and above the new threshold, nor below even odds unless 10 do (`FLOORS`)."""
     w = np.asarray(weights, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n_match, n_non = int(np.sum(y == 1.0)), int(np.sum(y == 0.0))
@@ -335,15 +344,19 @@ def labels_threshold(weights: np.ndarray, y: np.ndarray, current: float, *,
     candidate, best = choose_threshold(w, y, current)
     if errors_now - best < MIN_CORRECTED:
         return float(current), "rules (the labels do not clearly ask for another threshold)"
-    low = min(float(current), floor)
-    if candidate < low:
+    for odds, needed in FLOORS:  # each floor needs more labelled matches below it to pass
+        low = min(float(current), floor + math.log2(odds))
+        if candidate >= low:
+            continue
         shown = int(np.sum((y == 1.0) & (w >= candidate) & (w < low)))
-        if shown < MANY_LABELS:
+        if shown < needed:
             candidate = low
-            if int(np.sum((w >= candidate) != (y == 1.0))) >= errors_now:
-                return float(current), "rules (the labels ask for a threshold below the floor)"
-            return float(candidate), ("labels, held at the weight where the model's own "
-                                      "probability is one half")
+            break
+    if int(np.sum((w >= candidate) != (y == 1.0))) >= errors_now:
+        return float(current), "rules (the labels ask for a threshold below the floor)"
+    if candidate != float(choose_threshold(w, y, current)[0]):
+        return float(candidate), (f"labels, held at a floor (odds {odds:g} to 1 of a match by "
+                                  "the model's own weights)")
     return float(candidate), "labels"
 
 
@@ -399,7 +412,10 @@ def _guarded(scorer, matrix, y: np.ndarray, report: dict, *, fit, random):
     report["semi_supervised_errors"] = errors
     candidates.append(("semi-supervised", semi, errors, sub["threshold_source"]))
     seed = getattr(scorer, "seed", 0)
-    trained = _supervised(matrix, y, random(BACKGROUND_PER_LABEL * len(y), seed), seed=seed)
+    trained = None
+    if min(n_match, n_non) >= SUPERVISED_MIN_EACH:  # a classifier needs more than EM does
+        trained = _supervised(matrix, y, random(BACKGROUND_PER_LABEL * len(y), seed),
+                              seed=seed)
     if trained is not None:
         supervised, cv_errors = trained
         report["supervised_cv_errors"] = cv_errors
