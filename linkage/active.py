@@ -8,8 +8,10 @@ The loop (`linkage dedupe --help` shows it as commands)::
 reached the same comparison levels (its *level pattern*), so the pairs are picked pattern by
 pattern, one pair per pattern, and never a pair already labelled:
 
-- about three fifths are the *uncertain* ones: the patterns whose match weight is closest to
-  the threshold (a match probability near one half), where a label most often flips decisions;
+- about three fifths are the *uncertain* ones, taken in turn: the patterns whose match weight
+  is closest to the threshold, where a label most often flips decisions, and those whose
+  match probability is nearest one half (a threshold set above even odds has mostly matches
+  around it; these make both classes expected);
 - the rest are *spread* over score bands on both sides of the threshold, so that a model that is
   confidently wrong about a whole kind of pair (EM that learned "same household" as the match
   class) is caught too: the pairs above the threshold, and those below it, are ranked by their
@@ -21,22 +23,25 @@ by a seeded draw, so one run and one seed give one file.
 
 **How the labels are used** (`fit_labelled`, called by the pipeline where the scorer is fit):
 
-- Fellegi-Sunter: the labelled pairs are compared (whether or not blocking proposed them) and
-  enter EM with their class known (semi-supervised: they pin m and the prior where EM alone
-  would learn another concept);
-- the supervised scorer (a classifier over the same comparisons, which chooses its threshold
-  by cross-validation) is trained on them too, from 10 labelled pairs with 2 of each class,
-  and replaces Fellegi-Sunter when its cross-validation misclassifies clearly fewer labelled
-  pairs (by more than the square root of both counts) than Fellegi-Sunter does on the very
-  pairs it learned from: a comparison that favours EM, so
-  the classifier wins only where EM learned the wrong concept (households for persons) and
-  the labels show it; rules whose scorer is already `supervised` use it with the rules' labels
-  and these together;
-- a rule sum keeps its weights;
-- except for the supervised scorer, the threshold is then taken from the labels: the match
-  weight that misclassifies the fewest labelled pairs (the labelled pairs sit around the
-  decision, where each error costs the F1 the same), and among equally good ones the nearest to
-  the threshold the rules gave (which is kept when the labels agree with it).
+- Fellegi-Sunter (`_guarded`): the unlabelled model (EM alone) is fit first and kept unless
+  a model that used the labels misclassifies clearly fewer of them (by at least 2 and by more
+  than the square root of both counts, McNemar-style) than it and than every simpler
+  candidate. The candidates, simplest first: the unlabelled model with the threshold the labels
+  justify; semi-supervised EM (the labelled pairs enter EM with their class known, which pins
+  m and the prior where EM alone would learn another concept) with the same; and, from 20
+  labelled pairs of each class, the supervised scorer (a classifier over the same
+  comparisons, with random record pairs as background non-matches), judged out of fold.
+  Nothing changes with fewer than 3 labelled pairs of each class. `summary.json` `labels`
+  says which won and, when the unlabelled model was kept, why;
+- rules whose scorer is already `supervised` train it on the rules' labels and these;
+- a rule sum keeps its weights and takes the threshold the labels justify;
+- the threshold the labels justify (`labels_threshold`) is conservative: the labels are few
+  and picked near the decision, not at random, so the threshold that misclassifies the
+  fewest of them is no estimate of the best one, and a threshold too low costs far more than
+  its labelled errors show (clustering chains matches). It moves only when that corrects at
+  least 2 labelled pairs net, only as far as the labels demand (half-way between the
+  labelled weights around it, the nearest such place to the model's own threshold), and a
+  handful of labels never takes it below 9:1 odds of a match by the model's own weights.
 
 The run folder keeps the labels it used as `labels.csv` (`id_l`, `id_r`, `label`), and
 `summary.json` says under `labels` how many there were, how they were used and where the
@@ -60,8 +65,9 @@ LABEL_COLUMNS = ("id_l", "id_r", "label")
 GUARD_RULE = ("the unlabelled model is kept unless a model that used the labels (its "
               "threshold moved by them, semi-supervised EM, or the supervised scorer out of "
               "fold) misclassifies clearly fewer labelled pairs: by more than the square root "
-              "of both counts and by at least 2; nothing changes with fewer than 3 labelled "
-              "pairs of each class, and the supervised scorer needs 20 of each")
+              "of both counts and by at least 2, and than each simpler of these; nothing "
+              "changes with fewer than 3 labelled pairs of each class, and the supervised "
+              "scorer needs 20 of each")
 MIN_EACH = 3  # labelled pairs of each class before the labels change anything
 MIN_CORRECTED = 2  # labelled errors a change must correct, net, to be made
 # The classifier learns a weight per level of every comparison (dozens) and its threshold by
@@ -421,13 +427,26 @@ def _guarded(scorer, matrix, y: np.ndarray, report: dict, *, fit, random):
         report["supervised_cv_errors"] = cv_errors
         candidates.append(("supervised", supervised, cv_errors,
                            "cross-validation on the labels"))
-    name, best, errors, source = min(candidates, key=lambda c: c[2])  # stable: simpler first
-    gain = base_errors - errors
-    if gain < MIN_CORRECTED or gain <= math.sqrt(base_errors + errors):
+    def clearly(fewer: int, than: int) -> bool:
+        gain = than - fewer
+        return gain >= MIN_CORRECTED and gain > math.sqrt(than + fewer)
+
+    # Each candidate must clearly beat the unlabelled model and every simpler candidate: the
+    # in-sample ones are judged on the pairs they learned from, so a richer model that only
+    # matches a moved threshold on those pairs has shown nothing more.
+    chosen = None
+    for k, (name, model, errors, source) in enumerate(candidates):
+        beats = clearly(errors, base_errors) and all(clearly(errors, c[2])
+                                                     for c in candidates[:k])
+        if beats and (chosen is None or errors < chosen[2]):
+            chosen = (name, model, errors, source)
+    if chosen is None:
+        name, _, errors, _ = min(candidates, key=lambda c: c[2])
         report["kept_because"] = (
             f"no model that used the labels misclassifies clearly fewer of them (the "
             f"unlabelled model: {base_errors}, the best other, {name}: {errors})")
         return base
+    name, best, errors, source = chosen
     report.update(mode=name, threshold_source=source)
     if name == "supervised":
         best.n_labelled_ = len(y)  # the person's labels; the background aside
