@@ -80,6 +80,7 @@ SUPERVISED_MIN_EACH = 20
 # the model itself expects one pair in ten or more to be a non-match, and no handful of labels
 # takes it to even odds.
 FLOORS = ((9.0, 5), (1.0, 10))
+SHOWN_MATCH_RATE = 0.9  # the match rate labels must show (95% lower bound) to lower a threshold
 UNCERTAIN_SHARE = 0.6  # of the picked pairs: nearest the threshold; the rest spread over bands
 # The classifier trained on a few dozen labels: a logistic regression over the one-hot levels
 # (additive, so every score is explained, and smooth where the labels are few; boosted trees
@@ -360,10 +361,45 @@ def labels_threshold(weights: np.ndarray, y: np.ndarray, current: float, *,
             break
     if int(np.sum((w >= candidate) != (y == 1.0))) >= errors_now:
         return float(current), "rules (the labels ask for a threshold below the floor)"
-    if candidate != float(choose_threshold(w, y, current)[0]):
-        return float(candidate), (f"labels, held at a floor (odds {odds:g} to 1 of a match by "
-                                  "the model's own weights)")
-    return float(candidate), "labels"
+    threshold, why = _shown(w, y, float(current), float(candidate))
+    if threshold == candidate and candidate != float(choose_threshold(w, y, current)[0]):
+        why = f"labels, held at a floor (odds {odds:g} to 1 of a match by the model's weights)"
+    return threshold, why
+
+
+def _shown(w: np.ndarray, y: np.ndarray, current: float, candidate: float) -> tuple[float, str]:
+    """`candidate`, or the farthest threshold towards it (a labelled weight's midpoint) whose
+    move the labelled pairs it moves across show with 95% confidence (Clopper-Pearson): a
+    lower threshold adds pairs, which the labels between must show to be matches at a rate of
+    at least `SHOWN_MATCH_RATE`; a higher one drops pairs, which they must show to be mostly
+    non-matches (a rate of at most one half). The labelled pairs near the decision are too few
+    to see a band's non-matches otherwise, and each false match merges two clusters."""
+    from scipy.stats import beta
+
+    if candidate == current:
+        return candidate, "rules (the labels agree with it)"
+    down = candidate < current
+    values = np.unique(w[(w >= candidate) & (w < current)] if down
+                       else w[(w >= current) & (w < candidate)])
+    steps = np.concatenate([(values[1:] + values[:-1]) / 2.0, [candidate]]) if down else \
+        np.concatenate([[candidate], (values[1:] + values[:-1]) / 2.0])
+    errors_now = int(np.sum((w >= current) != (y == 1.0)))
+    order = np.sort(steps)  # the farthest move first
+    if not down:
+        order = order[::-1]
+    for step in order:
+        band = (w >= step) & (w < current) if down else (w >= current) & (w < step)
+        n, k = int(band.sum()), int(np.sum(band & (y == 1.0)))
+        if n == 0:
+            continue
+        if down:
+            ok = k > 0 and beta.ppf(0.05, k, n - k + 1) >= SHOWN_MATCH_RATE
+        else:
+            ok = k < n and beta.ppf(0.95, k + 1, n - k) <= 0.5
+        if ok and errors_now - int(np.sum((w >= step) != (y == 1.0))) >= MIN_CORRECTED:
+            return float(step), ("labels" if step == candidate else
+                                 "labels, as far as they show with 95% confidence")
+    return current, "rules (too few labelled pairs show the move with 95% confidence)"
 
 
 def _errors(scorer, matrix, y: np.ndarray, threshold: float | None = None) -> int:
