@@ -329,6 +329,7 @@ def test_few_labels_move_the_threshold_only_as_far_as_they_demand():
     # Five labelled non-matches above the threshold show that the band is mostly non-matches:
     # it rises half-way to the next labelled match.
     w = np.array([-6.0, -5.0, -4.0, -3.0, -2.0, 2.0, 4.0, 7.0])
+    y = np.array([0, 0, 0, 0, 0, 1, 1, 1])
     assert labels_threshold(w, y, -6.5, floor=-np.inf)[0] == pytest.approx(0.0)
     assert labels_threshold(w, y, -5.5, floor=-np.inf)[0] == -5.5  # four: not shown
     # A single corrected label never moves it.
