@@ -8,8 +8,10 @@ The loop (`linkage dedupe --help` shows it as commands)::
 reached the same comparison levels (its *level pattern*), so the pairs are picked pattern by
 pattern, one pair per pattern, and never a pair already labelled:
 
-- about three fifths are the *uncertain* ones: the patterns whose match weight is closest to
-  the threshold (a match probability near one half), where a label most often flips decisions;
+- about three fifths are the *uncertain* ones, taken in turn: the patterns whose match weight
+  is closest to the threshold, where a label most often flips decisions, and those whose
+  match probability is nearest one half (a threshold set above even odds has mostly matches
+  around it; these make both classes expected);
 - the rest are *spread* over score bands on both sides of the threshold, so that a model that is
   confidently wrong about a whole kind of pair (EM that learned "same household" as the match
   class) is caught too: the pairs above the threshold, and those below it, are ranked by their
@@ -21,22 +23,25 @@ by a seeded draw, so one run and one seed give one file.
 
 **How the labels are used** (`fit_labelled`, called by the pipeline where the scorer is fit):
 
-- Fellegi-Sunter: the labelled pairs are compared (whether or not blocking proposed them) and
-  enter EM with their class known (semi-supervised: they pin m and the prior where EM alone
-  would learn another concept);
-- the supervised scorer (a classifier over the same comparisons, which chooses its threshold
-  by cross-validation) is trained on them too, from 10 labelled pairs with 2 of each class,
-  and replaces Fellegi-Sunter when its cross-validation misclassifies clearly fewer labelled
-  pairs (by more than the square root of both counts) than Fellegi-Sunter does on the very
-  pairs it learned from: a comparison that favours EM, so
-  the classifier wins only where EM learned the wrong concept (households for persons) and
-  the labels show it; rules whose scorer is already `supervised` use it with the rules' labels
-  and these together;
-- a rule sum keeps its weights;
-- except for the supervised scorer, the threshold is then taken from the labels: the match
-  weight that misclassifies the fewest labelled pairs (the labelled pairs sit around the
-  decision, where each error costs the F1 the same), and among equally good ones the nearest to
-  the threshold the rules gave (which is kept when the labels agree with it).
+- Fellegi-Sunter (`_guarded`): the unlabelled model (EM alone) is fit first and kept unless
+  a model that used the labels misclassifies clearly fewer of them (by at least 2 and by more
+  than the square root of both counts, McNemar-style) than it and than every simpler
+  candidate. The candidates, simplest first: the unlabelled model with the threshold the labels
+  justify; semi-supervised EM (the labelled pairs enter EM with their class known, which pins
+  m and the prior where EM alone would learn another concept) with the same; and, from 20
+  labelled pairs of each class, the supervised scorer (a classifier over the same
+  comparisons, with random record pairs as background non-matches), judged out of fold.
+  Nothing changes with fewer than 3 labelled pairs of each class. `summary.json` `labels`
+  says which won and, when the unlabelled model was kept, why;
+- rules whose scorer is already `supervised` train it on the rules' labels and these;
+- a rule sum keeps its weights and takes the threshold the labels justify;
+- the threshold the labels justify (`labels_threshold`) is conservative: the labels are few
+  and picked near the decision, not at random, so the threshold that misclassifies the
+  fewest of them is no estimate of the best one, and a threshold too low costs far more than
+  its labelled errors show (clustering chains matches). It moves only when that corrects at
+  least 2 labelled pairs net, only as far as the labels demand (half-way between the
+  labelled weights around it, the nearest such place to the model's own threshold), and a
+  handful of labels never takes it below 9:1 odds of a match by the model's own weights.
 
 The run folder keeps the labels it used as `labels.csv` (`id_l`, `id_r`, `label`), and
 `summary.json` says under `labels` how many there were, how they were used and where the
@@ -57,10 +62,25 @@ import pandas as pd
 from linkage.errors import InputError
 
 LABEL_COLUMNS = ("id_l", "id_r", "label")
-SUPERVISED_RULE = ("supervised when its cross-validation misclassifies clearly fewer labelled "
-                   "pairs (by more than the square root of both counts) than semi-supervised "
-                   "Fellegi-Sunter does in-sample (which favours EM); it needs 10 labelled "
-                   "pairs, 2 of each class")
+GUARD_RULE = ("the unlabelled model is kept unless a model that used the labels (its "
+              "threshold moved by them, semi-supervised EM, or the supervised scorer out of "
+              "fold) misclassifies clearly fewer labelled pairs: by more than the square root "
+              "of both counts and by at least 2, and than each simpler of these; nothing "
+              "changes with fewer than 3 labelled pairs of each class, and the supervised "
+              "scorer needs 20 of each")
+MIN_EACH = 3  # labelled pairs of each class before the labels change anything
+MIN_CORRECTED = 2  # labelled errors a change must correct, net, to be made
+# The classifier learns a weight per level of every comparison (dozens) and its threshold by
+# cross-validation: with a dozen labels of a class, picked near the decision, it calls the
+# bulk of pairs wrong (measured: 25 labels on a person table, F1 0.91 -> 0.30).
+SUPERVISED_MIN_EACH = 20
+# Floors for a threshold the labels lower, as the model's odds of a match at it, and how many
+# labelled matches between the floor and the new threshold take it past: a false match costs
+# a cluster merge, a missed one a single pair, so a few labels never take the threshold where
+# the model itself expects one pair in ten or more to be a non-match, and no handful of labels
+# takes it to even odds.
+FLOORS = ((9.0, 5), (1.0, 10))
+SHOWN_MATCH_RATE = 0.9  # the match rate labels must show (95% lower bound) to lower a threshold
 UNCERTAIN_SHARE = 0.6  # of the picked pairs: nearest the threshold; the rest spread over bands
 # The classifier trained on a few dozen labels: a logistic regression over the one-hot levels
 # (additive, so every score is explained, and smooth where the labels are few; boosted trees
@@ -290,25 +310,9 @@ def fit_labelled(rules, labels: LabelsLike, *, ids: pd.Series, source: np.ndarra
         scorer = fit(scorer, None)
         report.update(mode="threshold", rule="a rule sum keeps its weights; the labels set "
                                              "the threshold")
-        scorer.threshold, _ = _labelled_threshold(scorer, matrix, y, report)
+        scorer.threshold, _ = _labelled_threshold(scorer, matrix, y, report, floor=-math.inf)
     else:
-        scorer = fit(scorer, (matrix.levels.copy(), y.astype(np.int8)))
-        report.update(mode="semi-supervised", rule=SUPERVISED_RULE)
-        scorer.threshold, errors = _labelled_threshold(scorer, matrix, y, report)
-        report["semi_supervised_errors"] = errors
-        seed = getattr(scorer, "seed", 0)
-        trained = _supervised(matrix, y, random(BACKGROUND_PER_LABEL * len(y), seed), seed=seed)
-        if trained is not None:
-            supervised, cv_errors = trained
-            report["supervised_cv_errors"] = cv_errors
-            # Clearly fewer: by more than the square root of both counts (McNemar's z > 1 if
-            # the two disagreed on every pair either got wrong), so noise keeps EM.
-            if errors - cv_errors > math.sqrt(errors + cv_errors):
-                scorer = supervised
-                scorer.n_labelled_ = len(y)  # the person's labels; the background aside
-                report["background_non_matches"] = BACKGROUND_PER_LABEL * len(y)
-                report.update(mode="supervised",
-                              threshold_source="cross-validation on the labels")
+        scorer = _guarded(scorer, matrix, y, report, fit=fit, random=random)
     weight, _ = weights_of(scorer, matrix)
     predicted = weight >= scorer.threshold
     report["threshold"] = float(scorer.threshold)
@@ -321,16 +325,169 @@ def fit_labelled(rules, labels: LabelsLike, *, ids: pd.Series, source: np.ndarra
     return rules, scorer, report, kept
 
 
-def _labelled_threshold(scorer, matrix, y: np.ndarray, report: dict) -> tuple[float, int]:
-    """`choose_threshold` on the labelled pairs' weights (noting in `report` where the
+def labels_threshold(weights: np.ndarray, y: np.ndarray, current: float, *,
+                     floor: float = 0.0) -> tuple[float, str]:
+    """The threshold a few labelled pairs justify, and why: conservative, because the labels
+    are few and picked near the decision (not at random), so the threshold that misclassifies
+    the fewest of them is no estimate of the best one, and a threshold set too low costs far
+    more than its labelled errors show (clustering chains the extra matches).
+
+    - `current` (the model's own) is kept unless at least `MIN_EACH` pairs of each class are
+      labelled, and unless moving it corrects at least `MIN_CORRECTED` labelled pairs more than
+      it breaks (one surprising label never moves it);
+    - else it moves to the nearest threshold that misclassifies the fewest labelled pairs
+      (`choose_threshold`: half-way between the labelled weights around it, so with a margin
+      on both sides), and no further;
+    - it never goes below the weight where the model's odds of a match are 9 to 1 (`floor`
+      is the weight of even odds: 0 for Fellegi-Sunter) unless 5 labelled matches lie
+      below that and above the new threshold, nor below even odds unless 10 do (`FLOORS`)."""
+    w = np.asarray(weights, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n_match, n_non = int(np.sum(y == 1.0)), int(np.sum(y == 0.0))
+    if min(n_match, n_non) < MIN_EACH:
+        return float(current), (f"rules: fewer than {MIN_EACH} labelled pairs of each class "
+                                "(the threshold is left where the model put it)")
+    errors_now = int(np.sum((w >= current) != (y == 1.0)))
+    candidate, best = choose_threshold(w, y, current)
+    if errors_now - best < MIN_CORRECTED:
+        return float(current), "rules (the labels do not clearly ask for another threshold)"
+    for odds, needed in FLOORS:  # each floor needs more labelled matches below it to pass
+        low = min(float(current), floor + math.log2(odds))
+        if candidate >= low:
+            continue
+        shown = int(np.sum((y == 1.0) & (w >= candidate) & (w < low)))
+        if shown < needed:
+            candidate = low
+            break
+    if int(np.sum((w >= candidate) != (y == 1.0))) >= errors_now:
+        return float(current), "rules (the labels ask for a threshold below the floor)"
+    threshold, why = _shown(w, y, float(current), float(candidate))
+    if threshold == candidate and candidate != float(choose_threshold(w, y, current)[0]):
+        why = f"labels, held at a floor (odds {odds:g} to 1 of a match by the model's weights)"
+    return threshold, why
+
+
+def _shown(w: np.ndarray, y: np.ndarray, current: float, candidate: float) -> tuple[float, str]:
+    """`candidate`, or the farthest threshold towards it (a labelled weight's midpoint) whose
+    move the labelled pairs it moves across show with 95% confidence (Clopper-Pearson): a
+    lower threshold adds pairs, which the labels between must show to be matches at a rate of
+    at least `SHOWN_MATCH_RATE`; a higher one drops pairs, which they must show to be mostly
+    non-matches (a rate of at most one half). The labelled pairs near the decision are too few
+    to see a band's non-matches otherwise, and each false match merges two clusters."""
+    from scipy.stats import beta
+
+    if candidate == current:
+        return candidate, "rules (the labels agree with it)"
+    down = candidate < current
+    values = np.unique(w[(w >= candidate) & (w < current)] if down
+                       else w[(w >= current) & (w < candidate)])
+    steps = np.concatenate([(values[1:] + values[:-1]) / 2.0, [candidate]]) if down else \
+        np.concatenate([[candidate], (values[1:] + values[:-1]) / 2.0])
+    errors_now = int(np.sum((w >= current) != (y == 1.0)))
+    order = np.sort(steps)  # the farthest move first
+    if not down:
+        order = order[::-1]
+    for step in order:
+        band = (w >= step) & (w < current) if down else (w >= current) & (w < step)
+        n, k = int(band.sum()), int(np.sum(band & (y == 1.0)))
+        if n == 0:
+            continue
+        if down:
+            ok = k > 0 and beta.ppf(0.05, k, n - k + 1) >= SHOWN_MATCH_RATE
+        else:
+            ok = k < n and beta.ppf(0.95, k + 1, n - k) <= 0.5
+        if ok and errors_now - int(np.sum((w >= step) != (y == 1.0))) >= MIN_CORRECTED:
+            return float(step), ("labels" if step == candidate else
+                                 "labels, as far as they show with 95% confidence")
+    return current, "rules (too few labelled pairs show the move with 95% confidence)"
+
+
+def _errors(scorer, matrix, y: np.ndarray, threshold: float | None = None) -> int:
+    from linkage.pipeline import weights_of
+
+    weight, _ = weights_of(scorer, matrix)
+    cut = scorer.threshold if threshold is None else threshold
+    return int(np.sum((weight >= cut) != (y == 1.0)))
+
+
+def _labelled_threshold(scorer, matrix, y: np.ndarray, report: dict, *,
+                        floor: float = 0.0) -> tuple[float, int]:
+    """`labels_threshold` on the labelled pairs' weights (noting in `report` where the
     threshold came from), and how many labelled pairs it misclassifies."""
     from linkage.pipeline import weights_of
 
     weight, _ = weights_of(scorer, matrix)
-    threshold, _ = choose_threshold(weight, y, float(scorer.threshold))
-    report["threshold_source"] = ("labels" if threshold != report["rules_threshold"]
-                                  else "rules (the labels agree with it)")
+    threshold, why = labels_threshold(weight, y, float(scorer.threshold), floor=floor)
+    report["threshold_source"] = why
     return threshold, int(np.sum((weight >= threshold) != (y == 1.0)))
+
+
+def _guarded(scorer, matrix, y: np.ndarray, report: dict, *, fit, random):
+    """The Fellegi-Sunter scorer the labels justify: the unlabelled model (EM alone, its own
+    threshold) unless a model that used the labels misclassifies clearly fewer of them.
+
+    Candidates: the unlabelled model with the threshold the labels justify
+    (`labels_threshold`), semi-supervised EM (the labelled pairs enter EM with their class
+    known) with the same, and the supervised scorer (its errors out of fold). The one with the
+    fewest labelled errors replaces the unlabelled model only when it misclassifies fewer by
+    more than the square root of both counts (McNemar's z > 1 if the two disagreed on every
+    pair either got wrong) and by at least `MIN_CORRECTED`; the in-sample candidates are
+    measured on the very pairs they saw, so the margin is the least they must beat; ties go
+    to the simpler model."""
+    n_match, n_non = int(y.sum()), int(len(y) - y.sum())
+    base = fit(copy.deepcopy(scorer), None)
+    base_errors = _errors(base, matrix, y)
+    report.update(mode="unlabelled", rule=GUARD_RULE, unlabelled_errors=base_errors,
+                  threshold_source="rules (the unlabelled model)")
+    if min(n_match, n_non) < MIN_EACH:
+        report["kept_because"] = (f"fewer than {MIN_EACH} labelled pairs of each class "
+                                  f"({n_match} matches, {n_non} non-matches): label more")
+        return base
+    candidates = []
+    moved = copy.deepcopy(base)
+    sub: dict = {}
+    moved.threshold, errors = _labelled_threshold(moved, matrix, y, sub)
+    candidates.append(("threshold", moved, errors, sub["threshold_source"]))
+    semi = fit(scorer, (matrix.levels.copy(), y.astype(np.int8)))
+    sub = {}
+    semi.threshold, errors = _labelled_threshold(semi, matrix, y, sub)
+    report["semi_supervised_errors"] = errors
+    candidates.append(("semi-supervised", semi, errors, sub["threshold_source"]))
+    seed = getattr(scorer, "seed", 0)
+    trained = None
+    if min(n_match, n_non) >= SUPERVISED_MIN_EACH:  # a classifier needs more than EM does
+        trained = _supervised(matrix, y, random(BACKGROUND_PER_LABEL * len(y), seed),
+                              seed=seed)
+    if trained is not None:
+        supervised, cv_errors = trained
+        report["supervised_cv_errors"] = cv_errors
+        candidates.append(("supervised", supervised, cv_errors,
+                           "cross-validation on the labels"))
+    def clearly(fewer: int, than: int) -> bool:
+        gain = than - fewer
+        return gain >= MIN_CORRECTED and gain > math.sqrt(than + fewer)
+
+    # Each candidate must clearly beat the unlabelled model and every simpler candidate: the
+    # in-sample ones are judged on the pairs they learned from, so a richer model that only
+    # matches a moved threshold on those pairs has shown nothing more.
+    chosen = None
+    for k, (name, model, errors, source) in enumerate(candidates):
+        beats = clearly(errors, base_errors) and all(clearly(errors, c[2])
+                                                     for c in candidates[:k])
+        if beats and (chosen is None or errors < chosen[2]):
+            chosen = (name, model, errors, source)
+    if chosen is None:
+        name, _, errors, _ = min(candidates, key=lambda c: c[2])
+        report["kept_because"] = (
+            f"no model that used the labels misclassifies clearly fewer of them (the "
+            f"unlabelled model: {base_errors}, the best other, {name}: {errors})")
+        return base
+    name, best, errors, source = chosen
+    report.update(mode=name, threshold_source=source)
+    if name == "supervised":
+        best.n_labelled_ = len(y)  # the person's labels; the background aside
+        report["background_non_matches"] = BACKGROUND_PER_LABEL * len(y)
+    return best
 
 
 def _supervised(matrix, y: np.ndarray, background, *, seed: int):
@@ -464,18 +621,33 @@ def active_pairs(run, n: int, *, seed: int = 0,
         return True
 
     n_uncertain = max(1, math.ceil(n * UNCERTAIN_SHARE)) if n > 1 else n
-    # Uncertain: patterns in order of their distance from the threshold, one pair each.
+    # Uncertain: patterns in order of their distance from the threshold, one pair each, taken
+    # in turn with those whose match probability is nearest one half: a threshold set above
+    # the model's even odds (to favour precision) has mostly matches around it, and a labeller
+    # who sees only matches teaches nothing about where the non-matches begin.
+    seen_before = np.isin(pattern[open_rows], list(labelled_patterns))
     gap = np.abs(weight[open_rows] - threshold)
-    order = open_rows[np.lexsort((tiebreak[open_rows], np.isin(pattern[open_rows],
-                                  list(labelled_patterns)), gap))]
-    for row in order:
-        if len(picked_rows) >= n_uncertain:
-            break
-        if int(pattern[row]) in used_patterns:
-            continue
-        picked_rows.append(int(row))
-        why.append("uncertain: nearest the threshold")
-        used_patterns.add(int(pattern[row]))
+    order = open_rows[np.lexsort((tiebreak[open_rows], seen_before, gap))]
+    orders = [(order, "uncertain: nearest the threshold")]
+    if "match_probability" in pairs.columns:
+        odds = np.abs(pairs["match_probability"].to_numpy(dtype=np.float64)[open_rows] - 0.5)
+        orders.append((open_rows[np.lexsort((tiebreak[open_rows], seen_before, odds))],
+                       "uncertain: match probability nearest one half"))
+    cursor = [0] * len(orders)
+    turn = 0
+    while len(picked_rows) < n_uncertain and any(
+            cursor[k] < len(o) for k, (o, _) in enumerate(orders)):
+        k = turn % len(orders)
+        turn += 1
+        rows, reason = orders[k]
+        while cursor[k] < len(rows):
+            row = int(rows[cursor[k]])
+            cursor[k] += 1
+            if int(pattern[row]) not in used_patterns:
+                picked_rows.append(row)
+                why.append(reason)
+                used_patterns.add(int(pattern[row]))
+                break
     # Spread: bands above and below the threshold, nearest first, alternating sides.
     rest = n - len(picked_rows)
     above = open_rows[weight[open_rows] >= threshold]

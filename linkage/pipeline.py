@@ -585,7 +585,7 @@ def labelled_pairs(scorer, rules: Rules, ids: pd.Series, source: np.ndarray, mod
     ri = rows[1][known].to_numpy(np.int64)
     y = labels_for_pairs(labels[known], ids.to_numpy()[li], ids.to_numpy()[ri],
                          id_columns=scorer.id_columns, label_column=scorer.label_column,
-                         source=str(path))
+                         source=str(path), ordered=mode == "link")
     return li, ri, y
 
 

@@ -125,9 +125,13 @@ def _parse_labels(values: pd.Series, source: str, label_column: str) -> np.ndarr
     return out
 
 
-def _pair_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _pair_keys(a: np.ndarray, b: np.ndarray, ordered: bool = False) -> np.ndarray:
+    """One text key per pair; unordered (a dedupe pair and its reverse are one pair) unless
+    `ordered` (a link: left id a, right id b; the reverse names two other records)."""
     a = np.asarray(a).astype(str)
     b = np.asarray(b).astype(str)
+    if ordered:
+        return np.char.add(np.char.add(a, "\x1f"), b)
     lo, hi = np.where(a <= b, a, b), np.where(a <= b, b, a)
     return np.char.add(np.char.add(lo, "\x1f"), hi)
 
@@ -140,30 +144,34 @@ def labels_for_pairs(
     id_columns: Sequence[str] = ("id_l", "id_r"),
     label_column: str = "label",
     source: str = "labels",
+    ordered: bool = False,
 ) -> np.ndarray:
     """y aligned with the pairs (id_l[i], id_r[i]): 1.0, 0.0, or NaN where unlabelled.
 
-    A label applies to a pair in either order, ids are compared as text, blank labels are
-    unlabelled, and one pair labelled both ways raises `InputError`.
+    A label applies to a pair in either order (unless `ordered`: in a link the first id is a
+    left record and the second a right one, so a pair and its reverse are different pairs),
+    ids are compared as text, blank labels are unlabelled, and one pair labelled both ways
+    raises `InputError`.
     """
     _check_label_columns(labels, id_columns, label_column, source)
     left, right = (labels[c].astype(str).str.strip().to_numpy() for c in id_columns)
     values = _parse_labels(labels[label_column], source, label_column)
     keep = ~np.isnan(values)
-    keys, values = _pair_keys(left[keep], right[keep]), values[keep]
+    keys, values = _pair_keys(left[keep], right[keep], ordered), values[keep]
     table = pd.DataFrame({"key": keys, "y": values}).drop_duplicates()
     clash = table["key"].duplicated(keep=False)
     if clash.any():
         a, _, b = table.loc[clash, "key"].iloc[0].partition("\x1f")
         raise InputError(
             f"{source}: the pair ({a}, {b}) is labelled both a match and a non-match "
-            f"({int(clash.sum()) // 2} pair(s) conflict). Keep one label per pair (a pair and "
-            "its reverse are the same pair)."
+            f"({int(clash.sum()) // 2} pair(s) conflict). Keep one label per pair"
+            + (" (the left id comes first)." if ordered
+               else " (a pair and its reverse are the same pair).")
         )
     id_l, id_r = np.asarray(id_l), np.asarray(id_r)
     if len(id_l) != len(id_r):
         raise InputError(f"id_l has {len(id_l)} ids but id_r has {len(id_r)}; pass aligned ids.")
-    where = pd.Index(table["key"].to_numpy()).get_indexer(_pair_keys(id_l, id_r))
+    where = pd.Index(table["key"].to_numpy()).get_indexer(_pair_keys(id_l, id_r, ordered))
     y = np.full(len(id_l), np.nan)
     hit = where >= 0
     y[hit] = table["y"].to_numpy()[where[hit]]
