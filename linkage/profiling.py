@@ -120,6 +120,52 @@ def _phone_region(sample: pd.Series) -> tuple[float, str | None]:
     return best, region
 
 
+def phone_regions(phones: pd.Series, frame: pd.DataFrame, region: str | None
+                  ) -> tuple[str | None, str | None]:
+    """Where a column of phones' national numbers are to be read: (the region of the whole
+    column, a column of the table that gives each record's country, or None).
+
+    A column is a column of countries when its values name countries (codes such as "GB",
+    names such as "Germany"); it is used when reading each record's national number in its
+    own country makes more numbers valid than one region for all (a table of people from
+    several countries). Numbers written with a + or 00 are international either way.
+    """
+    try:
+        import phonenumbers
+
+        from linkage.normalize._phone import region_code
+    except ImportError:
+        return region, None
+    rows = phones.index[phones.notna()]
+    if len(rows) == 0:
+        return region, None
+    rows = pd.Series(rows).sample(min(len(rows), 1000), random_state=0).to_numpy()
+    text = phones.loc[rows].astype(str).str.strip()
+
+    def valid(regions) -> float:
+        hits = 0
+        for value, r in zip(text, regions, strict=True):
+            with contextlib.suppress(phonenumbers.NumberParseException):
+                hits += phonenumbers.is_valid_number(phonenumbers.parse(value, r or region))
+        return hits / len(text)
+
+    best, column = valid([None] * len(text)), None
+    for c in frame.columns:
+        if c == phones.name or frame[c].dtype.kind in "fiub":
+            continue
+        values = frame[c].loc[rows]
+        present = values.dropna().astype(str)
+        if len(present) < 0.5 * len(values) or present.nunique() > 300:
+            continue
+        codes = present.map(region_code)
+        if codes.notna().mean() < 0.9 or codes.nunique() < 2:
+            continue
+        share = valid([region_code(v) for v in values])
+        if share > best + 0.02:
+            best, column = share, str(c)
+    return region, column
+
+
 def _edit_one_neighbours(values: list[str]) -> float:
     """Share of the distinct values that have another one a single substitution away: typos
     in a hand-typed code give many; labels a machine assigned give about none."""

@@ -238,8 +238,7 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
         if p.kind == "date":
             step.update({"order": "DMY", "on_error": "null"})
         if p.kind == "phone":
-            step["country"] = "KR" if p.region == "KR" or _looks_korean(frame[p.column]) \
-                else None
+            step.update(_phone_step(frame, p))
         normalize.append(step)
 
     work = _normalized(frame, normalize)
@@ -304,6 +303,26 @@ def _derived_columns(work: dict[str, np.ndarray], profiles: list[ColumnProfile])
                 if covered > 0.6 and distinct > 0.6:
                     derived.add(a)
     return derived
+
+
+def _phone_step(frame: pd.DataFrame, p: ColumnProfile) -> dict:
+    """The phone step's options: Korean national form for a Korean column; E.164 where
+    numbers written in international and national form mix (read in the region most are
+    valid in, or in each record's own country where a column gives it); else digits only."""
+    from linkage.profiling import phone_regions
+
+    values = frame[p.column]
+    region, column = phone_regions(values, frame, p.region)
+    if column is not None:
+        return {"country": region, "region_column": column}
+    if region == "KR" or _looks_korean(values):
+        return {"country": "KR"}
+    text = values.dropna().astype(str).str.strip().head(2000)
+    international = float((text.str.startswith("+") | text.str.startswith("00")).mean()) \
+        if len(text) else 0.0
+    if region is not None and 0.02 < international < 0.98:
+        return {"country": region}
+    return {"country": None}
 
 
 def _looks_korean(values: pd.Series) -> bool:

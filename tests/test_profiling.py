@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import pandas as pd
 import yaml
 
 import linkage as lk
+from linkage.errors import RulesError
 from linkage.profiling import profile_column, profile_table
 from linkage.suggest import suggest_rules
 from tests.conftest import run_cli
@@ -173,3 +175,72 @@ def test_a_date_parts_step_without_its_columns_is_bad_input(tmp_path):
     done = run_cli("dedupe", tmp_path / "in.csv", "--rules", tmp_path / "rules.yaml",
                    "--out", tmp_path / "out")
     assert done.returncode == 2 and "month" in done.stderr, done.stderr
+
+
+# ------------------------------------------------------------------------------------------
+# Phones of several countries in one column (round 2)
+# ------------------------------------------------------------------------------------------
+
+_MIXED = pd.DataFrame({
+    "tel": ["07858 439895", "+44 7858 439895", "06 88 11 54 84", "+33 6 88 11 54 84",
+            "(404) 418-8768", "+1 404-418-8768", "0177 46548647", "0049 177 46548647",
+            "010-9242-3321", "+82 10 9242 3321", None, "07445 903432"],
+    "land": ["GB", "UK", "France", "FR", "US", "us", "DE", "Germany", "KR", "대한민국", "GB",
+             None],
+})
+
+
+def test_each_national_number_is_read_in_its_records_country():
+    from linkage.normalize import normalize_phone
+    from linkage.settings import Normalize
+
+    step = Normalize("tel", "phone", country="GB", region_column="land")
+    assert step.inputs == ["tel", "land"]
+    work = {c: _MIXED[c].to_numpy(dtype=object) for c in _MIXED}
+    out = step.apply(pd.Series(step.joined(work), dtype=object)).tolist()
+    # A number and the same number written internationally are one value.
+    assert out[0::2][:5] == out[1::2][:5], out
+    assert out[:10:2] == ["+447858439895", "+33688115484", "+14044188768", "+4917746548647",
+                          "+821092423321"], out
+    assert out[10] is None  # no number: missing, whatever the country
+    assert out[11] == "+447445903432"  # no country: the column's region
+    # Without a column of countries, one region for all; + and 00 are international anyway.
+    alone = normalize_phone(_MIXED["tel"], country="GB").tolist()
+    assert alone[0] == alone[1] == "+447858439895" and alone[7] == "+4917746548647"
+    assert normalize_phone(_MIXED["tel"], country=None).tolist()[0] == "07858439895"
+
+
+def test_phone_region_column_in_yaml_rules_validates(tmp_path):
+    (tmp_path / "r.yaml").write_text(
+        "normalize:\n- {column: tel, type: phone, country: GB, region_column: land}\n"
+        "blocking:\n- {keys: [[tel]]}\ncomparisons:\n- {type: exact, column: tel}\n")
+    rules = lk.Rules.from_yaml(tmp_path / "r.yaml")
+    assert rules.normalize[0].inputs == ["tel", "land"]
+    assert "region_column: land" in rules.to_yaml()
+    (tmp_path / "bad.yaml").write_text("normalize:\n- {column: tel, type: phone, country: XX}\n"
+                           "blocking:\n- {keys: [[tel]]}\ncomparisons:\n"
+                           "- {type: exact, column: tel}\n")
+    with pytest.raises(RulesError, match="region code"):
+        lk.Rules.from_yaml(tmp_path / "bad.yaml")
+
+
+def test_suggest_reads_phones_in_the_country_a_column_gives():
+    from linkage import synth
+
+    _, (records,), _ = synth.traps(600, seed=3, trap="foreign_phones")
+    step = next(s for s in suggest_rules([records]).rules["normalize"]
+                if s["column"] == "phone")
+    assert step["region_column"] == "country", step
+    # The same countries under a neutral name, as names: found by their values.
+    names = {"GB": "United Kingdom", "US": "United States", "KR": "South Korea",
+             "DE": "Germany", "FR": "France"}
+    neutral = records.rename(columns={"country": "c9"}).assign(
+        c9=records["country"].map(names))
+    step = next(s for s in suggest_rules([neutral]).rules["normalize"]
+                if s["column"] == "phone")
+    assert step["region_column"] == "c9", step
+    # One country: no column of countries to read, one region.
+    one = pd.DataFrame({"tel": ["07858 439895", "+44 7858 439895", "07445 903432",
+                                "020 7946 0958"] * 30, "n": [f"x{k}" for k in range(120)]})
+    step = next(s for s in suggest_rules([one]).rules["normalize"] if s["column"] == "tel")
+    assert step == {"column": "tel", "type": "phone", "country": "GB"}, step
