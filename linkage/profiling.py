@@ -250,6 +250,13 @@ def _by_values(column: str, values: pd.Series, scale: float) -> ColumnProfile:
         return profile("company", "many values end in a legal form (Inc, Ltd, GmbH, 주식회사)")
     if nunique <= 50 or distinct < 0.002:
         return profile("category", f"{nunique} distinct values")
+    # Lists of labels from a small vocabulary ("Comedy,Drama", "actor;writer"): many values,
+    # few words; a column of names has as many words as people.
+    listed = sample.str.contains(r"[,;|]")
+    if _share(listed) > 0.3:
+        words = set(sample.str.split(r"[,;|]\s*").explode().str.strip().dropna())
+        if len(words) <= 50:
+            return profile("category", f"lists of {len(words)} labels")
     if tokens.mean() >= 5:
         return profile("text", "free text (five or more words on average)")
     if _share(~sample.str.contains(r"\s")) > 0.95 and _share(sample.str.contains(r"\d")) > 0.9:

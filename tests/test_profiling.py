@@ -244,3 +244,18 @@ def test_suggest_reads_phones_in_the_country_a_column_gives():
                                 "020 7946 0958"] * 30, "n": [f"x{k}" for k in range(120)]})
     step = next(s for s in suggest_rules([one]).rules["normalize"] if s["column"] == "tel")
     assert step == {"column": "tel", "type": "phone", "country": "GB"}, step
+
+
+def test_lists_of_a_few_labels_are_a_category_not_a_name():
+    rng = np.random.default_rng(0)
+    genres = ["Comedy", "Drama", "Crime", "Mystery", "Romance", "Western", "Horror", "Sport"]
+    values = [",".join(sorted(rng.choice(genres, rng.integers(1, 4), replace=False)))
+              for _ in range(400)]
+    profile = profile_column("c3", pd.Series(values))
+    assert profile.kind == "category" and not profile.identifying, profile
+    # Names written "surname, given": as many words as people, still names.
+    syllables = ["ka", "ro", "mi", "tel", "san", "bo", "ri", "lu", "den", "var"]
+    surname = ["".join(rng.choice(syllables, 3)).title() for _ in range(400)]
+    names = pd.Series([f"{s}, {g.title()}" for s, g in zip(surname, rng.choice(_GIVEN, 400),
+                                                              strict=True)])
+    assert profile_column("c4", names).kind != "category"
