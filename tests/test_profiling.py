@@ -259,3 +259,32 @@ def test_lists_of_a_few_labels_are_a_category_not_a_name():
     names = pd.Series([f"{s}, {g.title()}" for s, g in zip(surname, rng.choice(_GIVEN, 400),
                                                               strict=True)])
     assert profile_column("c4", names).kind != "category"
+
+
+def test_numbered_columns_pair_by_their_values_not_their_numbers(tmp_path):
+    """Both tables' columns numbered c1, c2 ... in each one's own order: a number shared by
+    two fields (a date on one side, free text on the other) is two fields, and each pairs with
+    the column that holds its values."""
+    people = _people(200, seed=5)
+    born = (people["year"].astype(str) + "-" + people["month"].astype(str).str.zfill(2) + "-"
+            + people["day"].astype(str).str.zfill(2))
+    rng = np.random.default_rng(1)
+    words = np.array(["blue", "house", "river", "quiet", "morning", "paper", "stone", "lamp"])
+    notes = [" ".join(rng.choice(words, 6)) for _ in range(200)]
+    left = pd.DataFrame({"c1": [f"L{k}" for k in range(200)], "c2": people["surname"][:200],
+                         "c3": born[:200], "c4": people["given"][:200]})
+    right = pd.DataFrame({"c1": [f"R{k}" for k in range(200)],
+                          "c2": people["surname"][200:].to_numpy(), "c3": notes,
+                          "c4": people["given"][200:].to_numpy(),
+                          "c5": born[200:].to_numpy()})
+    left.to_csv(tmp_path / "a.csv", index=False)
+    right.to_csv(tmp_path / "b.csv", index=False)
+    rules = suggest_rules([left, right]).rules
+    assert rules["rename_right"] == {"c5": "c3", "c3": "c3 (right)"}, rules["rename_right"]
+    compared = {c["column"]: c["type"] for c in rules["comparisons"]}
+    assert compared.get("c3") == "date" and "c3 (right)" not in compared, compared
+    done = run_cli("link", tmp_path / "a.csv", tmp_path / "b.csv", "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    links = pd.read_parquet(tmp_path / "out" / "links.parquet")
+    found = sum(a[1:] == b[1:] for a, b in zip(links["id_l"], links["id_r"], strict=True))
+    assert found >= 180, found
