@@ -542,8 +542,9 @@ def pair_columns(left: pd.DataFrame, right: pd.DataFrame,
     Decided by the values; a shared name only breaks ties. The overlap is the share of the
     smaller set of distinct values that the other holds (values lower-cased, white space
     collapsed), or the Jaccard overlap of their words (titles written a little differently),
-    for dates the share of records whose value the other holds as often (any two kinds of
-    date share their values), at least one half, between columns of one family of kinds. A
+    for dates and integers that repeat the share of records whose value the other holds as
+    often (years of birth and of death share their values, not their shares), at least one
+    half (near-unique dates: a near copy, 0.8), between columns of one family of kinds. A
     shared name pairs two columns the values cannot tell apart (low-cardinality, mostly
     empty, constant), unless the values are of other kinds and hardly overlap (tables whose
     columns are numbered, c1, c2 ..., each in its own order): those are two fields.
@@ -584,7 +585,11 @@ def pair_columns(left: pd.DataFrame, right: pd.DataFrame,
                     scores.append((overlap, a, b))
                 continue
             if _family(lp[a].kind) == _family("date") or all(v.isdigit() for v in sa):
-                overlap = _shared_mass(dist("l", a), dist("r", b))
+                # Dates and numbers that repeat (years) share their values whatever they
+                # are: the records' shares must match too. Near-unique ones (dates of birth)
+                # pair where one is nearly a copy of the other.
+                near_copy = overlap >= 0.8 and min(lp[a].distinct, rp[b].distinct) > 0.5
+                overlap = overlap if near_copy else _shared_mass(dist("l", a), dist("r", b))
             if same or overlap >= 0.5:
                 scores.append((overlap, a, b))
     pairs, used_l, used_r = [], set(), set()

@@ -288,3 +288,17 @@ def test_numbered_columns_pair_by_their_values_not_their_numbers(tmp_path):
     links = pd.read_parquet(tmp_path / "out" / "links.parquet")
     found = sum(a[1:] == b[1:] for a, b in zip(links["id_l"], links["id_r"], strict=True))
     assert found >= 180, found
+
+
+def test_years_pair_by_how_often_each_year_comes_not_by_the_years_alone():
+    """Years of release and years of death share their values; their shares tell them apart."""
+    from linkage.profiling import pair_columns
+
+    rng = np.random.default_rng(2)
+    released = rng.normal(1990, 15, 3000).astype(int).clip(1920, 2020).astype(str)
+    died = rng.normal(1975, 20, 3000).astype(int).clip(1920, 2020).astype(str)
+    left = pd.DataFrame({"a": [f"{y}-01-01" for y in died[:1500]],
+                         "b": [f"{y}-01-01" for y in released[:1500]]})
+    right = pd.DataFrame({"x": [f"{y}-01-01" for y in released[1500:]]})
+    pairs = pair_columns(left, right, profile_table(left), profile_table(right))
+    assert [(a, b) for a, b, _ in pairs] == [("b", "x")], pairs
