@@ -141,7 +141,8 @@ def _renamed(table: Table, rename: dict[str, str]) -> Table:
         return table
     from linkage.errors import InputError
 
-    clash = [v for k, v in rename.items() if v in table.columns and k in table.columns]
+    clash = [v for k, v in rename.items()
+             if v in table.columns and k in table.columns and v not in rename]
     if clash:
         raise InputError(f"{table.name}: rename_right names the right table's columns "
                          f"{', '.join(clash)}, which it already has; rename only columns "

@@ -120,6 +120,52 @@ def _phone_region(sample: pd.Series) -> tuple[float, str | None]:
     return best, region
 
 
+def phone_regions(phones: pd.Series, frame: pd.DataFrame, region: str | None
+                  ) -> tuple[str | None, str | None]:
+    """Where a column of phones' national numbers are to be read: (the region of the whole
+    column, a column of the table that gives each record's country, or None).
+
+    A column is a column of countries when its values name countries (codes such as "GB",
+    names such as "Germany"); it is used when reading each record's national number in its
+    own country makes more numbers valid than one region for all (a table of people from
+    several countries). Numbers written with a + or 00 are international either way.
+    """
+    try:
+        import phonenumbers
+
+        from linkage.normalize._phone import region_code
+    except ImportError:
+        return region, None
+    rows = phones.index[phones.notna()]
+    if len(rows) == 0:
+        return region, None
+    rows = pd.Series(rows).sample(min(len(rows), 1000), random_state=0).to_numpy()
+    text = phones.loc[rows].astype(str).str.strip()
+
+    def valid(regions) -> float:
+        hits = 0
+        for value, r in zip(text, regions, strict=True):
+            with contextlib.suppress(phonenumbers.NumberParseException):
+                hits += phonenumbers.is_valid_number(phonenumbers.parse(value, r or region))
+        return hits / len(text)
+
+    best, column = valid([None] * len(text)), None
+    for c in frame.columns:
+        if c == phones.name or frame[c].dtype.kind in "fiub":
+            continue
+        values = frame[c].loc[rows]
+        present = values.dropna().astype(str)
+        if len(present) < 0.5 * len(values) or present.nunique() > 300:
+            continue
+        codes = present.map(region_code)
+        if codes.notna().mean() < 0.9 or codes.nunique() < 2:
+            continue
+        share = valid([region_code(v) for v in values])
+        if share > best + 0.02:
+            best, column = share, str(c)
+    return region, column
+
+
 def _edit_one_neighbours(values: list[str]) -> float:
     """Share of the distinct values that have another one a single substitution away: typos
     in a hand-typed code give many; labels a machine assigned give about none."""
@@ -204,6 +250,13 @@ def _by_values(column: str, values: pd.Series, scale: float) -> ColumnProfile:
         return profile("company", "many values end in a legal form (Inc, Ltd, GmbH, 주식회사)")
     if nunique <= 50 or distinct < 0.002:
         return profile("category", f"{nunique} distinct values")
+    # Lists of labels from a small vocabulary ("Comedy,Drama", "actor;writer"): many values,
+    # few words; a column of names has as many words as people.
+    listed = sample.str.contains(r"[,;|]")
+    if _share(listed) > 0.3:
+        words = set(sample.str.split(r"[,;|]\s*").explode().str.strip().dropna())
+        if len(words) <= 50:
+            return profile("category", f"lists of {len(words)} labels")
     if tokens.mean() >= 5:
         return profile("text", "free text (five or more words on average)")
     if _share(~sample.str.contains(r"\s")) > 0.95 and _share(sample.str.contains(r"\d")) > 0.9:
@@ -460,44 +513,87 @@ def _family(kind: str) -> str:
     return kind
 
 
+def _overlap(sa: set[str], sb: set[str], wa: set[str], wb: set[str]) -> float:
+    """The share of the smaller set of values the other holds, or the Jaccard overlap of the
+    words, whichever is larger."""
+    if not sa or not sb:
+        return 0.0
+    return max(len(sa & sb) / min(len(sa), len(sb)), len(wa & wb) / max(len(wa | wb), 1))
+
+
+def _distribution(values: pd.Series, limit: int = 20_000) -> pd.Series:
+    present = _present(values).head(limit).str.lower().str.replace(r"\s+", " ", regex=True)
+    return present.value_counts(normalize=True)
+
+
+def _shared_mass(a: pd.Series, b: pd.Series) -> float:
+    """Histogram intersection: the share of records whose value the other column holds as
+    often (years of release against years of death: the same years, not as often)."""
+    both = a.index.intersection(b.index)
+    return float(np.minimum(a[both].to_numpy(), b[both].to_numpy()).sum())
+
+
 def pair_columns(left: pd.DataFrame, right: pd.DataFrame,
                  left_profiles: list[ColumnProfile],
                  right_profiles: list[ColumnProfile]) -> list[tuple[str, str, float]]:
-    """Columns of `right` that hold the values of a differently named column of `left`:
-    (left column, right column, overlap), best pairs first, each column in one pair at most.
+    """The columns of `left` and `right` that hold one field: (left column, right column,
+    overlap), best pairs first, each column in one pair at most.
 
-    The overlap is the share of the smaller set of distinct values that the other holds
-    (values lower-cased, white space collapsed), or the Jaccard overlap of their words (titles
-    written a little differently), at least one half, between columns of one family of kinds;
-    low-cardinality and mostly empty columns are left out (any two yes/no columns overlap).
+    Decided by the values; a shared name only breaks ties. The overlap is the share of the
+    smaller set of distinct values that the other holds (values lower-cased, white space
+    collapsed), or the Jaccard overlap of their words (titles written a little differently),
+    for dates and integers that repeat the share of records whose value the other holds as
+    often (years of birth and of death share their values, not their shares), at least one
+    half (near-unique dates: a near copy, 0.8), between columns of one family of kinds. A
+    shared name pairs two columns the values cannot tell apart (low-cardinality, mostly
+    empty, constant), unless the values are of other kinds and hardly overlap (tables whose
+    columns are numbered, c1, c2 ..., each in its own order): those are two fields.
     """
     lp = {p.column: p for p in left_profiles}
     rp = {p.column: p for p in right_profiles}
-    only_l = [c for c in map(str, left.columns) if c not in rp and lp[c].compare
-              and lp[c].values >= 20 and lp[c].filled >= 0.05]
-    only_r = [c for c in map(str, right.columns) if c not in lp and rp[c].compare
-              and rp[c].values >= 20 and rp[c].filled >= 0.05]
+
+    def usable(p: ColumnProfile) -> bool:
+        return p.compare and p.values >= 20 and p.filled >= 0.05
+
+    cols_l, cols_r = list(map(str, left.columns)), list(map(str, right.columns))
+    sets = {("l", c): _value_set(left[c]) for c in cols_l if usable(lp[c])}
+    sets.update({("r", c): _value_set(right[c]) for c in cols_r if usable(rp[c])})
+    words = {k: {w for v in s for w in _TOKENS.findall(v)} for k, s in sets.items()}
+    dists: dict[tuple[str, str], pd.Series] = {}
+
+    def dist(side: str, c: str) -> pd.Series:
+        if (side, c) not in dists:
+            dists[side, c] = _distribution((left if side == "l" else right)[c])
+        return dists[side, c]
+
     scores = []
-    sets_r = {c: _value_set(right[c]) for c in only_r}
-    words_r = {c: {w for v in s for w in _TOKENS.findall(v)} for c, s in sets_r.items()}
-    for a in only_l:
-        sa = _value_set(left[a])
-        wa = {w for v in sa for w in _TOKENS.findall(v)}
-        for b in only_r:
-            sb = sets_r[b]
-            if not sa or not sb:
+    for a in cols_l:
+        for b in cols_r:
+            same = a == b
+            family = _family(lp[a].kind) == _family(rp[b].kind)
+            if ("l", a) not in sets or ("r", b) not in sets:
+                if same and (family or not (lp[a].compare and rp[b].compare)):
+                    scores.append((0.0, a, b))  # nothing to tell them apart: the name
                 continue
-            if _family(lp[a].kind) != _family(rp[b].kind):
+            sa, sb = sets["l", a], sets["r", b]
+            overlap = _overlap(sa, sb, words["l", a], words["r", b])
+            # Integers are integers whatever kind a sample made of them (42 episode numbers
+            # a category on one side, codes on the other).
+            family = family or (all(v.isdigit() for v in sa) and all(v.isdigit() for v in sb))
+            if not family:
+                if same and overlap >= 0.02:
+                    scores.append((overlap, a, b))
                 continue
-            values = len(sa & sb) / min(len(sa), len(sb))
-            words = len(wa & words_r[b]) / max(len(wa | words_r[b]), 1)
-            score = max(values, words)
-            # Dates of any two kinds (births, deaths, releases) share many values: only a near
-            # copy pairs them.
-            if score >= (0.8 if _family(lp[a].kind) == _family("date") else 0.5):
-                scores.append((score, a, b))
+            if _family(lp[a].kind) == _family("date") or all(v.isdigit() for v in sa):
+                # Dates and numbers that repeat (years) share their values whatever they
+                # are: the records' shares must match too. Near-unique ones (dates of birth)
+                # pair where one is nearly a copy of the other.
+                near_copy = overlap >= 0.8 and min(lp[a].distinct, rp[b].distinct) > 0.5
+                overlap = overlap if near_copy else _shared_mass(dist("l", a), dist("r", b))
+            if same or overlap >= 0.5:
+                scores.append((overlap, a, b))
     pairs, used_l, used_r = [], set(), set()
-    for score, a, b in sorted(scores, key=lambda t: (-t[0], t[1], t[2])):
+    for score, a, b in sorted(scores, key=lambda t: (-t[0], t[1] != t[2], t[1], t[2])):
         if a in used_l or b in used_r:
             continue
         used_l.add(a)

@@ -70,7 +70,9 @@ def _normalizers() -> dict[str, Any]:
 class Normalize(Configurable):
     """Normalize one column with a named normalizer and its options.
 
-    YAML: `{column: phone, type: phone, country: KR}`. The result replaces the column for
+    YAML: `{column: phone, type: phone, country: KR}` (or `{column: phone, type: phone,
+    country: GB, region_column: country}`: each record's national number read in its own
+    country). The result replaces the column for
     blocking and comparison (or goes to `output`, a new column); input values are never
     changed in the outputs.
     """
@@ -103,7 +105,10 @@ class Normalize(Configurable):
                     name,
                     "Normalize",
                 )
+        optional = getattr(function, "optional_inputs", ())
         for name in getattr(function, "input_options", ()):
+            if name in optional and self.options.get(name) is None:
+                continue
             check(isinstance(self.options.get(name), str) and self.options[name] != "", self,
                   name, f"must name the input column that holds the {name} (the `{type}` "
                   "step joins several columns)", self.options.get(name))
@@ -138,9 +143,13 @@ class Normalize(Configurable):
         from linkage.normalize._date import PARTS_SEPARATOR
 
         parts = [pd.Series(columns[c], dtype=object) for c in self.inputs]
+        # An optional input (a phone step's column of regions) missing leaves the value.
+        function = _normalizers()[self.type]
+        optional = {self.options.get(o) for o in getattr(function, "optional_inputs", ())}
         missing = np.zeros(len(parts[0]), dtype=bool)
-        for part in parts:
-            missing |= part.isna().to_numpy()
+        for name, part in zip(self.inputs, parts, strict=True):
+            if name == self.column or name not in optional:
+                missing |= part.isna().to_numpy()
         text = parts[0].fillna("").astype(str)
         for part in parts[1:]:
             text = text + PARTS_SEPARATOR + part.fillna("").astype(str)

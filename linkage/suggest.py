@@ -125,12 +125,23 @@ def _profiles(frames: list[pd.DataFrame]) -> tuple[list[ColumnProfile], dict[str
         return profile_table(frames[0]), {}
     left, right = frames
     lp, rp = profile_table(left), profile_table(right)
-    both = [str(c) for c in left.columns if c in set(map(str, right.columns))]
+    pairs = pair_columns(left, right, lp, rp)
+    both = [a for a, b, _ in pairs if a == b]
+    paired = {b: a for a, b, _ in pairs if a != b}
+    scores = {(a, b): s for a, b, s in pairs}
+    # A right column under a left name that holds another field (numbered columns, c1, c2
+    # ..., each table in its own order) is set apart under a name of its own.
+    names = set(map(str, left.columns)) | set(map(str, right.columns))
+    apart = {}
+    for c in map(str, right.columns):
+        if c in set(map(str, left.columns)) and c not in both and c not in paired:
+            name, k = f"{c} (right)", 2
+            while name in names:
+                name, k = f"{c} (right {k})", k + 1
+            apart[c] = name
     common = profile_table(pd.concat([left[both], right[both]], ignore_index=True)) \
         if both else []
-    paired = {b: a for a, b, _ in pair_columns(left, right, lp, rp)}
     profiles = list(common)
-    scores = {(a, b): s for a, b, s in pair_columns(left, right, lp, rp)}
     for p in lp:
         if p.column in both:
             continue
@@ -143,8 +154,11 @@ def _profiles(frames: list[pd.DataFrame]) -> tuple[list[ColumnProfile], dict[str
         profiles.append(p)
     for p in rp:
         if p.column not in both and p.column not in paired:
+            if p.column in apart:
+                p.why += f" (another field than the left table's `{p.column}`)"
+                p.column = apart[p.column]
             profiles.append(p.exclude("only in the right table"))
-    return profiles, paired
+    return profiles, {**paired, **apart}
 
 
 def _id_column(frames: list[pd.DataFrame], profiles: list[ColumnProfile]) -> str | None:
@@ -273,8 +287,7 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
         if p.kind == "date":
             step.update({"order": "DMY", "on_error": "null"})
         if p.kind == "phone":
-            step["country"] = "KR" if p.region == "KR" or _looks_korean(frame[p.column]) \
-                else None
+            step.update(_phone_step(frame, p))
         normalize.append(step)
 
     work = _normalized(frame, normalize)
@@ -339,6 +352,26 @@ def _derived_columns(work: dict[str, np.ndarray], profiles: list[ColumnProfile])
                 if covered > 0.6 and distinct > 0.6:
                     derived.add(a)
     return derived
+
+
+def _phone_step(frame: pd.DataFrame, p: ColumnProfile) -> dict:
+    """The phone step's options: Korean national form for a Korean column; E.164 where
+    numbers written in international and national form mix (read in the region most are
+    valid in, or in each record's own country where a column gives it); else digits only."""
+    from linkage.profiling import phone_regions
+
+    values = frame[p.column]
+    region, column = phone_regions(values, frame, p.region)
+    if column is not None:
+        return {"country": region, "region_column": column}
+    if region == "KR" or _looks_korean(values):
+        return {"country": "KR"}
+    text = values.dropna().astype(str).str.strip().head(2000)
+    international = float((text.str.startswith("+") | text.str.startswith("00")).mean()) \
+        if len(text) else 0.0
+    if region is not None and 0.02 < international < 0.98:
+        return {"country": region}
+    return {"country": None}
 
 
 def _looks_korean(values: pd.Series) -> bool:

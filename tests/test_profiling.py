@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 import yaml
 
 import linkage as lk
+from linkage.errors import RulesError
 from linkage.profiling import profile_column, profile_table
 from linkage.suggest import suggest_rules
 from tests.conftest import run_cli
@@ -173,3 +175,130 @@ def test_a_date_parts_step_without_its_columns_is_bad_input(tmp_path):
     done = run_cli("dedupe", tmp_path / "in.csv", "--rules", tmp_path / "rules.yaml",
                    "--out", tmp_path / "out")
     assert done.returncode == 2 and "month" in done.stderr, done.stderr
+
+
+# ------------------------------------------------------------------------------------------
+# Phones of several countries in one column (round 2)
+# ------------------------------------------------------------------------------------------
+
+_MIXED = pd.DataFrame({
+    "tel": ["07858 439895", "+44 7858 439895", "06 88 11 54 84", "+33 6 88 11 54 84",
+            "(404) 418-8768", "+1 404-418-8768", "0177 46548647", "0049 177 46548647",
+            "010-9242-3321", "+82 10 9242 3321", None, "07445 903432"],
+    "land": ["GB", "UK", "France", "FR", "US", "us", "DE", "Germany", "KR", "대한민국", "GB",
+             None],
+})
+
+
+def test_each_national_number_is_read_in_its_records_country():
+    from linkage.normalize import normalize_phone
+    from linkage.settings import Normalize
+
+    step = Normalize("tel", "phone", country="GB", region_column="land")
+    assert step.inputs == ["tel", "land"]
+    work = {c: _MIXED[c].to_numpy(dtype=object) for c in _MIXED}
+    out = step.apply(pd.Series(step.joined(work), dtype=object)).tolist()
+    # A number and the same number written internationally are one value.
+    assert out[0::2][:5] == out[1::2][:5], out
+    assert out[:10:2] == ["+447858439895", "+33688115484", "+14044188768", "+4917746548647",
+                          "+821092423321"], out
+    assert out[10] is None  # no number: missing, whatever the country
+    assert out[11] == "+447445903432"  # no country: the column's region
+    # Without a column of countries, one region for all; + and 00 are international anyway.
+    alone = normalize_phone(_MIXED["tel"], country="GB").tolist()
+    assert alone[0] == alone[1] == "+447858439895" and alone[7] == "+4917746548647"
+    assert normalize_phone(_MIXED["tel"], country=None).tolist()[0] == "07858439895"
+
+
+def test_phone_region_column_in_yaml_rules_validates(tmp_path):
+    (tmp_path / "r.yaml").write_text(
+        "normalize:\n- {column: tel, type: phone, country: GB, region_column: land}\n"
+        "blocking:\n- {keys: [[tel]]}\ncomparisons:\n- {type: exact, column: tel}\n")
+    rules = lk.Rules.from_yaml(tmp_path / "r.yaml")
+    assert rules.normalize[0].inputs == ["tel", "land"]
+    assert "region_column: land" in rules.to_yaml()
+    (tmp_path / "bad.yaml").write_text("normalize:\n- {column: tel, type: phone, country: XX}\n"
+                           "blocking:\n- {keys: [[tel]]}\ncomparisons:\n"
+                           "- {type: exact, column: tel}\n")
+    with pytest.raises(RulesError, match="region code"):
+        lk.Rules.from_yaml(tmp_path / "bad.yaml")
+
+
+def test_suggest_reads_phones_in_the_country_a_column_gives():
+    from linkage import synth
+
+    _, (records,), _ = synth.traps(600, seed=3, trap="foreign_phones")
+    step = next(s for s in suggest_rules([records]).rules["normalize"]
+                if s["column"] == "phone")
+    assert step["region_column"] == "country", step
+    # The same countries under a neutral name, as names: found by their values.
+    names = {"GB": "United Kingdom", "US": "United States", "KR": "South Korea",
+             "DE": "Germany", "FR": "France"}
+    neutral = records.rename(columns={"country": "c9"}).assign(
+        c9=records["country"].map(names))
+    step = next(s for s in suggest_rules([neutral]).rules["normalize"]
+                if s["column"] == "phone")
+    assert step["region_column"] == "c9", step
+    # One country: no column of countries to read, one region.
+    one = pd.DataFrame({"tel": ["07858 439895", "+44 7858 439895", "07445 903432",
+                                "020 7946 0958"] * 30, "n": [f"x{k}" for k in range(120)]})
+    step = next(s for s in suggest_rules([one]).rules["normalize"] if s["column"] == "tel")
+    assert step == {"column": "tel", "type": "phone", "country": "GB"}, step
+
+
+def test_lists_of_a_few_labels_are_a_category_not_a_name():
+    rng = np.random.default_rng(0)
+    genres = ["Comedy", "Drama", "Crime", "Mystery", "Romance", "Western", "Horror", "Sport"]
+    values = [",".join(sorted(rng.choice(genres, rng.integers(1, 4), replace=False)))
+              for _ in range(400)]
+    profile = profile_column("c3", pd.Series(values))
+    assert profile.kind == "category" and not profile.identifying, profile
+    # Names written "surname, given": as many words as people, still names.
+    syllables = ["ka", "ro", "mi", "tel", "san", "bo", "ri", "lu", "den", "var"]
+    surname = ["".join(rng.choice(syllables, 3)).title() for _ in range(400)]
+    names = pd.Series([f"{s}, {g.title()}" for s, g in zip(surname, rng.choice(_GIVEN, 400),
+                                                              strict=True)])
+    assert profile_column("c4", names).kind != "category"
+
+
+def test_numbered_columns_pair_by_their_values_not_their_numbers(tmp_path):
+    """Both tables' columns numbered c1, c2 ... in each one's own order: a number shared by
+    two fields (a date on one side, free text on the other) is two fields, and each pairs with
+    the column that holds its values."""
+    people = _people(200, seed=5)
+    born = (people["year"].astype(str) + "-" + people["month"].astype(str).str.zfill(2) + "-"
+            + people["day"].astype(str).str.zfill(2))
+    rng = np.random.default_rng(1)
+    words = np.array(["blue", "house", "river", "quiet", "morning", "paper", "stone", "lamp"])
+    notes = [" ".join(rng.choice(words, 6)) for _ in range(200)]
+    left = pd.DataFrame({"c1": [f"L{k}" for k in range(200)], "c2": people["surname"][:200],
+                         "c3": born[:200], "c4": people["given"][:200]})
+    right = pd.DataFrame({"c1": [f"R{k}" for k in range(200)],
+                          "c2": people["surname"][200:].to_numpy(), "c3": notes,
+                          "c4": people["given"][200:].to_numpy(),
+                          "c5": born[200:].to_numpy()})
+    left.to_csv(tmp_path / "a.csv", index=False)
+    right.to_csv(tmp_path / "b.csv", index=False)
+    rules = suggest_rules([left, right]).rules
+    assert rules["rename_right"] == {"c5": "c3", "c3": "c3 (right)"}, rules["rename_right"]
+    compared = {c["column"]: c["type"] for c in rules["comparisons"]}
+    assert compared.get("c3") == "date" and "c3 (right)" not in compared, compared
+    done = run_cli("link", tmp_path / "a.csv", tmp_path / "b.csv", "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    links = pd.read_parquet(tmp_path / "out" / "links.parquet")
+    found = sum(a[1:] == b[1:] for a, b in zip(links["id_l"], links["id_r"], strict=True))
+    assert found >= 180, found
+
+
+def test_years_pair_by_how_often_each_year_comes_not_by_the_years_alone():
+    """Years of release and years of death share their values; their shares tell them apart."""
+    from linkage.profiling import pair_columns
+
+    rng = np.random.default_rng(2)
+    released = rng.normal(1990, 15, 3000).astype(int).clip(1920, 2020).astype(str)
+    died = rng.normal(1975, 20, 3000).astype(int).clip(1920, 2020).astype(str)
+    left = pd.DataFrame({"a": [f"{y}-01-01" for y in died[:1500]],
+                         "b": [f"{y}-01-01" for y in released[:1500]]})
+    right = pd.DataFrame({"x": [f"{y}-01-01" for y in released[1500:]]})
+    pairs = pair_columns(left, right, profile_table(left), profile_table(right))
+    assert [(a, b) for a, b, _ in pairs] == [("b", "x")], pairs

@@ -1,12 +1,16 @@
-"""Phone numbers: digits only, Korean numbers in national form."""
+"""Phone numbers: digits only, Korean numbers in national form, or any country's numbers in
+E.164 (`+447700900123`) where the region is known, for the whole column or per record."""
 
 from __future__ import annotations
+
+import functools
 
 import pandas as pd
 
 from ._text import (
     INTEGRAL_FLOAT,
     ON_ERROR,
+    OptionValueError,
     ascii_digits,
     ascii_digits_column,
     check_choice,
@@ -17,7 +21,7 @@ from ._text import (
     unreadable,
 )
 
-_COUNTRIES = ("KR", None)
+_LEGACY = ("KR", None)  # national Korean form, or digits only
 _KR_CALLING_CODE = "82"
 # A Korean national number without its trunk 0 has 8 (02-123-4567) to 10 (010-1234-5678)
 # digits; one more is allowed for "+82 (0)10 ..." where the trunk 0 was kept.
@@ -54,7 +58,66 @@ def _ascii_digits_column(values):
     return pc.if_else(lettered, pa.scalar(None, values.type), ascii_digits_column(values))
 
 
+_REGION_SEPARATOR = "\x1f"  # as `Normalize.joined` puts a step's input columns together
+_ALIASES = {"UK": "GB"}  # the one code in everyday use that ISO 3166 does not assign
+_LANGUAGES = ("en", "fr", "de", "es", "it", "pt", "nl", "ko", "ja", "zh")
+
+
+@functools.cache
+def _region_names() -> dict[str, str]:
+    """Region code by its code or its country's name in a few languages, casefolded."""
+    import phonenumbers
+    from phonenumbers.geocoder import _region_display_name
+
+    names: dict[str, str] = {}
+    for region in sorted(phonenumbers.SUPPORTED_REGIONS):
+        names[region.casefold()] = region
+        for lang in _LANGUAGES:
+            name = _region_display_name(region, lang, None, None)
+            if name:
+                names.setdefault(name.casefold(), region)
+    names.update({a.casefold(): r for a, r in _ALIASES.items()})
+    return names
+
+
+def region_code(value: object) -> str | None:
+    """The phone region (ISO 3166 code) a country value names: "GB", "gb", "UK",
+    "United Kingdom", "대한민국", or None when it names none."""
+    if value is None or value != value:
+        return None
+    text = str(value).strip().strip(".").casefold()
+    return _region_names().get(text) if text else None
+
+
+def _e164(text: str, default: str | None) -> str | None:
+    """A number in E.164 ("+447700900123"): written with a + or 00 it is international
+    whatever the region; else national in `text`'s own region (after the separator, where the
+    step reads a column of regions) or `default`. Digits only where no region is known or the
+    number does not parse; None for a value with letters."""
+    import phonenumbers
+
+    text, _, own = text.partition(_REGION_SEPARATOR)
+    digits = _digits(text, None)
+    if digits is None or not digits:
+        return digits
+    stripped = text.strip()
+    if stripped.startswith("+"):
+        number, region = "+" + digits, None
+    elif digits.startswith("00"):
+        number, region = "+" + digits[2:], None
+    else:
+        number, region = digits, region_code(own) or default
+        if region is None:
+            return digits
+    try:
+        parsed = phonenumbers.parse(number, region)
+    except phonenumbers.NumberParseException:
+        return digits
+    return phonenumbers.format_number(parsed, phonenumbers.PhoneNumberFormat.E164)
+
+
 def normalize_phone(values: pd.Series, *, country: str | None = "KR",
+                    region_column: str | None = None,
                     on_error: str | None = "null") -> pd.Series:
     """Normalize phone numbers to digits only.
 
@@ -64,16 +127,36 @@ def normalize_phone(values: pd.Series, *, country: str | None = "KR",
     integer (1012345678.0) is that integer. A value with letters ("010-CALL-NOW", "n/a") is
     unreadable: its digits alone would be another number.
 
+    Any other country code (ISO 3166: "GB", "US", "DE", ...) writes every number in E.164
+    ("+447700900123"): one written with a + or 00 is read as international whatever the
+    region, any other as a national number of `country`. With `region_column`, a national
+    number is read in the region its record's value in that column names (a code such as "GB"
+    or "UK", or a country name such as "Germany"), and in `country` where that value is
+    missing or names no country; the output is E.164 then whatever `country` is.
+
     Options:
-        country: "KR" (default) to rewrite Korean international forms to national form, or
-            None to keep the digits only (a leading "+" is dropped).
+        country: "KR" (default) to rewrite Korean international forms to national form, None
+            to keep the digits only (a leading "+" is dropped), or another region code for
+            E.164.
+        region_column: the input column that holds each record's country (optional).
         on_error: "null" (default) treats unreadable values as missing (a run counts them in
             a warning); "raise" raises InputError naming the column and a few of them.
     """
     check_series(values, "phone")
-    check_choice("phone", "country", country, _COUNTRIES)
+    if country not in _LEGACY:
+        import phonenumbers
+
+        if country not in phonenumbers.SUPPORTED_REGIONS:
+            raise OptionValueError(
+                f"normalizer 'phone': option country={country!r} is not supported; use 'KR', "
+                "None or another region code of ISO 3166 (such as 'GB', 'US', 'DE')")
     check_choice("phone", "on_error", on_error, ON_ERROR)
-    if country == "KR":
+    if region_column is not None and not (isinstance(region_column, str) and region_column):
+        raise OptionValueError(f"normalizer 'phone': option region_column={region_column!r} "
+                               "must name the column of countries")
+    if region_column is not None or country not in _LEGACY:
+        out = map_unique(values, lambda s: _e164(s, country))
+    elif country == "KR":
         out = map_unique(values, lambda s: _digits(s, country))
     else:
         out = map_unique(values, lambda s: _digits(s, None), _ascii_digits_column)
@@ -82,3 +165,7 @@ def normalize_phone(values: pd.Series, *, country: str | None = "KR",
                          "phone numbers are digits with separators, such as 010-1234-5678 "
                          "or +82 10 1234 5678, without letters")
     return out
+
+
+normalize_phone.input_options = ("region_column",)
+normalize_phone.optional_inputs = ("region_column",)
