@@ -21,6 +21,7 @@ from linkage.blocking import KeyBlocker, SortedNeighbourhood, blocker_names
 from linkage.blocking._blockers import SkippedBlock, sub_window
 from linkage.blocking._union import oversized_message
 from linkage.engines.spark._frames import consecutive_positions, text
+from linkage.engines.spark._normalize import local_order
 from linkage.errors import BudgetError, LinkageWarning
 from linkage.pipeline import identity_columns, stage_bit
 from linkage.settings import Rules
@@ -127,10 +128,10 @@ def _part_batches(parts: list, names: dict[str, str]):
 
 
 class _Columns:
-    """What `KeyBlocker.sub_parts` reads of the data: the column names, in order."""
+    """What `KeyBlocker.sub_parts` reads of the data: the column names, in the local order."""
 
-    def __init__(self, names: dict[str, str]):
-        self.key_columns = dict(names)
+    def __init__(self, rules: Rules):
+        self.key_columns = dict.fromkeys(local_order(rules))
 
 
 def _sub_pairs(work, members, big_keys, subs, names, link):
@@ -278,7 +279,7 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
         subs = {}  # key_id -> (blocker index, sub parts, window) of keys with oversized blocks
         for key_id in sorted({row["key_id"] for row in big}):
             b, parts = specs[key_id][1], specs[key_id][2]
-            sub = blocker_list[b].sub_parts(parts, _Columns(names))
+            sub = blocker_list[b].sub_parts(parts, _Columns(rules))
             subs[key_id] = (b, sub, sub_window(len(sub)))
         for row in sorted(big, key=lambda r: (r["key_id"], r["first"])):
             b, parts = specs[row["key_id"]][1], specs[row["key_id"]][2]
