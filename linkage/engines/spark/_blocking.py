@@ -2,10 +2,11 @@
 
 Key blockers: every record's keys (`KeyPart.compute`, the local code) are exploded to
 (key, row) and joined with themselves; a pair proposed by several blockers is kept once with
-the OR of their bits, as the local `block` does. Oversized blocks are skipped with the same
-warning and the budget (`max_pairs`) is checked on the same estimates before any pair is
-made. Sorted neighbourhood: consecutive positions in the sort-key order, each record paired
-with the next `window - 1`.
+the OR of their bits, as the local `block` does. Oversized blocks are sub-blocked as the local
+`KeyBlocker.propose` does (same sub parts, window, order by (value, row), same warning), by a
+row number over each block and a join on row-number distance. The budget (`max_pairs`) is
+checked on the same estimates before any pair is made. Sorted neighbourhood: consecutive
+positions in the sort-key order, each record paired with the next `window - 1`.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ import numpy as np
 import pandas as pd
 
 from linkage.blocking import KeyBlocker, SortedNeighbourhood, blocker_names
-from linkage.blocking._blockers import SkippedBlock
+from linkage.blocking._blockers import SkippedBlock, sub_window
+from linkage.blocking._union import oversized_message
 from linkage.engines.spark._frames import consecutive_positions, text
+from linkage.engines.spark._normalize import local_order
 from linkage.errors import BudgetError, LinkageWarning
 from linkage.pipeline import identity_columns, stage_bit
 from linkage.settings import Rules
@@ -101,6 +104,71 @@ def _sort_batches(blocker: SortedNeighbourhood, names: dict[str, str]):
                                 "source": batch["source"].to_numpy()[present]})
 
     return run
+
+
+def _part_batches(parts: list, names: dict[str, str]):
+    """mapInPandas: (part_id, value, row) for every record with a value of each sub part, the
+    value as text as `sort_ranks` orders it."""
+
+    def run(batches):
+        for batch in batches:
+            rows = batch["row"].to_numpy()
+            frames = []
+            for part_id, part in enumerate(parts):
+                v = pd.Series(part.compute(text(batch[names[part.column]])), dtype=object)
+                present = v.notna().to_numpy()
+                frames.append(pd.DataFrame({
+                    "part_id": np.full(int(present.sum()), part_id, dtype=np.int32),
+                    "value": pd.Series(v[present].astype(str).to_numpy(dtype=object),
+                                       dtype=object),
+                    "row": rows[present]}))
+            yield pd.concat(frames, ignore_index=True)
+
+    return run
+
+
+class _Columns:
+    """What `KeyBlocker.sub_parts` reads of the data: the column names, in the local order."""
+
+    def __init__(self, rules: Rules):
+        self.key_columns = dict.fromkeys(local_order(rules))
+
+
+def _sub_pairs(work, members, big_keys, subs, names, link):
+    """The local sub-blocking of oversized blocks on Spark: inside each oversized block, the
+    records with a value of a sub part, numbered by (value, row) as `_neighbours` sorts them,
+    each paired with the next `window - 1`. `subs`: key_id -> (bit, sub parts, window)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    spark = work.sparkSession
+    parts, plan = [], []  # distinct sub parts; (key_id, part_id, bit, window)
+    for key_id, (bit, sub, window) in subs.items():
+        for part in sub:
+            if str(part) not in [str(q) for q in parts]:
+                parts.append(part)
+            plan.append((key_id, [str(q) for q in parts].index(str(part)), 1 << bit, window))
+    if not plan:
+        return None
+    values = work.mapInPandas(_part_batches(parts, names), "part_id int, value string, row long")
+    chosen = spark.createDataFrame(pd.DataFrame(plan, columns=["key_id", "part_id", "mask",
+                                                               "window"]),
+                                   "key_id int, part_id int, mask long, window int")
+    inside = members.join(big_keys, ["key_id", "key"]).select("key_id", "key", "row", "source")
+    ranked = (inside.join(chosen, "key_id").join(values, ["part_id", "row"])
+              .withColumn("pos", F.row_number().over(
+                  Window.partitionBy("key_id", "key", "part_id").orderBy("value", "row"))))
+    ahead = ranked.select(
+        "key_id", "key", "part_id", F.col("row").alias("a"), F.col("source").alias("sa"),
+        "mask", F.explode(F.sequence(F.lit(1), F.col("window") - 1)).alias("k"), "pos",
+    ).withColumn("target", F.col("pos") + F.col("k"))
+    behind = ranked.select("key_id", "key", "part_id", F.col("pos").alias("target"),
+                           F.col("row").alias("b"), F.col("source").alias("sb"))
+    pairs = ahead.join(behind, ["key_id", "key", "part_id", "target"])
+    if link:
+        pairs = pairs.where(F.col("sa") != F.col("sb"))
+    return pairs.select(F.least("a", "b").alias("l"), F.greatest("a", "b").alias("r"),
+                        "mask")
 
 
 def _budget_error(rules: Rules, estimated: dict[str, int], per_key: dict[tuple[int, int], int],
@@ -189,7 +257,7 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
     estimated = {name: 0 for name in labels}
     per_key: dict[tuple[int, int], int] = {}
     skipped: list[SkippedBlock] = []
-    members = blocks = None
+    members = blocks = sub_pairs = None
     if specs:
         members = work.mapInPandas(_key_batches(specs, names), "key_id int, key string, "
                                    "row long, source byte, mask long").cache()
@@ -208,10 +276,44 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
             per_key[(b, key_index[row["key_id"]])] = int(row["pairs"])
             estimated[labels[b]] += int(row["pairs"])
         big = blocks.where(~small).select("key_id", "key", "size", "first").collect()
+        subs = {}  # key_id -> (blocker index, sub parts, window) of keys with oversized blocks
+        for key_id in sorted({row["key_id"] for row in big}):
+            b, parts = specs[key_id][1], specs[key_id][2]
+            sub = blocker_list[b].sub_parts(parts, _Columns(rules))
+            subs[key_id] = (b, sub, sub_window(len(sub)))
         for row in sorted(big, key=lambda r: (r["key_id"], r["first"])):
             b, parts = specs[row["key_id"]][1], specs[row["key_id"]][2]
+            _, sub, window = subs[row["key_id"]]
+            how = (f"sorted neighbourhood on {', '.join(map(str, sub))}, window {window}"
+                   if sub else "")
             skipped.append(SkippedBlock(labels[b], "[" + ", ".join(map(str, parts)) + "]",
-                                        "|".join(_decode(row["key"])), int(row["size"])))
+                                        "|".join(_decode(row["key"])), int(row["size"]), how))
+        subs = {k: v for k, v in subs.items() if v[1]}
+        if subs:
+            big_keys = blocks.where(~small).select("key_id", "key")
+            sub_pairs = _sub_pairs(work, members, big_keys, subs, names, link)
+            # the local estimate: window pairs over each block's records with a value
+            values = work.mapInPandas(_part_batches(
+                [p for _, sub, _ in subs.values() for p in sub], names),
+                "part_id int, value string, row long")
+            offsets, at = {}, 0
+            for key_id, (_, sub, _) in subs.items():
+                offsets[key_id] = at
+                at += len(sub)
+            plan = pd.DataFrame([(key_id, offsets[key_id] + i)
+                                 for key_id, (_, sub, _) in subs.items()
+                                 for i in range(len(sub))], columns=["key_id", "part_id"])
+            chosen = spark.createDataFrame(plan, "key_id int, part_id int")
+            present = (members.join(big_keys, ["key_id", "key"]).join(chosen, "key_id")
+                       .join(values, ["part_id", "row"])
+                       .groupBy("key_id", "key", "part_id").count().collect())
+            for row in present:
+                b, _, window = subs[row["key_id"]]
+                m = int(row["count"])
+                extra = int(sum(max(m - k, 0) for k in range(1, window)))
+                key = (b, key_index[row["key_id"]])
+                per_key[key] = per_key.get(key, 0) + extra
+                estimated[labels[b]] += extra
 
     sorted_pairs = []
     for b, blocker in enumerate(blocker_list):
@@ -224,15 +326,11 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
     if total > rules.max_pairs:
         raise _budget_error(rules, estimated, per_key, total)
     for s in skipped:
-        warnings.warn(
-            f"blocker `{s.blocker}` skipped a block of {s.size:,} records where {s.key} = "
-            f"{s.value!r} (above `max_block_size` = {limit:,}); those records are "
-            "still paired by other blockers if any key of theirs matches",
-            LinkageWarning,
-            stacklevel=3,
-        )
+        warnings.warn(oversized_message(s, limit), LinkageWarning, stacklevel=3)
 
     proposals = list(sorted_pairs)
+    if sub_pairs is not None:
+        proposals.append(sub_pairs)
     if specs:
         kept = members.join(
             blocks.where((F.col("size") >= 2) & (F.col("size") <= limit))

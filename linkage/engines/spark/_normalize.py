@@ -28,8 +28,20 @@ def work_columns(rules: Rules) -> tuple[dict[str, str], list[str]]:
         needed += list(blocker.columns)
     needed += [c.column for c in rules.comparisons]
     needed += identity_columns(rules)  # the guards' columns: copies must agree on them too
+    # every column the local engine holds: an oversized block of a one-key blocker is sorted
+    # by the data's other columns, in the local order (`local_order`)
+    needed += local_order(rules)
     names = list(dict.fromkeys(needed))
     return {name: f"c{k}" for k, name in enumerate(names)}, [n for n in names if n in read]
+
+
+def local_order(rules: Rules) -> list[str]:
+    """The columns of the local engine's `work`, in its order (`normalize_columns`)."""
+    order = list(rules.columns())
+    for step in rules.normalize:
+        if step.target not in order:
+            order.append(step.target)
+    return order
 
 
 def records_frame(spark, combined: pd.DataFrame, source: np.ndarray, raw: list[str],
