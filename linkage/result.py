@@ -204,9 +204,14 @@ class Result:
                 f"  links {s['links']:,} (left {s['linked_records']['left']:,} and right "
                 f"{s['linked_records']['right']:,} records linked)"
             )
-        for warning in s.get("warnings", []):
-            lines.append(f"  warning: {warning}")
         from linkage.diagnostics import format_diagnostics
+
+        codes = {d["code"] for d in s.get("diagnostics") or []}
+        for warning in s.get("warnings", []):
+            if "removal_rate" in codes and warning.startswith(
+                    f"{s['removal_rate']:.1%} of the records were removed as duplicates"):
+                continue  # the removal_rate diagnostic below says it, with what to do
+            lines.append(f"  warning: {warning}")
 
         lines += format_diagnostics(s, run_dir)
         return "\n".join(lines)

@@ -44,6 +44,9 @@ def test_an_unreliable_run_says_so_in_the_terminal_summary_json_and_report(chain
     assert giant and giant[0]["severity"] == "unreliable"
     assert set(giant[0]) == {"code", "severity", "message", "what_to_do"}
     assert "--labels" in giant[0]["what_to_do"]
+    # The removal rate is said once, as a diagnostic with what to do, not again as a warning.
+    assert "removal_rate" in {d["code"] for d in summary["diagnostics"]}
+    assert done.stdout.count("of the records were removed as duplicates") == 1
 
     page = (out / "report.html").read_text(encoding="utf-8")
     sections = re.findall(r'<section id="([^"]+)"', page)
