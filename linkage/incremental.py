@@ -905,7 +905,8 @@ class _MatchIndex:
         self.keys, self.sorted, self.others = [], [], []
         for blocker in rules.blocking:
             if isinstance(blocker, KeyBlocker):
-                self.keys += [(parts, _Blocks(_key_text(parts, self.work), rules.max_block_size))
+                self.keys += [(blocker, parts,
+                               _Blocks(_key_text(parts, self.work), rules.max_block_size))
                               for parts in blocker._parts]
             elif isinstance(blocker, SortedNeighbourhood):
                 self.sorted.append((blocker, _SortedIndex(blocker, self.work)))
@@ -946,7 +947,12 @@ class _MatchIndex:
 
     def candidates(self, frame: pd.DataFrame, query: dict[str, np.ndarray]):
         """(query row, run row, exact copy?) of every candidate pair, each pair once."""
-        found = [index.find(_key_text(parts, query)) for parts, index in self.keys]
+        found = []
+        for blocker, parts, index in self.keys:
+            keys = _key_text(parts, query)
+            found.append(index.find(keys))
+            found += [self.sub_block(blocker, parts, q, members, query)
+                      for q, members in index.oversized(keys)]
         found += [index.find(blocker, query) for blocker, index in self.sorted]
         found += [_propose_with(b, self.work, query, self.rules.max_block_size)
                   for b in self.others]
@@ -960,6 +966,26 @@ class _MatchIndex:
             return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, bool)
         code = np.unique(np.concatenate([f[0] * width + f[1] for f in found]))
         return code // width, code % width, np.isin(code, copies)
+
+    def sub_block(self, blocker, parts, q: int, members: np.ndarray,
+                  query: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """(query row, run row) of query `q`'s neighbours in its block, which a full run with
+        it would find above `max_block_size` and sub-block: sorted by the same columns, the
+        query last among equal values (it would be the newest row), as `update` does it."""
+        from linkage.blocking._blockers import BlockingInput, _neighbours, sort_ranks, sub_window
+
+        data = BlockingInput({c: np.concatenate([v[members], query[c][q:q + 1]])
+                              for c, v in self.work.items()}, None)
+        sub = blocker.sub_parts(parts, data)
+        rows = np.arange(len(members) + 1, dtype=np.int64)
+        block = np.zeros(len(rows), dtype=np.int64)
+        runs = []
+        for part in sub:
+            a, b = _neighbours(rows, block, sort_ranks(part, data.columns),
+                               sub_window(len(sub)), None)
+            runs.append(a[b == len(members)])  # a < b: the query is always b
+        run = np.unique(np.concatenate(runs)) if runs else np.zeros(0, np.int64)
+        return np.full(len(run), q, dtype=np.int64), members[run]
 
     def lookup(self, frame: pd.DataFrame, top: int) -> pd.DataFrame:
         from linkage.pipeline import compare_pairs
@@ -1085,10 +1111,22 @@ class _Blocks:
         self.members = present[np.argsort(codes[present], kind="stable")]
         sizes = np.bincount(codes[present], minlength=len(uniques))
         self.starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        if max_block_size is not None:  # a full run with the query would skip the block
-            sizes = np.where(sizes + 1 > max_block_size, 0, sizes)
-        self.sizes = sizes
+        # A block that a full run with the query would find above `max_block_size`: its
+        # records are found by `oversized` and sub-blocked, not joined whole.
+        self.big = (np.zeros(len(sizes), dtype=bool) if max_block_size is None
+                    else sizes + 1 > max_block_size)
+        self.full_sizes = sizes
+        self.sizes = np.where(self.big, 0, sizes)
         self.block_of = dict(zip(uniques.tolist(), range(len(uniques)), strict=True))
+
+    def oversized(self, keys: list) -> list[tuple[int, np.ndarray]]:
+        """(query row, the run rows of its block) for each query whose block is oversized."""
+        out = []
+        for q, k in enumerate(keys):
+            b = None if k is None else self.block_of.get(k)
+            if b is not None and self.big[b]:
+                out.append((q, self.members[self.starts[b]:self.starts[b] + self.full_sizes[b]]))
+        return out
 
     def find(self, keys: list) -> tuple[np.ndarray, np.ndarray]:
         """(query row, run row) of the records that share each query's key."""
