@@ -56,7 +56,7 @@ from linkage.normalize._encoded import (
     normalize_encoded,
 )
 from linkage.result import Result
-from linkage.scoring import ComparisonMatrix, Supervised
+from linkage.scoring import ComparisonMatrix, FellegiSunter, Supervised
 from linkage.settings import Rules
 
 Mode = Literal["dedupe", "link"]
@@ -589,6 +589,50 @@ def labelled_pairs(scorer, rules: Rules, ids: pd.Series, source: np.ndarray, mod
     return li, ri, y
 
 
+def chance_agreement(comparisons: list, work: dict, sizes: list[int]
+                     ) -> dict[str, tuple[float, float]]:
+    """For a link of two tables (`sizes`: rows of the left, then the right, in `work`): per
+    comparison whose top level is "exact", (C, E): C the cross pairs (left x right, both
+    values present) whose normalized values are equal, E how many of them chance explains.
+
+    Chance is what records of one table show among themselves, where each entity appears
+    once: a share W of its pairs agree. Two tables drawn from one population of values agree
+    by chance at sum_v p_l(v) p_r(v), at most sqrt(W_l W_r) (Cauchy-Schwarz; each W counted
+    with one pair added, so that a table whose values are all distinct still allows some
+    chance), so E = n_l n_r sqrt(W_l W_r) is an upper bound: a table that repeats an entity
+    counts its repeats as chance. Exact, from value counts; no pair is built.
+    """
+    n_left = sizes[0]
+    out: dict[str, tuple[float, float]] = {}
+    for comparison in comparisons:
+        labels = list(comparison.level_labels)
+        if len(labels) < 2 or labels[-1] != "exact" or comparison.column not in work:
+            continue
+        values = work[comparison.column]
+        if isinstance(values, EncodedColumn):
+            codes = np.asarray(values.codes, dtype=np.int64).copy()
+            if values.blank >= 0:
+                codes[codes == values.blank] = -1
+            distinct = values.distinct
+        else:
+            array = pd.Series(np.asarray(values, dtype=object))
+            array = array.where(array.astype(str).str.strip() != "", None)
+            codes, uniques = pd.factorize(array, use_na_sentinel=True)
+            codes = np.asarray(codes, dtype=np.int64)
+            distinct = len(uniques)
+        left, right = codes[:n_left], codes[n_left:]
+        counts_l = np.bincount(left[left >= 0], minlength=distinct).astype(np.float64)
+        counts_r = np.bincount(right[right >= 0], minlength=distinct).astype(np.float64)
+        n_l, n_r = counts_l.sum(), counts_r.sum()
+        if n_l < 2 or n_r < 2:
+            continue
+        cross = float(counts_l @ counts_r)
+        within_l = ((counts_l * (counts_l - 1)).sum() / 2 + 1) / (n_l * (n_l - 1) / 2 + 1)
+        within_r = ((counts_r * (counts_r - 1)).sum() / 2 + 1) / (n_r * (n_r - 1) / 2 + 1)
+        out[comparison.output_name] = (cross, float(n_l * n_r * np.sqrt(within_l * within_r)))
+    return out
+
+
 def random_pairs(sizes: list[int], count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Seeded random record pairs: within one table, or left × right when linking."""
     rng = np.random.default_rng(seed)
@@ -811,10 +855,11 @@ class _InMemory:
                 {k[3:]: v for k, v in arrays.items() if k.startswith("tf:")})
         self.tally = LevelTally.of(self.matrix)
 
-    def fit(self, scorer, random_matrix, labelled=None):
+    def fit(self, scorer, random_matrix, labelled=None, chance=None):
+        extra = {} if chance is None else {"chance": chance}
         if labelled is not None:  # (levels, 0/1) of labelled pairs: EM knows their class
-            return scorer.fit(self.matrix, random=random_matrix, labelled=labelled)
-        return scorer.fit(self.matrix, random=random_matrix)
+            return scorer.fit(self.matrix, random=random_matrix, labelled=labelled, **extra)
+        return scorer.fit(self.matrix, random=random_matrix, **extra)
 
     def weights(self, scorer) -> tuple[np.ndarray, np.ndarray]:
         m = self.matrix
@@ -962,13 +1007,15 @@ class _Streamed:
                                               _term_frequencies(column, left, exact))
         return ComparisonMatrix(self.comparisons, levels, sims, tf)
 
-    def fit(self, scorer, random_matrix, labelled=None):
+    def fit(self, scorer, random_matrix, labelled=None, chance=None):
         from linkage.scoring._fellegi_sunter import decode_patterns
 
         if hasattr(scorer, "fit_patterns"):
             frequencies = {n: np.concatenate(v) if v else np.zeros(0)
                            for n, v in self.exact_frequencies.items()}
             extra = {} if labelled is None else {"labelled": labelled}
+            if chance is not None:
+                extra["chance"] = chance
             return scorer.fit_patterns(
                 self.comparisons, decode_patterns(self.pattern_codes, self.sizes),
                 self.pattern_counts, random=random_matrix, exact_frequencies=frequencies,
@@ -1083,7 +1130,10 @@ def run_local(
                 ri, rj = random_pairs(sizes if mode == "link" else [n], scorer.u_sample_size,
                                       scorer.seed)
                 random_matrix = compare_pairs(rules.comparisons, work, ri, rj)
-            return scored.fit(scorer, random_matrix, labelled)
+            chance = None
+            if mode == "link" and isinstance(scorer, FellegiSunter):
+                chance = chance_agreement(rules.comparisons, work, sizes)
+            return scored.fit(scorer, random_matrix, labelled, chance)
 
         if model is not None:
             scorer = load_model(model, scorer)

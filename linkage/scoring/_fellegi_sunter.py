@@ -261,9 +261,10 @@ class FellegiSunter(Scorer):
         *,
         random: ComparisonMatrix | None = None,
         labelled: tuple[np.ndarray, np.ndarray] | None = None,
+        chance: dict[str, tuple[float, float]] | None = None,
     ) -> FellegiSunter:
         """Estimate m (and u without `random`) and the prior by EM; `y` is not used (labelled
-        pairs come in `labelled`, see `fit_patterns`)."""
+        pairs come in `labelled`, see `fit_patterns`; `chance` there too)."""
         self.validate_against(X.comparisons)
         names = X.names
         sizes = [len(c.level_labels) for c in X.comparisons]
@@ -280,7 +281,7 @@ class FellegiSunter(Scorer):
                 exact_frequencies[n] = freqs[(X.levels[:, k] == sizes[k] - 1)
                                              & np.isfinite(freqs)]
         return self._fit_patterns(X.comparisons, patterns, counts, random, exact_frequencies,
-                                  labelled)
+                                  labelled, chance)
 
     def fit_patterns(
         self,
@@ -291,6 +292,7 @@ class FellegiSunter(Scorer):
         random: ComparisonMatrix | None = None,
         exact_frequencies: dict[str, np.ndarray] | None = None,
         labelled: tuple[np.ndarray, np.ndarray] | None = None,
+        chance: dict[str, tuple[float, float]] | None = None,
     ) -> FellegiSunter:
         """`fit` from what a pass over the candidate pairs in batches collects: the distinct
         level patterns (`distinct_patterns`) with their pair counts, and per `tf_adjust`
@@ -310,15 +312,25 @@ class FellegiSunter(Scorer):
         pairs), and a start from the labels themselves is tried. With labelled matches, each
         `identifying` comparison is checked against them: if most labelled matches disagree
         on it, it is not identifying and `diagnostics["problems"]` says so.
+
+        `chance` (a link): comparison name -> (the cross pairs of the whole tables that agree
+        exactly on it, how many of those chance alone explains), see
+        `linkage.pipeline.chance_agreement`. Where u is learned on the candidates, a field that
+        is also a blocking key agrees exactly in nearly every candidate pair that has it, match
+        or not, so its learned weight says nothing (a person known only by name: m = u = 1).
+        The share of exact agreements that chance does not explain is the match rate among
+        them, measured outside the candidates; the exact level weighs at least what takes a
+        pair with no other evidence from the prior to that rate (`diagnostics["chance_floor"]`).
         """
         self.validate_against(comparisons)
         if float(np.sum(counts)) == 0:
             raise _no_pairs()
         return self._fit_patterns(comparisons, np.asarray(patterns, dtype=np.int64),
-                                  np.asarray(counts), random, exact_frequencies or {}, labelled)
+                                  np.asarray(counts), random, exact_frequencies or {}, labelled,
+                                  chance)
 
     def _fit_patterns(self, comparisons, patterns, counts, random, exact_frequencies,
-                      labelled=None):
+                      labelled=None, chance=None):
         names = [c.output_name for c in comparisons]
         labels = [c.level_labels for c in comparisons]
         sizes = [len(lab) for lab in labels]
@@ -418,6 +430,8 @@ class FellegiSunter(Scorer):
 
         self.diagnostics = self._diagnostics(data, fit, fits, components, switched, lam, rule,
                                              random_rule, held)
+        u, floors = _chance_floor(data, m, u, lam, chance or {})
+        self.diagnostics["chance_floor"] = floors
         if self.prior is None and lam > 0.99 and not any(u_learned):
             warnings.warn(
                 f"FellegiSunter estimated a prior of {lam:.4f}: EM explains nearly every "
@@ -1015,6 +1029,49 @@ class FellegiSunter(Scorer):
 
 
 # ---------------------------------------------------------------------- EM helpers
+
+
+def _chance_floor(data: _Data, m: list[np.ndarray], u: list[np.ndarray], lam: float,
+                  chance: dict[str, tuple[float, float]]
+                  ) -> tuple[list[np.ndarray], list[dict[str, Any]]]:
+    """u with the exact level of each comparison in `chance` lowered where the learned weight
+    there is below what the exact agreements' match rate outside the candidates shows (see
+    `fit_patterns`); and a record of each change.
+
+    Of the C cross pairs of the tables that agree exactly on a field, chance explains E (how
+    often records agree on it within one table, where each entity appears once); the other
+    C - E are matches, so a pair that agrees exactly and has nothing else to compare is a
+    match with probability s = (C - E) / C. Its weight is the prior's log-odds plus the exact
+    level's weight, so that weight is at least logit(s) - logit(prior). Only raised, never
+    lowered (the candidates' own estimate stands where it says more), only where EM learned
+    u and the level is not fixed, and only where the excess is clear of chance."""
+    u = [x.copy() for x in u]
+    floors = []
+    bias = math.log2(lam) - math.log2(1.0 - lam)
+    for k, name in enumerate(data.names):
+        if name not in chance or not data.u_learned[k] or data.sizes[k] < 2:
+            continue
+        if data.fixed_u[k][0][-1] or data.fixed_m[k][0][-1]:
+            continue
+        cross, by_chance = (float(x) for x in chance[name])
+        # The excess must be clear of the chance count's own noise (Poisson: 3 s.d.); the
+        # count is already an upper bound (see `chance_agreement`).
+        excess = cross - by_chance
+        if cross <= 0 or excess < 3.0 * math.sqrt(by_chance + 1.0):
+            continue
+        share = excess / cross
+        m_exact, u_exact = float(m[k][-1]), float(u[k][-1])
+        before = math.log2(m_exact) - math.log2(u_exact)
+        floor = (math.log2(share) - math.log2(1.0 - share) if share < 1.0 else
+                 math.log2(cross)) - bias
+        if floor <= before:
+            continue
+        u[k][-1] = max(m_exact / 2.0 ** floor, _FLOOR)
+        floors.append({"comparison": name, "cross_agreements": _round(cross),
+                       "by_chance": _round(by_chance), "match_share": _round(share),
+                       "weight_before": _round(before),
+                       "weight": _round(math.log2(m_exact) - math.log2(u[k][-1]))})
+    return u, floors
 
 
 def _no_pairs() -> InputError:
