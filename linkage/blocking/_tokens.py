@@ -113,7 +113,7 @@ class TokenNeighbours(Blocker):
         keep = df <= max(2.0, self.max_df * n)
         vectors = sparse.csr_matrix(vectors @ sparse.diags(keep.astype(np.float32)))
         vectors.eliminate_zeros()
-        # A word only one text holds finds nothing: it is no search word.
+        # A word only one distinct text holds finds nothing: it is no search word.
         texts_df = np.diff(occurrence.tocsc().indptr)
         searchable = sparse.csr_matrix(
             vectors @ sparse.diags((texts_df >= 2).astype(np.float32)))
