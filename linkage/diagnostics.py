@@ -18,7 +18,7 @@ entry is `unreliable`; `linkage check` then exits 3. The signs:
   Blocking keeps the pairs that share some key, and most such pairs are different things;
   a majority of matches means EM took a shared trait (a surname, a household, a city) for the
   match class. Unreliable. Not raised where the prior estimated without EM confirms the
-  majority (its floor above one half, EM's prior within its range): a table of a few things
+  majority (its floor above one half, and EM's prior not far off it): a table of a few things
   recorded many times each (citations of one paper by the dozen).
 - `non_monotone_weights`: a comparison whose match weight falls by more than one bit (a factor
   2 in m/u) from one similarity level to a more similar one: agreeing more cannot be less
@@ -112,7 +112,7 @@ def _scorer(scorer: Any) -> list[dict]:
     for problem in found.get("problems") or []:
         out.append(_entry("scorer_fit", severity, str(problem)))
     prior = getattr(scorer, "prior_", None)
-    if prior is not None and float(prior) > 0.5 and not _majority_confirmed(found, prior):
+    if prior is not None and float(prior) > 0.5 and not _majority_confirmed(found):
         out.append(_entry(
             "implausible_prior", "unreliable",
             f"The scorer's prior says {float(prior):.0%} of the candidate pairs match. Blocking "
@@ -122,18 +122,17 @@ def _scorer(scorer: Any) -> list[dict]:
     return out
 
 
-def _majority_confirmed(found: dict, prior: float) -> bool:
+def _majority_confirmed(found: dict) -> bool:
     """Whether the prior estimated independently of EM (pairs that agree on several
-    identifying fields) also says most candidate pairs match: its floor is above one half and
-    EM's prior lies within its range. A table whose records cite a few works many times (a
-    citation table, a log of repeated submissions) has clusters of dozens, and then most of a
-    record's nearest records are truly the same thing; EM's majority is no sign of a wrong
-    concept there."""
+    identifying fields) also says most candidate pairs match: its floor is above one half, and
+    EM's prior is not far from it (the fit did not fail). A table whose records cite a few
+    works many times (a citation table, a log of repeated submissions) has clusters of dozens,
+    and then most of a record's nearest records are truly the same thing; EM's majority is no
+    sign of a wrong concept there."""
     low_high = found.get("prior_independent_range")
-    if not low_high or low_high[0] is None or low_high[1] is None:
+    if not low_high or low_high[0] is None:
         return False
-    low, high = float(low_high[0]), float(low_high[1])
-    return low > 0.5 and low <= float(prior) <= high
+    return float(low_high[0]) > 0.5 and not _fit_failed(found)
 
 
 def _fit_failed(found: dict) -> bool:

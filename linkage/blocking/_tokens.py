@@ -148,7 +148,7 @@ class TokenNeighbours(Blocker):
         if len(rows) < 2:
             return Proposal(empty, empty)
         src = None if data.source is None else np.asarray(data.source)[rows]
-        group, firsts, members = self._distinct(texts, src)
+        firsts, members = self._distinct(texts, src)
         vectors, queries = self._vectors([texts[i] for i in firsts], np.diff(members[0]))
         found = []
         if src is None:
@@ -176,8 +176,8 @@ class TokenNeighbours(Blocker):
 
     @staticmethod
     def _distinct(texts: list[str], src):
-        """Each text's group, each group's first text, and the groups' members as (offsets,
-        text positions in order). Deduplicating, a group is the texts of the same words; in a
+        """Each group's first text, and the groups' members as (offsets, text positions in
+        order). Deduplicating, a group is the texts of the same words; in a
         link, each record is its own group: copies within one source are each a candidate of
         the other source's record, of which one-to-one keeps one."""
         import pandas as pd
@@ -193,7 +193,7 @@ class TokenNeighbours(Blocker):
         counts = np.bincount(group)
         offsets = np.concatenate([[0], np.cumsum(counts)])
         firsts = order[offsets[:-1]]
-        return group, firsts, (offsets, order)
+        return firsts, (offsets, order)
 
     def _expand(self, ga, gb, members, max_block_size: int, *, within: bool):
         """Record pairs of the group pairs found (at most `k` records of each group), and
