@@ -202,15 +202,18 @@ class TokenNeighbours(Blocker):
         offsets, order = members
         counts = np.diff(offsets)
         out_a, out_b = [], []
-        # within groups
-        for g in np.flatnonzero(counts >= 2).tolist() if within else []:
-            m = order[offsets[g]:offsets[g + 1]]
-            if len(m) <= max_block_size:
-                i, j = np.triu_indices(len(m), 1)
-            else:
-                i, j = np.zeros(len(m) - 1, dtype=np.int64), np.arange(1, len(m))
-            out_a.append(m[i])
-            out_b.append(m[j])
+        if within:
+            # within groups, vectorised: each member with every later member of its group, or
+            # (a group above `max_block_size`) each member after the first with the first
+            group_of = np.repeat(np.arange(len(counts)), counts)
+            rank = np.arange(len(order)) - offsets[group_of]
+            size = counts[group_of]
+            big = size > max_block_size
+            later = np.where(big, (rank == 0) * (size - 1), size - 1 - rank)
+            at = np.repeat(np.arange(len(order)), later)
+            step = np.arange(len(at)) - np.repeat(np.cumsum(later) - later, later) + 1
+            out_a.append(order[at])
+            out_b.append(order[at + step])
         # across groups: each found group pair, up to k records of each side
         take = np.minimum(counts, self.k)
         na, nb = take[ga], take[gb]
