@@ -438,20 +438,8 @@ def reference_runs(case: Case, run0: Path, work: Path, one) -> list[dict]:
     print(_line(rows[-1]), flush=True)
     import yaml
 
-    supervised_file = label_file
-    if case.mode == "link":
-        # The supervised scorer reads a label as applying to a pair in either order (a
-        # dedupe's convention), also in a link, where (a, b) and (b, a) are different record
-        # pairs: a label would reach the reversed pair too, and two such labels conflict
-        # (exit 2). So the labelled pairs whose reverse is also a candidate pair are left out.
-        every = pd.read_parquet(pairs_file, columns=["id_l", "id_r"]).astype(str)
-        reverse = set(zip(every["id_r"], every["id_l"], strict=True))
-        keep = [(a, b) not in reverse for a, b in zip(labelled["id_l"], labelled["id_r"],
-                                                       strict=True)]
-        supervised_file = work / "labels_all_supervised.csv"
-        labelled[keep].to_csv(supervised_file, index=False)
     rules = yaml.safe_load((run0 / "rules.yaml").read_text(encoding="utf-8"))
-    rules["scoring"] = {"type": "supervised", "labels": str(supervised_file)}
+    rules["scoring"] = {"type": "supervised", "labels": str(label_file)}
     rules_file = work / "rules_supervised.yaml"
     rules_file.write_text(yaml.safe_dump(rules, sort_keys=False), encoding="utf-8")
     rows.append({**one(f"all {n}", work / "run_supervised", ["--rules", str(rules_file)],
@@ -582,9 +570,7 @@ def write_report(results: list[dict], path: Path, command: str, started: str,
         "trained on the same labels. The reference is the better F1 of (a) and (b); the "
         "25-label row is held to it. Both see only the candidate pairs blocking proposed, so "
         "the reference is bounded by the suggested blocking's recall, as the label rows are. "
-        "In a link, (b) leaves out the labelled pairs whose reverse is also a candidate pair: "
-        "the supervised scorer reads a label as applying to a pair in either order, which in "
-        "a link would label a different record pair too. Where the reference is below the F1 "
+        "Where the reference is below the F1 "
         "without labels, our scorers do worse with every label than with none: the labels "
         "harm there, and meeting the 25-label target says little.",
         "",

@@ -17,7 +17,9 @@ entry is `unreliable`; `linkage check` then exits 3. The signs:
 - `implausible_prior`: Fellegi-Sunter's prior says more than half of the candidate pairs match.
   Blocking keeps the pairs that share some key, and most such pairs are different things;
   a majority of matches means EM took a shared trait (a surname, a household, a city) for the
-  match class. Unreliable.
+  match class. Unreliable. Not raised where the prior estimated without EM confirms the
+  majority (its floor above one half, and EM's prior not far off it): a table of a few things
+  recorded many times each (citations of one paper by the dozen).
 - `non_monotone_weights`: a comparison whose match weight falls by more than one bit (a factor
   2 in m/u) from one similarity level to a more similar one: agreeing more cannot be less
   evidence of a match. Dips the scorer traced to blocking (`blocking_dips`: m against random
@@ -110,7 +112,7 @@ def _scorer(scorer: Any) -> list[dict]:
     for problem in found.get("problems") or []:
         out.append(_entry("scorer_fit", severity, str(problem)))
     prior = getattr(scorer, "prior_", None)
-    if prior is not None and float(prior) > 0.5:
+    if prior is not None and float(prior) > 0.5 and not _majority_confirmed(found):
         out.append(_entry(
             "implausible_prior", "unreliable",
             f"The scorer's prior says {float(prior):.0%} of the candidate pairs match. Blocking "
@@ -118,6 +120,19 @@ def _scorer(scorer: Any) -> list[dict]:
             "has most likely learned a trait many records share (a surname, a household, a "
             "city) as the match."))
     return out
+
+
+def _majority_confirmed(found: dict) -> bool:
+    """Whether the prior estimated independently of EM (pairs that agree on several
+    identifying fields) also says most candidate pairs match: its floor is above one half, and
+    EM's prior is not far from it (the fit did not fail). A table whose records cite a few
+    works many times (a citation table, a log of repeated submissions) has clusters of dozens,
+    and then most of a record's nearest records are truly the same thing; EM's majority is no
+    sign of a wrong concept there."""
+    low_high = found.get("prior_independent_range")
+    if not low_high or low_high[0] is None:
+        return False
+    return float(low_high[0]) > 0.5 and not _fit_failed(found)
 
 
 def _fit_failed(found: dict) -> bool:

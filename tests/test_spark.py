@@ -138,6 +138,22 @@ def test_copies_and_a_skipped_block_as_the_local_engine(spark, tmp_path):
     assert _written(on_spark, tmp_path / "spark") == _written(local, tmp_path / "local")
 
 
+def test_a_one_key_blocker_sub_blocks_by_the_other_columns_as_the_local_engine(spark):
+    """A blocker with one key has no other key to sort an oversized block by: both engines
+    fall back to the other columns, in the same order, and propose the same pairs."""
+    customers = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str).head(400)
+    blocking = [{"name": "pc", "keys": [["first(postcode, 2)"]]}]
+    local = lk.dedupe(customers, _rules("customers.yaml", blocking=blocking, max_block_size=5),
+                      progress=False)
+    on_spark = lk.dedupe(customers, _rules("customers.yaml", blocking=blocking,
+                                           max_block_size=5), engine="spark", progress=False)
+    _same_result(local, on_spark)
+    blocked = local.summary_data["stages"]["block"]
+    assert blocked["skipped_blocks"] and all(
+        b["how"].startswith("sorted neighbourhood on ") for b in blocked["skipped_blocks"])
+    assert on_spark.summary_data["stages"]["block"] == blocked
+
+
 def test_link_febrl4_one_to_one_with_skipped_blocks(spark, datasets):
     """Link mode, one-to-one matching and oversized blocks (skipped with a warning) all as
     the local engine does them."""

@@ -97,22 +97,26 @@ class TokenNeighbours(Blocker):
         rows, _ = self._texts(data)
         return len(rows) * self.k * (2 if data.source is not None else 1)
 
-    def _vectors(self, texts: list[str]):
+    def _vectors(self, texts: list[str], records: np.ndarray | None = None):
         from scipy import sparse
 
         from linkage.comparators._tokens import idf_weights, tfidf_rows, token_matrix
 
         occurrence = token_matrix(texts)
-        n = occurrence.shape[0]
-        idf = idf_weights(occurrence, np.ones(n))
-        df = np.asarray(occurrence.sum(axis=0)).ravel()
+        n_rows = occurrence.shape[0]
+        records = np.ones(n_rows) if records is None else np.asarray(records, dtype=np.float64)
+        n = float(records.sum())
+        idf = idf_weights(occurrence, records)
+        df = np.asarray(occurrence.T @ records).ravel()  # records holding each word
         vectors = tfidf_rows(occurrence, idf)
         # Stop words out of the search (the cosine of what remains is still exact for rare words)
         keep = df <= max(2.0, self.max_df * n)
         vectors = sparse.csr_matrix(vectors @ sparse.diags(keep.astype(np.float32)))
         vectors.eliminate_zeros()
-        # A word only one record holds finds nothing: it is no search word.
-        searchable = sparse.csr_matrix(vectors @ sparse.diags((df >= 2).astype(np.float32)))
+        # A word only one distinct text holds finds nothing: it is no search word.
+        texts_df = np.diff(occurrence.tocsc().indptr)
+        searchable = sparse.csr_matrix(
+            vectors @ sparse.diags((texts_df >= 2).astype(np.float32)))
         searchable.eliminate_zeros()
         return vectors, self._rarest(searchable)
 
@@ -133,23 +137,34 @@ class TokenNeighbours(Blocker):
                                  shape=vectors.shape, dtype=np.float32)
 
     def propose(self, data: BlockingInput, max_block_size: int) -> Proposal:
+        """Neighbours are searched among distinct texts (same words), not records: a text
+        repeated by many records (one paper cited many times the same way) would otherwise
+        fill a record's `k` places with its own copies, and the versions written otherwise
+        (another citation style, a word more) would never be proposed with them. Records of
+        one text are all proposed with each other; a record is proposed with
+        the records of its text's `k` nearest distinct texts (at most `k` of each)."""
         rows, texts = self._texts(data)
         empty = np.zeros(0, dtype=np.int64)
         if len(rows) < 2:
             return Proposal(empty, empty)
-        vectors, queries = self._vectors(texts)
+        src = None if data.source is None else np.asarray(data.source)[rows]
+        firsts, members = self._distinct(texts, src)
+        vectors, queries = self._vectors([texts[i] for i in firsts], np.diff(members[0]))
         found = []
-        if data.source is None:
-            found.append(self._nearest(queries, vectors, rows, rows, self_pairs=True))
+        if src is None:
+            found.append(self._nearest(queries, vectors, np.arange(len(firsts)),
+                                       np.arange(len(firsts)), self_pairs=True))
         else:
-            src = data.source[rows]
-            left, right = np.flatnonzero(src == 0), np.flatnonzero(src == 1)
+            side = src[firsts]
+            left, right = np.flatnonzero(side == 0), np.flatnonzero(side == 1)
             if len(left) == 0 or len(right) == 0:
                 return Proposal(empty, empty)
-            found.append(self._nearest(queries[left], vectors[right], rows[left], rows[right]))
-            found.append(self._nearest(queries[right], vectors[left], rows[right], rows[left]))
-        a = np.concatenate([f[0] for f in found])
-        b = np.concatenate([f[1] for f in found])
+            found.append(self._nearest(queries[left], vectors[right], left, right))
+            found.append(self._nearest(queries[right], vectors[left], right, left))
+        ga = np.concatenate([f[0] for f in found])
+        gb = np.concatenate([f[1] for f in found])
+        a, b = self._expand(ga, gb, members, max_block_size, within=src is None)
+        a, b = rows[a], rows[b]
         if data.group is not None:
             same = data.same_group(a, b)
             a, b = a[same], b[same]
@@ -158,6 +173,56 @@ class TokenNeighbours(Blocker):
         lo, hi = np.minimum(a, b), np.maximum(a, b)
         pairs = np.unique(np.stack([lo, hi], axis=1).astype(np.int64), axis=0)
         return Proposal(pairs[:, 0], pairs[:, 1])
+
+    @staticmethod
+    def _distinct(texts: list[str], src):
+        """Each group's first text, and the groups' members as (offsets, text positions in
+        order). Deduplicating, a group is the texts of the same words; in a
+        link, each record is its own group: copies within one source are each a candidate of
+        the other source's record, of which one-to-one keeps one."""
+        import pandas as pd
+
+        from linkage.comparators._tokens import tokens_of
+
+        if src is None:
+            keys = [" ".join(sorted(set(tokens_of(t)))) for t in texts]
+            group = np.asarray(pd.factorize(pd.Series(keys, dtype=object))[0], dtype=np.int64)
+        else:
+            group = np.arange(len(texts), dtype=np.int64)
+        order = np.argsort(group, kind="stable")
+        counts = np.bincount(group)
+        offsets = np.concatenate([[0], np.cumsum(counts)])
+        firsts = order[offsets[:-1]]
+        return firsts, (offsets, order)
+
+    def _expand(self, ga, gb, members, max_block_size: int, *, within: bool):
+        """Record pairs of the group pairs found (at most `k` records of each group), and
+        deduplicating, every pair within a group (a star on its first record where the group
+        holds more than `max_block_size` records); in a link a group is of one source."""
+        offsets, order = members
+        counts = np.diff(offsets)
+        out_a, out_b = [], []
+        if within:
+            # within groups, vectorised: each member with every later member of its group, or
+            # (a group above `max_block_size`) each member after the first with the first
+            group_of = np.repeat(np.arange(len(counts)), counts)
+            rank = np.arange(len(order)) - offsets[group_of]
+            size = counts[group_of]
+            big = size > max_block_size
+            later = np.where(big, (rank == 0) * (size - 1), size - 1 - rank)
+            at = np.repeat(np.arange(len(order)), later)
+            step = np.arange(len(at)) - np.repeat(np.cumsum(later) - later, later) + 1
+            out_a.append(order[at])
+            out_b.append(order[at + step])
+        # across groups: each found group pair, up to k records of each side
+        take = np.minimum(counts, self.k)
+        na, nb = take[ga], take[gb]
+        per = na * nb
+        pair = np.repeat(np.arange(len(ga)), per)
+        offset = np.arange(len(pair)) - np.repeat(np.cumsum(per) - per, per)
+        out_a.append(order[offsets[ga][pair] + offset // nb[pair]])
+        out_b.append(order[offsets[gb][pair] + offset % nb[pair]])
+        return np.concatenate(out_a), np.concatenate(out_b)
 
     def _nearest(self, query, base, q_rows, b_rows, *, self_pairs: bool = False):
         """The k most similar base rows of each query row, at least `threshold` cosine; ties

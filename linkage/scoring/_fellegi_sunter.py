@@ -360,6 +360,7 @@ class FellegiSunter(Scorer):
             identifying=[free[k] and n in self.identifying for k, n in enumerate(names)],
             random_u=[random_u.get(n) for n in names],
             labelled=_labelled_patterns(labelled, sizes),
+            agree=[_agree_level(c, size) for c, size in zip(comparisons, sizes, strict=True)],
         )
         data.caps = _disagreement_caps(data)
         rule = _rule_pairs(data)
@@ -1388,7 +1389,13 @@ class _Data:
     rule_recall: tuple[float, float] | None = None
     check_prior: bool = False  # whether a fit's prior must agree with `prior_independent`
     caps: list[float] = dataclass_field(default_factory=list)  # see `_disagreement_caps`
+    # per comparison, the lowest level the independent rule counts as agreement (see
+    # `_agree_level`); empty: the top level
+    agree: list[int] = dataclass_field(default_factory=list)
     all_patterns: np.ndarray = dataclass_field(init=False)
+
+    def agrees(self, k: int) -> int:
+        return self.agree[k] if self.agree else self.sizes[k] - 1
 
     def __post_init__(self) -> None:
         self.all_patterns = (self.patterns if self.labelled is None
@@ -1464,11 +1471,27 @@ def _rule_pairs(data: _Data) -> np.ndarray:
     return _rule_on(data.patterns, data, fields)
 
 
+TEXT_AGREEMENT = 0.9  # word cosine at which two texts are one text written two ways
+
+
+def _agree_level(comparison, size: int) -> int:
+    """The lowest level of a comparison that the independent rule counts as agreement: the
+    top level (exact), except for word cosine, where texts of one entity are seldom written
+    character for character alike (a citation style, punctuation, a word abbreviated) and a
+    cosine of TEXT_AGREEMENT or more is the same text; counting exact equality alone there
+    puts the independent prior far below the true share of matches, and holds EM to it."""
+    thresholds = sorted(getattr(comparison, "thresholds", None) or [])
+    if getattr(comparison, "kind", None) != "token_cosine" or not thresholds:
+        return size - 1
+    above = [i for i, t in enumerate(thresholds) if t >= TEXT_AGREEMENT]
+    return above[0] + 1 if above else size - 1
+
+
 def _rule_on(patterns: np.ndarray, data: _Data, fields: list[int]) -> np.ndarray:
     exact = np.zeros(len(patterns), dtype=np.int64)
     differ = np.zeros(len(patterns), dtype=bool)
     for k in fields:
-        exact += patterns[:, k] == data.sizes[k] - 1
+        exact += patterns[:, k] >= data.agrees(k)
         differ |= patterns[:, k] == 0
     return (exact >= 2) & ~differ
 
@@ -1544,7 +1567,7 @@ def _rule_recall(data: _Data) -> tuple[float, float] | None:
         weight, col = data.counts[found], data.patterns[found, j]
         if weight.sum() <= 0:
             return None
-        exact = float(weight[col == data.sizes[j] - 1].sum() / weight.sum())
+        exact = float(weight[col >= data.agrees(j)].sum() / weight.sum())
         differ = float(weight[col == 0].sum() / weight.sum())
         shares.append((exact, differ))
     floor = ceiling = 0.0
