@@ -621,16 +621,27 @@ def chance_agreement(comparisons: list, work: dict, sizes: list[int]
             codes = np.asarray(codes, dtype=np.int64)
             distinct = len(uniques)
         left, right = codes[:n_left], codes[n_left:]
-        counts_l = np.bincount(left[left >= 0], minlength=distinct).astype(np.float64)
-        counts_r = np.bincount(right[right >= 0], minlength=distinct).astype(np.float64)
-        n_l, n_r = counts_l.sum(), counts_r.sum()
-        if n_l < 2 or n_r < 2:
-            continue
-        cross = float(counts_l @ counts_r)
-        within_l = ((counts_l * (counts_l - 1)).sum() / 2 + 1) / (n_l * (n_l - 1) / 2 + 1)
-        within_r = ((counts_r * (counts_r - 1)).sum() / 2 + 1) / (n_r * (n_r - 1) / 2 + 1)
-        out[comparison.output_name] = (cross, float(n_l * n_r * np.sqrt(within_l * within_r)))
+        counts_l = np.bincount(left[left >= 0], minlength=distinct).astype(np.int64)
+        counts_r = np.bincount(right[right >= 0], minlength=distinct).astype(np.int64)
+        found = chance_from_sums(int(counts_l @ counts_r), int(counts_l.sum()),
+                                 int(counts_r.sum()), int((counts_l * (counts_l - 1)).sum()),
+                                 int((counts_r * (counts_r - 1)).sum()))
+        if found is not None:
+            out[comparison.output_name] = found
     return out
+
+
+def chance_from_sums(cross: int, n_l: int, n_r: int, same_l: int, same_r: int
+                     ) -> tuple[float, float] | None:
+    """(C, E) of `chance_agreement` from whole-number sums over a field's values: the cross
+    pairs that agree, the values present on each side, and twice the pairs within each side
+    that agree (sum of c(c - 1)); None when a side has fewer than two values. Every engine
+    computes it here, from the same integers, so all give the same floats."""
+    if n_l < 2 or n_r < 2:
+        return None
+    within_l = (same_l / 2 + 1) / (n_l * (n_l - 1) / 2 + 1)
+    within_r = (same_r / 2 + 1) / (n_r * (n_r - 1) / 2 + 1)
+    return float(cross), float(n_l * n_r * np.sqrt(within_l * within_r))
 
 
 def random_pairs(sizes: list[int], count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -154,6 +154,23 @@ def test_a_one_key_blocker_sub_blocks_by_the_other_columns_as_the_local_engine(s
     assert on_spark.summary_data["stages"]["block"] == blocked
 
 
+def test_a_link_weighs_a_blocked_field_by_its_excess_over_chance_as_locally(spark):
+    """A field that is also the blocking key (m = u = 1 among candidates) is weighed by how
+    much more the two tables agree on it than chance explains: Spark sums the same counts
+    (without gathering values) and fits the local engine's model."""
+    from linkage.suggest import suggest_rules
+    from tests.test_link_chance import _catalogues
+
+    left, right, _truth, _persons = _catalogues()
+    rules = suggest_rules([left, right]).rules
+    local = lk.link(left, right, lk.Rules.from_dict(rules), progress=False)
+    on_spark = lk.link(left, right, lk.Rules.from_dict(rules), engine="spark", progress=False)
+    floors = local.scorer.diagnostics["chance_floor"]
+    assert "name" in {f["comparison"] for f in floors}
+    assert on_spark.scorer.diagnostics["chance_floor"] == floors
+    _same_result(local, on_spark)
+
+
 def test_link_febrl4_one_to_one_with_skipped_blocks(spark, datasets):
     """Link mode, one-to-one matching and oversized blocks (skipped with a warning) all as
     the local engine does them."""

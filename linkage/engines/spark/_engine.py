@@ -26,7 +26,7 @@ from linkage.engines.spark._compare import (
     matrix_of,
     score_batches,
 )
-from linkage.engines.spark._em import fit_counts, random_matrix
+from linkage.engines.spark._em import chance_agreement, fit_counts, random_matrix
 from linkage.engines.spark._frames import shuffle_partitions
 from linkage.engines.spark._graph import cluster_ids, one_to_one
 from linkage.engines.spark._guards import apply_guards_on_spark
@@ -80,8 +80,9 @@ def _fit(spark, scorer, rules: Rules, compared, work, names, sizes, n, mode, mod
         random_compared = compare(drawn, work, comparisons, names, [])
         random = random_matrix(comparisons, *level_patterns(random_compared, len(comparisons)))
     frequencies = exact_frequencies(compared, comparisons, scorer.tf_columns)
+    chance = chance_agreement(work, comparisons, names) if mode == "link" else None
     return fit_counts(scorer, comparisons, patterns, counts, random=random,
-                      exact_frequencies=frequencies)
+                      exact_frequencies=frequencies, chance=chance)
 
 
 def _collect_pairs(scored) -> pd.DataFrame:
