@@ -418,6 +418,18 @@ class FellegiSunter(Scorer):
 
         self.diagnostics = self._diagnostics(data, fit, fits, components, switched, lam, rule,
                                              random_rule, held)
+        # A blocking dip (see `_blocking_dips`) is a weight that falls as agreement gets
+        # closer: a key on the exact value filled the candidates' non-matches with exact
+        # agreements, so a pair agreeing exactly (on a city, a given name) scored below one
+        # agreeing nearly, even below zero. That is the key's doing, not evidence: among pairs
+        # found by other keys, agreeing on the city is still rare for non-matches. Where m
+        # rises against the random pairs' u (as the mixture fit makes it), that comparison is
+        # scored against the random pairs' u, whose weights rise with the level.
+        against_random = sorted({d["comparison"] for d in self.diagnostics["blocking_dips"]})
+        for n in against_random:
+            k = names.index(n)
+            u[k] = _constrain(data.random_u[k], *fixed_u[k])
+        self.diagnostics["scored_against_random_pairs"] = against_random
         if self.prior is None and lam > 0.99 and not any(u_learned):
             warnings.warn(
                 f"FellegiSunter estimated a prior of {lam:.4f}: EM explains nearly every "
@@ -453,7 +465,8 @@ class FellegiSunter(Scorer):
             k = names.index(n)
             tf_u[n] = float(u[k][-1])
             freqs = exact_frequencies.get(n)
-            if u_learned[k] and not fixed_u[k][0][-1] and freqs is not None and len(freqs):
+            if (u_learned[k] and n not in against_random and not fixed_u[k][0][-1]
+                    and freqs is not None and len(freqs)):
                 tf_u[n] = float(np.clip(np.maximum(freqs, self.tf_minimum_u).mean(),
                                         _FLOOR, 1.0))
         self._set_learned(
