@@ -128,7 +128,9 @@ class FellegiSunter(Scorer):
     scored against the candidates' non-match u, which blocking enriches at the levels its keys
     let in (exact agreement on a key, not near agreement), so those weights can dip there:
     `diagnostics["blocking_dips"]` lists each dip (the weights, and m against the random
-    pairs' u, which does not dip).
+    pairs' u, which does not dip). A dip is the key's doing, not evidence (among pairs another
+    key found, non-matches rarely agree on the city), so a comparison with one is scored
+    against the random pairs' u (`diagnostics["scored_against_random_pairs"]`).
 
     After `fit`, `diagnostics` (JSON-able, saved in model.json) holds the prior, the
     independent estimate, iterations, convergence, each start's log-likelihood, the start
