@@ -128,7 +128,9 @@ class FellegiSunter(Scorer):
     scored against the candidates' non-match u, which blocking enriches at the levels its keys
     let in (exact agreement on a key, not near agreement), so those weights can dip there:
     `diagnostics["blocking_dips"]` lists each dip (the weights, and m against the random
-    pairs' u, which does not dip).
+    pairs' u, which does not dip). A pair's match weight then also holds `non_match_term`:
+    its whole pattern set against the kinds of non-match EM found (saved in model.json as
+    `non_match_mixture`), which restores what a dip hid for pairs another key found.
 
     After `fit`, `diagnostics` (JSON-able, saved in model.json) holds the prior, the
     independent estimate, iterations, convergence, each start's log-likelihood, the start
