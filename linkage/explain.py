@@ -37,6 +37,9 @@ def contributions_table(pairs: pd.DataFrame, rules, scorer) -> list[pd.DataFrame
     """One table per pair: comparison, level, similarity, contribution to the match weight."""
     matrix = _matrix(pairs, rules)
     contrib = scorer.contributions(matrix)
+    # With several kinds of non-match (Fellegi-Sunter's mixture), the weight also holds the
+    # pair's pattern scored against them as a whole (`non_match_term`).
+    term = scorer.non_match_term(matrix) if hasattr(scorer, "non_match_term") else None
     tables = []
     for row in range(len(pairs)):
         rows = []
@@ -51,6 +54,9 @@ def contributions_table(pairs: pd.DataFrame, rules, scorer) -> list[pd.DataFrame
                 "similarity": float(matrix.similarities[row, k]),
                 "contribution": float(contrib.iloc[row, k]),
             })
+        if term is not None and term[row] != 0.0:
+            rows.append({"comparison": "(kinds of non-match)", "level": "",
+                         "similarity": np.nan, "contribution": float(term[row])})
         tables.append(pd.DataFrame(rows))
     return tables
 

@@ -47,7 +47,7 @@ def test_fake_1000_suggested(tmp_path, datasets):
     entity = dict(zip(frame["unique_id"], frame["cluster"], strict=True))
     precision, recall, f1 = _dedupe_f1(tmp_path, frame.drop(columns=["cluster"]), "unique_id",
                                        entity)
-    assert f1 >= 0.90, (precision, recall, f1)
+    assert f1 >= 0.93, (precision, recall, f1)  # issue 14's target
 
 
 def test_dblp_acm_suggested(tmp_path, datasets):

@@ -461,9 +461,13 @@ def test_non_match_mixture_ranks_pairs_better():
     assert mixture.prior_ != single.prior_  # the mixture was chosen over the plain fit
     assert roc_auc_score(truth, mixture.match_weight(X)) > roc_auc_score(
         truth, single.match_weight(X))
-    # Still a Fellegi-Sunter model: contributions and prior add up to the weight.
-    total = mixture.contributions(X).to_numpy().sum(axis=1) + mixture._bias()
+    # Contributions and prior add up to the weight, with the pair's pattern set against the
+    # kinds of non-match as a whole; a plain fit has no such term.
+    total = (mixture.contributions(X).to_numpy().sum(axis=1) + mixture._bias()
+             + mixture.non_match_term(X))
     np.testing.assert_allclose(total, mixture.match_weight(X))
+    assert np.any(mixture.non_match_term(X) != 0.0)
+    assert not np.any(single.non_match_term(X))
 
 
 def test_swapped_classes_are_swapped_back():

@@ -128,7 +128,9 @@ class FellegiSunter(Scorer):
     scored against the candidates' non-match u, which blocking enriches at the levels its keys
     let in (exact agreement on a key, not near agreement), so those weights can dip there:
     `diagnostics["blocking_dips"]` lists each dip (the weights, and m against the random
-    pairs' u, which does not dip).
+    pairs' u, which does not dip). A pair's match weight then also holds `non_match_term`:
+    its whole pattern set against the kinds of non-match EM found (saved in model.json as
+    `non_match_mixture`), which restores what a dip hid for pairs another key found.
 
     After `fit`, `diagnostics` (JSON-able, saved in model.json) holds the prior, the
     independent estimate, iterations, convergence, each start's log-likelihood, the start
@@ -431,8 +433,25 @@ class FellegiSunter(Scorer):
 
         self.diagnostics = self._diagnostics(data, fit, fits, components, switched, lam, rule,
                                              random_rule, held)
+        u_learned_fit = u
         u, floors = _chance_floor(data, m, u, lam, chance or {})
         self.diagnostics["chance_floor"] = floors
+        # Pairs are scored with the non-matches as EM described them: the mixture of the kinds
+        # of non-match the blocking keys let through (see `non_match_term`).
+        mixture = None
+        if components > 1 and not switched:
+            comps = [[np.asarray(level, dtype=np.float64).copy() for level in comp]
+                     for comp in fit["comps"]]
+            for k in range(len(names)):  # a chance floor lowers every kind's u alike, so the
+                # mixture term leaves the weight it raised as raised
+                before = np.asarray(u_learned_fit[k], dtype=np.float64)
+                ratio = np.divide(np.asarray(u[k], dtype=np.float64), before,
+                                  out=np.ones_like(before), where=before > 0)
+                for comp in comps:
+                    comp[k] = comp[k] * ratio
+            mixture = {"shares": [float(x) for x in fit["shares"]],
+                       "u": [{n: [float(x) for x in comp[k]] for k, n in enumerate(names)}
+                             for comp in comps]}
         if self.prior is None and lam > 0.99 and not any(u_learned):
             warnings.warn(
                 f"FellegiSunter estimated a prior of {lam:.4f}: EM explains nearly every "
@@ -480,6 +499,7 @@ class FellegiSunter(Scorer):
             iterations,
             converged,
             tf_u,
+            mixture,
         )
         return self
 
@@ -851,6 +871,7 @@ class FellegiSunter(Scorer):
         n_iterations: int,
         converged: bool,
         tf_u: dict[str, float] | None = None,
+        mixture: dict | None = None,
     ) -> None:
         """Store the learned state and the lookup tables built from it (fit and load share
         this, so a loaded scorer computes bit-identical weights)."""
@@ -860,6 +881,16 @@ class FellegiSunter(Scorer):
         self.n_iterations_ = n_iterations
         self.converged_ = converged
         self.level_labels_ = {n: list(levels) for n, levels in m.items()}
+        self.non_match_mixture_ = mixture
+        self._mixture_tables_ = None
+        if mixture is not None:
+            # Per component, log2 u per level of each comparison, a 0 slot for null; and the
+            # log2 share of each component.
+            self._mixture_tables_ = (
+                np.log2(np.asarray(mixture["shares"], dtype=np.float64)),
+                [{n: np.append(np.log2(np.asarray(comp[n], dtype=np.float64)), 0.0)
+                  for n in m} for comp in mixture["u"]],
+            )
         # The value frequency at which a TF-adjusted exact agreement weighs what the learned u
         # says (see `_tf_adjusted`); where it equals that u, the weight is log2(m / frequency).
         self.tf_u_ = {n: float((tf_u or {}).get(n, list(u[n].values())[-1]))
@@ -911,7 +942,41 @@ class FellegiSunter(Scorer):
         total = np.zeros(len(X), dtype=np.float64)
         for k, (_, values) in enumerate(self._contribution_columns(X)):
             total = values.astype(np.float64, copy=True) if k == 0 else total + values
+        if self._mixture_tables_ is not None:
+            total = total + self.non_match_term(X)
         return total + self._bias()
+
+    def non_match_term(self, X: ComparisonMatrix) -> np.ndarray:
+        """What the weight of each pair adds to its contributions and prior when EM found
+        several kinds of non-match (zero otherwise): log2 of the pooled non-match u of the
+        pair's levels, less log2 of their likelihood under the mixture of kinds.
+
+        The contributions score each comparison against all non-matches pooled. Where a key
+        let in one kind of non-match (a key on the city: pairs that share the city and
+        nothing else), the pooled u at that level is high, and agreeing on the city weighed
+        nothing or less, also for a pair another key found, among whose kind of non-match
+        agreeing on the city is rare. The mixture scores the levels together, as EM fit
+        them: a pair is set against the kinds of non-match its whole pattern resembles. The
+        term is never negative (below)."""
+        self._check_fitted("m_probabilities_")
+        if self._mixture_tables_ is None:
+            return np.zeros(len(X), dtype=np.float64)
+        log_shares, tables = self._mixture_tables_
+        levels = X.levels.astype(np.int64)
+        pooled = np.zeros(len(X), dtype=np.float64)
+        comps = np.tile(log_shares, (len(X), 1))
+        for k, comparison in enumerate(X.comparisons):
+            name = comparison.output_name
+            u = np.asarray([self.u_probabilities_[name][lab] for lab in self.level_labels_[name]])
+            pooled += np.append(np.log2(u), 0.0)[levels[:, k]]
+            for j, table in enumerate(tables):
+                comps[:, j] += table[name][levels[:, k]]
+        top = comps.max(axis=1)
+        mixed = top + np.log2(np.exp2(comps - top[:, None]).sum(axis=1))
+        # Never below the pooled weight: the kinds are fit without labels, and one of them
+        # may hold matches (agreeing on every identifying field, it would explain them as a
+        # non-match); the mixture restores evidence the pooling hid, it takes none away.
+        return np.maximum(pooled - mixed, 0.0)
 
     def weight_and_probability(self, X: ComparisonMatrix) -> tuple[np.ndarray, np.ndarray]:
         """`match_weight` and `match_probability` with the weights computed once."""
@@ -993,6 +1058,8 @@ class FellegiSunter(Scorer):
                 }
                 for name in self.level_labels_
             ],
+            **({"non_match_mixture": self.non_match_mixture_}
+               if getattr(self, "non_match_mixture_", None) is not None else {}),
         }
         Path(path).write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
 
@@ -1020,10 +1087,15 @@ class FellegiSunter(Scorer):
                  for c in doc["comparisons"]}
             prior = float(doc["prior"])
             tf_u = {c["name"]: float(c["tf_u"]) for c in doc["comparisons"] if "tf_u" in c}
+            mixture = doc.get("non_match_mixture")
+            if mixture is not None:
+                mixture = {"shares": [float(x) for x in mixture["shares"]],
+                           "u": [{n: [float(x) for x in comp[n]] for n in m}
+                                 for comp in mixture["u"]]}
         except (KeyError, TypeError, ValueError) as err:
             raise InputError(f"{source}: a saved FellegiSunter model is damaged ({err}).") from None
         scorer._set_learned(m, u, prior, int(doc.get("n_iterations", 0)),
-                            bool(doc.get("converged", True)), tf_u)
+                            bool(doc.get("converged", True)), tf_u, mixture)
         if isinstance(doc.get("diagnostics"), dict):
             scorer.diagnostics = doc["diagnostics"]
         return scorer
