@@ -593,7 +593,9 @@ def _rules_lines(rules) -> list[str]:
               f"report columns: {', '.join(rules.report_columns) or '(none)'}",
               f"max removal rate: {rules.max_removal_rate:.0%}",
               f"limits: max_pairs {rules.max_pairs:,}, max_block_size {rules.max_block_size:,}"
-              + (", one_to_one" if rules.one_to_one else "")]
+              + (", one_to_one" if rules.one_to_one else "")
+              + (" (threshold: a record's best candidate against its record prior)"
+                 if rules.one_to_one and rules.one_to_one_threshold == "record_prior" else "")]
     return lines
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 from scipy.sparse import coo_matrix
@@ -48,6 +50,52 @@ def one_to_one(left: np.ndarray, right: np.ndarray, weight: np.ndarray) -> np.nd
         taken = frame.iloc[mutual]
         live = live[~live["l"].isin(taken["l"]) & ~live["r"].isin(taken["r"])]
     return accepted
+
+
+def record_prior_shift(left: np.ndarray, right: np.ndarray, weight: np.ndarray, n_left: int,
+                       n_right: int, prior: float) -> dict:
+    """How far a one-to-one link's threshold goes down when a record's best candidate is
+    weighed against the record's own chance of having a match, not against the pairwise prior.
+
+    A match weight holds the pairwise prior: the share `prior` of all candidate pairs that
+    match. Under one-to-one a record of the smaller table has at most one match, so the
+    question for its best candidate is "this one, or none": the odds against it are those of
+    the record having no match at all, 1 - rho, where rho is the share of the smaller table's
+    records that have one. Bayes: the weight that decides moves by log2((1 - prior) / (1 -
+    rho)). rho comes from the model itself, as a fixed point: the mean, over every record of
+    the smaller table (one without candidates counts 0), of its best candidate's match
+    probability with the moved threshold. The move is at most log2 of the candidates per record
+    (the best of k candidates is at most k times likelier a match than one picked at random)
+    and never below 0. `left`/`right` are the pairs' rows (right rows after the left ones).
+
+    Returns {"shift", "rho", "candidates_per_record", "iterations"}."""
+    left = np.asarray(left, dtype=np.int64)
+    right = np.asarray(right, dtype=np.int64)
+    weight = np.asarray(weight, dtype=np.float64)
+    small = left if n_left <= n_right else right - n_left
+    n_small = min(n_left, n_right)
+    out = {"shift": 0.0, "rho": 0.0, "candidates_per_record": 0.0, "iterations": 0}
+    if n_small < 2 or len(weight) == 0 or not 0.0 < prior < 1.0:
+        return out
+    best = np.full(n_small, -np.inf)
+    np.maximum.at(best, small, weight)
+    has = np.isfinite(best)
+    best = best[has]
+    k = len(weight) / int(has.sum())
+    cap = max(math.log2(k), 0.0)
+    ceiling = 1.0 - 1.0 / n_small
+    shift, rho, iterations = 0.0, 0.0, 0
+    while iterations < 200:  # rho and the move grow together, up to the cap: it converges
+        iterations += 1
+        z = np.clip(best + shift, -60.0, 60.0)
+        rho = min(float(np.sum(1.0 / (1.0 + np.exp2(-z)))) / n_small, ceiling)
+        moved = min(max(math.log2((1.0 - prior) / (1.0 - rho)), 0.0), cap)
+        done = abs(moved - shift) < 1e-9
+        shift = moved
+        if done:
+            break
+    return {"shift": round(shift, 6), "rho": round(rho, 6),
+            "candidates_per_record": round(k, 6), "iterations": iterations}
 
 
 # --- splitting clusters held together by weak links --------------------------------------------

@@ -32,6 +32,7 @@ from linkage.blocking._blockers import SkippedBlock
 from linkage.clustering import (
     connected_components,
     one_to_one,
+    record_prior_shift,
     split_decisions,
     split_summary,
     split_weak_links,
@@ -527,6 +528,29 @@ def weights_in_blocks(scorer, pairs: int, rows) -> tuple[np.ndarray, np.ndarray]
         stop = min(start + SCORE_ROWS, pairs)
         weight[start:stop], probability[start:stop] = weights_of(scorer, rows(start, stop))
     return weight, probability
+
+
+def move_one_to_one_threshold(rules, scorer, mode: str, left: np.ndarray, right: np.ndarray,
+                              weight: np.ndarray, sizes: list[int]) -> None:
+    """With `one_to_one_threshold: record_prior` (a one-to-one link scored by a fitted
+    Fellegi-Sunter): the scorer's threshold lowered by `record_prior_shift`, the move recorded
+    in its diagnostics (model.json) as `one_to_one_threshold`. The moved threshold is the
+    model's: a run given this model.json (`--model`) keeps it and moves nothing."""
+    if not (mode == "link" and rules.one_to_one
+            and rules.one_to_one_threshold == "record_prior"):
+        return
+    prior = getattr(scorer, "prior_", None)
+    if prior is None or not hasattr(scorer, "threshold"):
+        return
+    found = record_prior_shift(left, right, weight, sizes[0], sizes[1], float(prior))
+    found["threshold_rules"] = float(scorer.threshold)
+    found["threshold"] = float(scorer.threshold) - found["shift"]
+    if hasattr(scorer, "move_threshold"):
+        scorer.move_threshold(found["threshold"])
+    else:
+        scorer.threshold = found["threshold"]
+    if isinstance(getattr(scorer, "diagnostics", None), dict):
+        scorer.diagnostics["one_to_one_threshold"] = found
 
 
 def load_model(path: str | Path, scorer):
@@ -1164,6 +1188,9 @@ def run_local(
         else:
             scorer = fit(scorer)
         weight, probability = scored.weights(scorer)
+        if model is None and labels is None:
+            move_one_to_one_threshold(rules, scorer, mode, pairs.left, pairs.right, weight,
+                                      sizes)
         above, staged, matched = stage_matches(rules, pairs.mask, weight, scorer.threshold)
 
     with clock.stage("guard"):

@@ -259,6 +259,7 @@ class Rules(Configurable):
         scoring: Scorer | None = None,
         keep: KeepPolicy | KeepPolicyName = "first",
         one_to_one: bool = False,
+        one_to_one_threshold: str = "rules",
         max_pairs: int = 20_000_000,
         max_block_size: int = 5_000,
         source_column: str | None = None,
@@ -316,6 +317,12 @@ class Rules(Configurable):
         self.semantic = semantic
         self.url = url
         self.one_to_one = one_to_one
+        check(one_to_one_threshold in ("rules", "record_prior"), self, "one_to_one_threshold",
+              "must be `rules` (the scorer's threshold as written) or `record_prior` (with "
+              "one_to_one and Fellegi-Sunter: lowered by what a record's own chance of having "
+              "a match adds to its best candidate's odds, estimated from the fitted model; see "
+              "`linkage.clustering.record_prior_shift`)", one_to_one_threshold)
+        self.one_to_one_threshold = one_to_one_threshold
         self.max_pairs = max_pairs
         self.max_block_size = max_block_size
         check(len(self.blocking) > 0, self, "blocking",

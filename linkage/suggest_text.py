@@ -12,9 +12,8 @@ matched on rare-word overlap, not on edit distances of whole strings or equal ke
   the other columns (numbers, categories);
 - links: one-to-one when neither side repeats its records (each record's text is distinct
   within its source), as two catalogues or two bibliographies are;
-- scoring: Fellegi-Sunter, its threshold lowered under one-to-one by the log-odds the
-  one-to-one choice adds (a record's best candidate is about as likely a match as one of its
-  candidates picked at random, times its number of candidates).
+- scoring: Fellegi-Sunter at even odds; under one-to-one, the even odds of a record's best
+  candidate against the record having no match (`one_to_one_threshold: record_prior`).
 
 Every decision comes from the values; column names play no part. `text_rules` is called by
 `linkage.suggest.suggest_rules`; `looks_like_text` tells a column of short titles (product names,
@@ -23,7 +22,6 @@ paper titles) from one of person names, and profilers may call it.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -179,13 +177,7 @@ def text_rules(frames: list[pd.DataFrame], profiles: list, rules: dict) -> dict 
             comparisons.append(c)
 
     one_to_one = link and _distinct_within_sources(frames, text + codes + others)
-    threshold = 0.0
-    if one_to_one:
-        # Under one-to-one a record keeps only its best candidate: the best of the k it
-        # proposes is at most k times likelier a match than one of them picked at random (the
-        # prior the model learns over all candidate pairs), so the weight it needs is lower by
-        # at most log2(k).
-        threshold = -round(math.log2(_NEIGHBOURS), 1)
+    threshold = 0.0  # even odds; under one-to-one, of a record's best candidate (below)
     out = dict(rules)
     out["id_column"] = rules.get("id_column") or _id_column(frames, profiles)
     out["normalize"] = normalize
@@ -203,7 +195,11 @@ def text_rules(frames: list[pd.DataFrame], profiles: list, rules: dict) -> dict 
     out["scoring"] = {"type": "fellegi_sunter", "threshold": threshold,
                       "identifying": identifying}
     if one_to_one:
+        # A record keeps only its best candidate: it is weighed against the record's own
+        # chance of having a match (estimated from the fitted model), not the pairwise prior
+        # (`one_to_one_threshold: record_prior`, see `linkage.clustering.record_prior_shift`).
         out["one_to_one"] = True
+        out["one_to_one_threshold"] = "record_prior"
     return out
 
 

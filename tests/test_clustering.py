@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import networkx as nx
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -156,3 +157,44 @@ def test_one_to_one_chain_needs_several_rounds():
 def test_one_to_one_empty():
     out = one_to_one(np.array([], dtype=np.int64), np.array([], dtype=np.int64), np.array([]))
     assert out.tolist() == []
+
+
+def _best_and_others(best: np.ndarray, others: int = 9, other_weight: float = -10.0):
+    """Pairs (left row, right row, weight): left record i has its best candidate at `best[i]`
+    and `others` more at `other_weight`; right rows follow the left ones."""
+    n = len(best)
+    left = np.repeat(np.arange(n), others + 1)
+    right = n + np.arange(n * (others + 1))
+    weight = np.tile(np.r_[0.0, np.full(others, other_weight)], n)
+    weight[:: others + 1] = best
+    return left, right, weight
+
+
+def test_record_prior_moves_little_where_most_records_have_no_match():
+    """300 of 1,000 left records have a match (best candidate at +8), 700 only a near miss
+    (best at -3), 10 candidates each: the pairwise prior is 300 / 10,000. A record's chance of
+    having a match is about 0.3, so the best candidate's threshold moves by about
+    log2(0.97 / 0.7) ~ 0.5 or a little more, not by log2(10) = 3.3 (which would link all 700
+    near misses)."""
+    from linkage.clustering import record_prior_shift
+
+    best = np.r_[np.full(300, 8.0), np.full(700, -3.0)]
+    left, right, weight = _best_and_others(best)
+    found = record_prior_shift(left, right, weight, 1000, 10_000, prior=0.03)
+    # each near miss still counts its own small chance (about 1 in 7 at the moved threshold)
+    assert 0.3 < found["rho"] < 0.45 and 0.4 < found["shift"] < 0.9
+    assert -found["shift"] > -3.0 > -np.log2(10)  # the near misses stay out
+    assert found["candidates_per_record"] == 10.0
+
+
+def test_record_prior_moves_to_the_cap_where_every_record_has_a_match():
+    """Every left record's best candidate at +2: nearly every record has a match, so its best
+    candidate is held only against the others, and the move reaches log2(candidates)."""
+    from linkage.clustering import record_prior_shift
+
+    left, right, weight = _best_and_others(np.full(1000, 2.0))
+    found = record_prior_shift(left, right, weight, 1000, 10_000, prior=0.1)
+    assert found["shift"] == pytest.approx(np.log2(10), abs=1e-6)
+    # the smaller table decides: the same pairs seen from a right table of 1,000 records
+    swapped = record_prior_shift(right - 1000, left + 10_000, weight, 10_000, 1000, prior=0.1)
+    assert swapped == found

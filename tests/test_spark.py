@@ -172,8 +172,9 @@ def test_a_link_weighs_a_blocked_field_by_its_excess_over_chance_as_locally(spar
 
 
 def test_link_febrl4_one_to_one_with_skipped_blocks(spark, datasets):
-    """Link mode, one-to-one matching and oversized blocks (skipped with a warning) all as
-    the local engine does them."""
+    """Link mode, one-to-one matching (Fellegi-Sunter, its threshold moved by the record
+    prior) and oversized blocks (sub-blocked with a warning) all as the local engine does
+    them."""
     left = _febrl(datasets, "dataset4a.csv").head(1500)
     right = _febrl(datasets, "dataset4b.csv")
     # The right records of the same people (and no others), chosen before the ids go opaque.
@@ -185,6 +186,10 @@ def test_link_febrl4_one_to_one_with_skipped_blocks(spark, datasets):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", LinkageWarning)
             runs.append(lk.link(left, right, _rules("febrl.yaml", one_to_one=True,
+                                                    one_to_one_threshold="record_prior",
+                                                    scoring={"type": "fellegi_sunter",
+                                                             "threshold": 0.0, "seed": 7,
+                                                             "u_sample_size": 20000},
                                                     max_block_size=6),
                                 engine=engine, progress=False))
         warned.append(sorted(str(w.message) for w in caught
@@ -196,6 +201,10 @@ def test_link_febrl4_one_to_one_with_skipped_blocks(spark, datasets):
     links = on_spark.links
     assert len(links) > 1000
     assert links["id_l"].is_unique and links["id_r"].is_unique  # one-to-one
+    # the record-prior threshold moved alike (from the same weights, on the driver)
+    moved = local.scorer.diagnostics["one_to_one_threshold"]
+    assert moved["shift"] > 0 and on_spark.scorer.diagnostics["one_to_one_threshold"] == moved
+    assert on_spark.scorer.threshold == local.scorer.threshold
 
 
 def test_fellegi_sunter_with_tf_on_spark_learns_what_local_learns(spark, tmp_path):

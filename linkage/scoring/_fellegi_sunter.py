@@ -1098,7 +1098,26 @@ class FellegiSunter(Scorer):
                             bool(doc.get("converged", True)), tf_u, mixture)
         if isinstance(doc.get("diagnostics"), dict):
             scorer.diagnostics = doc["diagnostics"]
+            moved = doc["diagnostics"].get("one_to_one_threshold")
+            if isinstance(moved, dict) and "threshold" in moved:  # the run's moved threshold
+                scorer.move_threshold(float(moved["threshold"]))
         return scorer
+
+    def move_threshold(self, threshold: float) -> None:
+        """Decide at `threshold`, while the rules (`to_dict`: rules.yaml, model.json's
+        params) keep the threshold they gave, which the move is computed from again."""
+        self.__dict__.setdefault("threshold_rules_", float(self.threshold))
+        self.threshold = float(threshold)
+
+    def to_dict(self) -> dict[str, Any]:
+        rules_threshold = self.__dict__.get("threshold_rules_")
+        if rules_threshold is None:
+            return super().to_dict()
+        moved, self.threshold = self.threshold, rules_threshold
+        try:
+            return super().to_dict()
+        finally:
+            self.threshold = moved
 
 
 # ---------------------------------------------------------------------- EM helpers

@@ -47,6 +47,7 @@ from linkage.pipeline import (
     cut_weak_links,
     guard_counts,
     load_model,
+    move_one_to_one_threshold,
     random_pairs,
     scorer_report,
     stage_stats,
@@ -172,6 +173,8 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
             right = table["r"].to_numpy(dtype=np.int64)
             weight = table["match_weight"].to_numpy(dtype=np.float64)
             probability = table["match_probability"].to_numpy(dtype=np.float64, na_value=np.nan)
+            if model is None:
+                move_one_to_one_threshold(rules, scorer, mode, left, right, weight, sizes)
             matched = weight >= scorer.threshold
             bar.update(1)
 
