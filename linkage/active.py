@@ -313,6 +313,7 @@ def fit_labelled(rules, labels: LabelsLike, *, ids: pd.Series, source: np.ndarra
         scorer.threshold, _ = _labelled_threshold(scorer, matrix, y, report, floor=-math.inf)
     else:
         scorer = _guarded(scorer, matrix, y, report, fit=fit, random=random)
+    _settle_moved_threshold(scorer, report)
     weight, _ = weights_of(scorer, matrix)
     predicted = weight >= scorer.threshold
     report["threshold"] = float(scorer.threshold)
@@ -323,6 +324,22 @@ def fit_labelled(rules, labels: LabelsLike, *, ids: pd.Series, source: np.ndarra
     rules.scoring = scorer
     kept = kept.assign(label=kept["label"].astype(int)).reset_index(drop=True)
     return rules, scorer, report, kept
+
+
+def _settle_moved_threshold(scorer, report: dict) -> None:
+    """A one-to-one threshold moved by the record prior (`one_to_one_threshold`) stays the
+    model's only while the labels left it there: where they set another, theirs is the
+    threshold, written as such (rules.yaml, model.json), and the move is dropped."""
+    rules_threshold = scorer.__dict__.get("threshold_rules_")
+    moved = (getattr(scorer, "diagnostics", None) or {}).get("one_to_one_threshold")
+    if rules_threshold is None or not isinstance(moved, dict):
+        return
+    if float(scorer.threshold) == float(moved["threshold"]):
+        report["one_to_one_threshold"] = "record prior (the labels left it)"
+        return
+    del scorer.__dict__["threshold_rules_"]
+    del scorer.diagnostics["one_to_one_threshold"]
+    report["one_to_one_threshold"] = "replaced by the labels' threshold"
 
 
 def labels_threshold(weights: np.ndarray, y: np.ndarray, current: float, *,

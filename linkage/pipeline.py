@@ -1168,7 +1168,14 @@ def run_local(
             chance = None
             if mode == "link" and isinstance(scorer, FellegiSunter):
                 chance = chance_agreement(rules.comparisons, work, sizes)
-            return scored.fit(scorer, random_matrix, labelled, chance)
+            fitted = scored.fit(scorer, random_matrix, labelled, chance)
+            if (mode == "link" and rules.one_to_one
+                    and rules.one_to_one_threshold == "record_prior"):
+                # every fit, with labels too: the labels judge the model as it would decide
+                moved, _ = scored.weights(fitted)
+                move_one_to_one_threshold(rules, fitted, mode, pairs.left, pairs.right, moved,
+                                          sizes)
+            return fitted
 
         if model is not None:
             scorer = load_model(model, scorer)
@@ -1188,9 +1195,6 @@ def run_local(
         else:
             scorer = fit(scorer)
         weight, probability = scored.weights(scorer)
-        if model is None and labels is None:
-            move_one_to_one_threshold(rules, scorer, mode, pairs.left, pairs.right, weight,
-                                      sizes)
         above, staged, matched = stage_matches(rules, pairs.mask, weight, scorer.threshold)
 
     with clock.stage("guard"):
