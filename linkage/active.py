@@ -419,12 +419,12 @@ def _shown(w: np.ndarray, y: np.ndarray, current: float, candidate: float) -> tu
     return current, "rules (too few labelled pairs show the move with 95% confidence)"
 
 
-def _errors(scorer, matrix, y: np.ndarray, threshold: float | None = None) -> int:
+def _errors(scorer, matrix, y: np.ndarray) -> int:
+    """How many labelled pairs the scorer misclassifies at its own threshold."""
     from linkage.pipeline import weights_of
 
     weight, _ = weights_of(scorer, matrix)
-    cut = scorer.threshold if threshold is None else threshold
-    return int(np.sum((weight >= cut) != (y == 1.0)))
+    return int(np.sum((weight >= scorer.threshold) != (y == 1.0)))
 
 
 def _labelled_threshold(scorer, matrix, y: np.ndarray, report: dict, *,

@@ -530,14 +530,18 @@ def weights_in_blocks(scorer, pairs: int, rows) -> tuple[np.ndarray, np.ndarray]
     return weight, probability
 
 
+def moves_one_to_one_threshold(rules, mode: str) -> bool:
+    """Whether a fit of these rules moves its threshold by the record prior."""
+    return mode == "link" and rules.one_to_one and rules.one_to_one_threshold == "record_prior"
+
+
 def move_one_to_one_threshold(rules, scorer, mode: str, left: np.ndarray, right: np.ndarray,
                               weight: np.ndarray, sizes: list[int]) -> None:
     """With `one_to_one_threshold: record_prior` (a one-to-one link scored by a fitted
     Fellegi-Sunter): the scorer's threshold lowered by `record_prior_shift`, the move recorded
     in its diagnostics (model.json) as `one_to_one_threshold`. The moved threshold is the
     model's: a run given this model.json (`--model`) keeps it and moves nothing."""
-    if not (mode == "link" and rules.one_to_one
-            and rules.one_to_one_threshold == "record_prior"):
+    if not moves_one_to_one_threshold(rules, mode):
         return
     prior = getattr(scorer, "prior_", None)
     if prior is None or not hasattr(scorer, "threshold"):
@@ -1169,8 +1173,7 @@ def run_local(
             if mode == "link" and isinstance(scorer, FellegiSunter):
                 chance = chance_agreement(rules.comparisons, work, sizes)
             fitted = scored.fit(scorer, random_matrix, labelled, chance)
-            if (mode == "link" and rules.one_to_one
-                    and rules.one_to_one_threshold == "record_prior"):
+            if moves_one_to_one_threshold(rules, mode):
                 # every fit, with labels too: the labels judge the model as it would decide
                 moved, _ = scored.weights(fitted)
                 move_one_to_one_threshold(rules, fitted, mode, pairs.left, pairs.right, moved,

@@ -302,3 +302,14 @@ def test_years_pair_by_how_often_each_year_comes_not_by_the_years_alone():
     right = pd.DataFrame({"x": [f"{y}-01-01" for y in released[1500:]]})
     pairs = pair_columns(left, right, profile_table(left), profile_table(right))
     assert [(a, b) for a, b, _ in pairs] == [("b", "x")], pairs
+
+
+def test_country_names_come_from_phonenumbers_public_geocoder():
+    """Country names (for a column of countries beside phones) in several languages, from
+    phonenumbers' public API; codes and the everyday alias UK name regions too."""
+    from linkage.normalize._phone import region_code
+
+    assert region_code("Germany") == "DE" and region_code("Deutschland") == "DE"
+    assert region_code("대한민국") == "KR" and region_code(" united kingdom. ") == "GB"
+    assert region_code("uk") == "GB" and region_code("BL") == "BL"
+    assert region_code("Atlantis") is None and region_code(None) is None

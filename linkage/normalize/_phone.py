@@ -67,17 +67,26 @@ _LANGUAGES = ("en", "fr", "de", "es", "it", "pt", "nl", "ko", "ja", "zh")
 def _region_names() -> dict[str, str]:
     """Region code by its code or its country's name in a few languages, casefolded."""
     import phonenumbers
-    from phonenumbers.geocoder import _region_display_name
 
     names: dict[str, str] = {}
     for region in sorted(phonenumbers.SUPPORTED_REGIONS):
         names[region.casefold()] = region
         for lang in _LANGUAGES:
-            name = _region_display_name(region, lang, None, None)
+            name = _display_name(region, lang)
             if name:
                 names.setdefault(name.casefold(), region)
     names.update({a.casefold(): r for a, r in _ALIASES.items()})
     return names
+
+
+def _display_name(region: str, lang: str) -> str:
+    """A region's name in `lang`, by phonenumbers' public geocoder: the country of the
+    region's example number (empty for the few regions that share another's numbering plan,
+    such as Saint Barthélemy: their codes still name them)."""
+    from phonenumbers import example_number, geocoder
+
+    number = example_number(region)
+    return geocoder.country_name_for_number(number, lang) if number is not None else ""
 
 
 def region_code(value: object) -> str | None:
