@@ -323,6 +323,15 @@ class Rules(Configurable):
               "a match adds to its best candidate's odds, estimated from the fitted model; see "
               "`linkage.clustering.record_prior_shift`)", one_to_one_threshold)
         self.one_to_one_threshold = one_to_one_threshold
+        if one_to_one_threshold == "record_prior":
+            check(one_to_one is True and getattr(self.scoring, "kind", None) == "fellegi_sunter",
+                  self, "one_to_one_threshold",
+                  "must be `rules` unless the rules link one to one (`one_to_one: true`) with "
+                  "a Fellegi-Sunter scorer: `record_prior` moves the threshold by the record's "
+                  "own prior of having a match, which only a one-to-one link has and only a "
+                  "fitted prior estimates. Add `one_to_one: true` and `scoring: {type: "
+                  "fellegi_sunter}`, or leave `one_to_one_threshold` out",
+                  one_to_one_threshold)
         self.max_pairs = max_pairs
         self.max_block_size = max_block_size
         check(len(self.blocking) > 0, self, "blocking",

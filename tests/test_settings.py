@@ -425,3 +425,22 @@ def test_import_is_light():
         timeout=120,
     )
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
+
+
+@pytest.mark.parametrize("change", [
+    {"one_to_one": False},
+    {"scoring": {"type": "rule_sum", "threshold": 1.0,
+                 "weights": {"name": {"exact": 1.0, "else": -1.0}}}},
+    {"one_to_one_threshold": "record"},
+])
+def test_one_to_one_threshold_record_prior_needs_a_one_to_one_fellegi_sunter_link(change):
+    """`record_prior` means something only for a one-to-one link with a fitted prior: anything
+    else is an error that names the key and the fix, not a setting silently ignored."""
+    rules = {"blocking": [{"type": "keys", "keys": [["name"]]}],
+             "comparisons": [{"type": "exact", "column": "name"}],
+             "scoring": {"type": "fellegi_sunter"}, "one_to_one": True,
+             "one_to_one_threshold": "record_prior"}
+    Rules.from_dict(rules)  # the combination it is for
+    with pytest.raises(RulesError, match="one_to_one_threshold") as err:
+        Rules.from_dict({**rules, **change})
+    assert "one_to_one: true" in str(err.value) or "record_prior" in str(err.value)
