@@ -266,11 +266,16 @@ class Configurable:
         if self.kind is not None:
             out["type"] = self.kind
         for name, param in self._params().items():
-            value = getattr(self, name)
+            value = self._param_value(name)
             if is_default(param, value):
                 continue
             out[name] = _plain(value)
         return out
+
+    def _param_value(self, name: str) -> Any:
+        """The value `to_dict` writes for the argument `name`: the attribute, unless a
+        subclass keeps learned state under that name (see FellegiSunter.move_threshold)."""
+        return getattr(self, name)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items() if k != "type")

@@ -120,10 +120,11 @@ def _phone_region(sample: pd.Series) -> tuple[float, str | None]:
     return best, region
 
 
-def phone_regions(phones: pd.Series, frame: pd.DataFrame, region: str | None
-                  ) -> tuple[str | None, str | None]:
-    """Where a column of phones' national numbers are to be read: (the region of the whole
-    column, a column of the table that gives each record's country, or None).
+def phone_region_column(phones: pd.Series, frame: pd.DataFrame, region: str | None
+                        ) -> str | None:
+    """The column of the table that gives each record's country, in which a column of
+    phones' national numbers is to be read, or None where `region` (one region for the whole
+    column, None: international forms only) reads them as well.
 
     A column is a column of countries when its values name countries (codes such as "GB",
     names such as "Germany"); it is used when reading each record's national number in its
@@ -135,10 +136,10 @@ def phone_regions(phones: pd.Series, frame: pd.DataFrame, region: str | None
 
         from linkage.normalize._phone import region_code
     except ImportError:
-        return region, None
+        return None
     rows = phones.index[phones.notna()]
     if len(rows) == 0:
-        return region, None
+        return None
     rows = pd.Series(rows).sample(min(len(rows), 1000), random_state=0).to_numpy()
     text = phones.loc[rows].astype(str).str.strip()
 
@@ -151,7 +152,7 @@ def phone_regions(phones: pd.Series, frame: pd.DataFrame, region: str | None
 
     best, column = valid([None] * len(text)), None
     if best + 0.02 >= 1.0:  # one region already reads (nearly) every number: nothing to beat,
-        return region, None  # and the country names (100 MiB of phonenumbers) stay unloaded
+        return None  # and the country names (100 MiB of phonenumbers) stay unloaded
     for c in frame.columns:
         if c == phones.name or frame[c].dtype.kind in "fiub":
             continue
@@ -165,7 +166,7 @@ def phone_regions(phones: pd.Series, frame: pd.DataFrame, region: str | None
         share = valid([region_code(v) for v in values])
         if share > best + 0.02:
             best, column = share, str(c)
-    return region, column
+    return column
 
 
 def _edit_one_neighbours(values: list[str]) -> float:

@@ -358,10 +358,11 @@ def _phone_step(frame: pd.DataFrame, p: ColumnProfile) -> dict:
     """The phone step's options: Korean national form for a Korean column; E.164 where
     numbers written in international and national form mix (read in the region most are
     valid in, or in each record's own country where a column gives it); else digits only."""
-    from linkage.profiling import phone_regions
+    from linkage.profiling import phone_region_column
 
     values = frame[p.column]
-    region, column = phone_regions(values, frame, p.region)
+    region = p.region
+    column = phone_region_column(values, frame, region)
     if column is not None:
         return {"country": region, "region_column": column}
     if region == "KR" or _looks_korean(values):

@@ -532,3 +532,17 @@ def test_tf_is_relative_to_the_candidates_exact_agreements():
     plain = math.log2(scorer.m_probabilities_["a"]["exact"] / scorer.u_probabilities_["a"]["exact"])
     assert got[0] == pytest.approx(plain)
     assert got[1] > plain > got[2]
+
+
+def test_a_moved_threshold_decides_while_the_rules_keep_theirs():
+    """The one-to-one move is learned state: the scorer decides at the moved threshold, its
+    rules (to_dict, repr, equality) keep the given one, and reading them never changes it."""
+    scorer = FellegiSunter(threshold=3.0)
+    scorer.move_threshold(1.5)
+    assert scorer.threshold == 1.5
+    assert scorer.to_dict()["threshold"] == 3.0
+    assert "threshold=3.0" in repr(scorer)
+    assert scorer.threshold == 1.5  # writing the rules did not swap it
+    assert scorer == FellegiSunter(threshold=3.0)
+    scorer.move_threshold(0.5)  # moved again: still computed from the rules' value
+    assert scorer.to_dict()["threshold"] == 3.0 and scorer.threshold == 0.5

@@ -1105,19 +1105,15 @@ class FellegiSunter(Scorer):
 
     def move_threshold(self, threshold: float) -> None:
         """Decide at `threshold`, while the rules (`to_dict`: rules.yaml, model.json's
-        params) keep the threshold they gave, which the move is computed from again."""
+        params) keep the threshold they gave, which the move is computed from again. Like m
+        and u, the moved threshold is learned state: equality compares the rules' value."""
         self.__dict__.setdefault("threshold_rules_", float(self.threshold))
         self.threshold = float(threshold)
 
-    def to_dict(self) -> dict[str, Any]:
-        rules_threshold = self.__dict__.get("threshold_rules_")
-        if rules_threshold is None:
-            return super().to_dict()
-        moved, self.threshold = self.threshold, rules_threshold
-        try:
-            return super().to_dict()
-        finally:
-            self.threshold = moved
+    def _param_value(self, name: str) -> Any:
+        if name == "threshold" and "threshold_rules_" in self.__dict__:
+            return self.__dict__["threshold_rules_"]
+        return super()._param_value(name)
 
 
 # ---------------------------------------------------------------------- EM helpers
