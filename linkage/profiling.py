@@ -529,6 +529,18 @@ def _distribution(values: pd.Series, limit: int = 20_000) -> pd.Series:
     return present.value_counts(normalize=True)
 
 
+def _month_distribution(values: pd.Series, limit: int = 20_000) -> pd.Series:
+    """The shares of a column of dates by calendar month, read on a seeded random sample of
+    the records (a table sorted by date holds one period at its head)."""
+    from linkage.normalize._date import parse_dates
+
+    present = values[values.notna()]
+    if len(present) > limit:
+        present = present.sample(limit, random_state=0)
+    months = parse_dates(present.astype(str), order="DMY")["iso"].dropna().str[:7]
+    return months.value_counts(normalize=True)
+
+
 def _shared_mass(a: pd.Series, b: pd.Series) -> float:
     """Histogram intersection: the share of records whose value the other column holds as
     often (years of release against years of death: the same years, not as often)."""
@@ -562,12 +574,14 @@ def pair_columns(left: pd.DataFrame, right: pd.DataFrame,
     sets = {("l", c): _value_set(left[c]) for c in cols_l if usable(lp[c])}
     sets.update({("r", c): _value_set(right[c]) for c in cols_r if usable(rp[c])})
     words = {k: {w for v in s for w in _TOKENS.findall(v)} for k, s in sets.items()}
-    dists: dict[tuple[str, str], pd.Series] = {}
+    dists: dict[tuple[str, str, bool], pd.Series] = {}
 
-    def dist(side: str, c: str) -> pd.Series:
-        if (side, c) not in dists:
-            dists[side, c] = _distribution((left if side == "l" else right)[c])
-        return dists[side, c]
+    def dist(side: str, c: str, months: bool = False) -> pd.Series:
+        if (side, c, months) not in dists:
+            values = (left if side == "l" else right)[c]
+            dists[side, c, months] = _month_distribution(values) if months else \
+                _distribution(values)
+        return dists[side, c, months]
 
     scores = []
     for a in cols_l:
@@ -591,8 +605,14 @@ def pair_columns(left: pd.DataFrame, right: pd.DataFrame,
                 # Dates and numbers that repeat (years) share their values whatever they
                 # are: the records' shares must match too. Near-unique ones (dates of birth)
                 # pair where one is nearly a copy of the other.
+                # Full dates are compared by month: two samples of near-unique dates share
+                # few exact values, and how many depends on the sample's share of the table
+                # (its records' partners are in the other sample only so often), not on
+                # whether the columns hold one field; their shares by month do not.
                 near_copy = overlap >= 0.8 and min(lp[a].distinct, rp[b].distinct) > 0.5
-                overlap = overlap if near_copy else _shared_mass(dist("l", a), dist("r", b))
+                months = lp[a].kind == rp[b].kind == "date"
+                overlap = overlap if near_copy else _shared_mass(dist("l", a, months),
+                                                                 dist("r", b, months))
             if same or overlap >= 0.5:
                 scores.append((overlap, a, b))
     pairs, used_l, used_r = [], set(), set()

@@ -313,3 +313,26 @@ def test_country_names_come_from_phonenumbers_public_geocoder():
     assert region_code("대한민국") == "KR" and region_code(" united kingdom. ") == "GB"
     assert region_code("uk") == "GB" and region_code("BL") == "BL"
     assert region_code("Atlantis") is None and region_code(None) is None
+
+
+def test_birth_dates_pair_by_month_however_few_partners_a_sample_holds():
+    """Two large tables of people: more people than days in their birth years, so a birth
+    date repeats (under half the values distinct, no near copy), and the rows profiling reads
+    of each hold few records of the same people, so the two share each date far less often
+    than chance and duplicates together would make them at a small size; their dates fall in
+    the same months as often. A date of death, of other months and years, stays apart."""
+    from linkage.profiling import pair_columns
+
+    rng = np.random.default_rng(5)
+
+    def births(n):
+        return pd.Series(pd.Timestamp("1935-01-01")
+                         + pd.to_timedelta(rng.integers(0, 72 * 365, n), unit="D"))
+
+    n = 60_000
+    left = pd.DataFrame({"dob": births(n).dt.strftime("%Y-%m-%d"),
+                         "died": (pd.Timestamp("1990-01-01") + pd.to_timedelta(
+                             rng.integers(0, 30 * 365, n), unit="D")).strftime("%d/%m/%Y")})
+    right = pd.DataFrame({"birth_date": births(n).dt.strftime("%d/%m/%Y")})
+    pairs = pair_columns(left, right, profile_table(left), profile_table(right))
+    assert [(a, b) for a, b, _ in pairs] == [("dob", "birth_date")], pairs

@@ -388,7 +388,7 @@ class FellegiSunter(Scorer):
         if data.check_prior and data.prior_independent is not None and any(
                 data.identifying) and all(
                 any(r.startswith("its prior") for r in f["failed"]) for f in fits):
-            held = data.prior_independent
+            held = _plausible_range(data.prior_independent)
             for name, start in starts:
                 fit = self._em(data, u, 1, self.max_iterations, start, held)
                 fit["start"] = f"{name}, prior held"
@@ -402,15 +402,17 @@ class FellegiSunter(Scorer):
         # the key that brought them in rather than by match status, so EM is also run with
         # several non-match components, and kept when the data support it (BIC).
         components = 1
+        mixtures: list[dict] = []
         if any(u_learned) and self.non_match_components > 1:
-            mixtures = []
             for name, start in [("default", None), (fit["start"], fit)]:
                 if name == "default" and mixtures:
                     continue
                 mixture = self._em(data, u, self.non_match_components, self.max_iterations,
                                    None if start is None else self._mixture_start(data, start),
                                    held)
-                mixture["start"] = name
+                mixture["start"] = (f"{name.removesuffix(', prior held')}, "
+                                    f"{self.non_match_components} kinds of non-match"
+                                    + (", prior held" if held is not None else ""))
                 mixture["failed"] = _failed_checks(data, mixture)
                 mixtures.append(mixture)
                 if fit["start"] == "default":
@@ -419,8 +421,13 @@ class FellegiSunter(Scorer):
             extra = (self.non_match_components - 1) * (
                 1 + sum(s - 1 for s, learned in zip(sizes, u_learned, strict=True) if learned))
             gain = mixture["loglik"] - fit["loglik"]
-            if (gain > 0.5 * extra * math.log(counts.sum()) and mixture["lam"] < 0.5
-                    and not _match_like(mixture, sizes) and not mixture["failed"]
+            # A match class that never disagrees on some field is only a subgroup of the
+            # matches (`_match_like`), which costs the matches with an error there; that is
+            # the lesser fault where one non-match class found no plausible prior unless held
+            # (it took a key's chance pairs, which agree on the key's fields, for matches).
+            if (gain > 0.5 * extra * math.log(counts.sum()) and mixture["lam"] < MAJORITY
+                    and (held is not None or not _match_like(mixture, sizes))
+                    and not mixture["failed"]
                     and _label_fit(mixture) >= _label_fit(fit) - _LABEL_MARGIN):
                 fit = mixture
                 components = self.non_match_components
@@ -431,7 +438,8 @@ class FellegiSunter(Scorer):
         m, u, lam = self._check_labels(names, m, u, lam, u_learned)
         switched = m is not m_before
 
-        self.diagnostics = self._diagnostics(data, fit, fits, components, switched, lam, rule,
+        self.diagnostics = self._diagnostics(data, fit, fits + mixtures, components, switched,
+                                             lam, rule,
                                              random_rule, held)
         u_learned_fit = u
         u, floors = _chance_floor(data, m, u, lam, chance or {})
@@ -734,13 +742,19 @@ class FellegiSunter(Scorer):
         independent, recall = data.prior_independent, data.rule_recall
         if held is not None:
             free = [f["lam"] for f in fits if not f["start"].endswith("prior held")]
+            majority = all(1.0 / _PRIOR_FACTOR <= (_prior_ratio(data, x) or 1.0) <= _PRIOR_FACTOR
+                           for x in free)
             problems.append(
                 f"Left free, EM's prior ({min(free):.4g} to {max(free):.4g} over its starts) "
-                f"lay far outside the independent estimate ({held[0]:.4g} to {held[1]:.4g}, "
-                f"from the pairs that agree exactly on at least two of {', '.join(fields)}): "
-                "its match class was another concept than 'same entity' (a family, a "
-                "household, a street). The prior was held within the estimate. Label some "
-                "pairs (`linkage sample --active`) to confirm the model."
+                + ("said most candidate pairs match, which the independent estimate "
+                   if majority else "lay far outside the independent estimate ")
+                + f"({independent[0]:.4g} to {independent[1]:.4g}, from the pairs that agree "
+                f"exactly on at least two of {', '.join(fields)})"
+                + (" does not confirm" if majority else "")
+                + ": its match class was another concept than 'same entity' (a family, a "
+                "household, a street, a shared name and birth date). The prior was held "
+                f"within {held[0]:.4g} to {held[1]:.4g}. Label some pairs (`linkage sample "
+                "--active`) to confirm the model."
             )
         ratio = _prior_ratio(data, lam)
         if ratio is not None and not 1.0 / _PRIOR_FACTOR <= ratio <= _PRIOR_FACTOR:
@@ -1767,6 +1781,20 @@ def _label_fit(fit: dict) -> float:
     return fit["label_fit"]
 
 
+MAJORITY = 0.5  # a prior above it says most candidate pairs match
+
+
+def _plausible_range(independent: tuple[float, float]) -> tuple[float, float]:
+    """The priors a fit may have, given the independent estimate: within it, and no
+    majority of matches among the candidates unless the estimate's floor says so. Blocking
+    keeps pairs that share a key, and most such pairs are different things; at scale a key of
+    two identifying fields (a given name and a birth date) lets in more chance pairs than
+    matches, which agree on those fields as matches do, and EM can take "same given name and
+    birth date" for the match class (`linkage.diagnostics` calls such a prior unreliable)."""
+    low, high = independent
+    return (low, high) if low > MAJORITY else (low, min(high, max(low, MAJORITY)))
+
+
 def _failed_checks(data: _Data, fit: dict) -> list[str]:
     """The constraints a finished fit breaks (the M-step keeps most of them by construction;
     this also compares exact agreement with the random pairs)."""
@@ -1777,6 +1805,12 @@ def _failed_checks(data: _Data, fit: dict) -> list[str]:
         failed.append(f"its prior ({fit['lam']:.4g}) is {ratio:.3g} times the nearest end of "
                       "the independent estimate "
                       f"({data.prior_independent[0]:.4g} to {data.prior_independent[1]:.4g})")
+    elif data.check_prior and data.prior_independent is not None and \
+            fit["lam"] > _plausible_range(data.prior_independent)[1]:
+        failed.append(f"its prior ({fit['lam']:.4g}) says most candidate pairs match, which "
+                      "the independent estimate "
+                      f"({data.prior_independent[0]:.4g} to {data.prior_independent[1]:.4g}) "
+                      "does not confirm")
     for k, name in enumerate(data.names):
         m, u = fit["m"][k], fit["u"][k]
         if len(fit["comps"]) > 1:
