@@ -4,8 +4,8 @@ prior, labelled pairs, and the diagnostics that say when a fit looks wrong (issu
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
