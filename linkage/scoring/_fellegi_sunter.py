@@ -1806,7 +1806,7 @@ def _failed_checks(data: _Data, fit: dict) -> list[str]:
                       "the independent estimate "
                       f"({data.prior_independent[0]:.4g} to {data.prior_independent[1]:.4g})")
     elif data.check_prior and data.prior_independent is not None and \
-            fit["lam"] > _plausible_range(data.prior_independent)[1]:
+            fit["lam"] > MAJORITY >= data.prior_independent[0]:
         failed.append(f"its prior ({fit['lam']:.4g}) says most candidate pairs match, which "
                       "the independent estimate "
                       f"({data.prior_independent[0]:.4g} to {data.prior_independent[1]:.4g}) "
