@@ -529,6 +529,41 @@ def _distribution(values: pd.Series, limit: int = 20_000) -> pd.Series:
     return present.value_counts(normalize=True)
 
 
+CONTACT_OVERLAP = 0.1  # e-mails or phones that two columns share beyond any chance
+
+
+def _contact_keys(values: pd.Series, kind: str) -> pd.Series:
+    """What two writings of one e-mail address (case) or phone number (its format, a
+    national or international prefix: the last eight digits) have in common."""
+    text = _present(values).str.lower()
+    if kind == "phone":
+        text = text.str.replace(r"\D", "", regex=True).str[-8:]
+        text = text[text.str.len() == 8]
+    return text
+
+
+def _contact_overlap(left: pd.Series, right: pd.Series, kind: str,
+                     limit: int = 5_000, lookup: int = 200_000) -> float:
+    """The share of a seeded sample of one column's e-mails or phones that the other column
+    holds, the larger of the two ways. Looked up in (a large sample of) the other column and
+    scaled by that sample's share of it: each record's own value repeats nowhere else, so two
+    small samples share only the values of records both happen to hold, a share that falls as
+    the tables grow."""
+    best = 0.0
+    for one, other in ((left, right), (right, left)):
+        one = one[one.notna()]
+        keys = _contact_keys(one.sample(limit, random_state=0) if len(one) > limit else one,
+                             kind).drop_duplicates()
+        if len(keys) == 0:
+            continue
+        present = other[other.notna()]
+        looked = present.sample(lookup, random_state=0) if len(present) > lookup else present
+        held = set(_contact_keys(looked, kind))
+        hits = sum(k in held for k in keys) / len(keys)
+        best = max(best, min(1.0, hits * len(present) / max(len(looked), 1)))
+    return best
+
+
 def _month_distribution(values: pd.Series, limit: int = 20_000) -> pd.Series:
     """The shares of a column of dates by calendar month, read on a seeded random sample of
     the records (a table sorted by date holds one period at its head)."""
@@ -588,6 +623,14 @@ def pair_columns(left: pd.DataFrame, right: pd.DataFrame,
         for b in cols_r:
             same = a == b
             family = _family(lp[a].kind) == _family(rp[b].kind)
+            if lp[a].kind == rp[b].kind in ("email", "phone") and lp[a].compare \
+                    and rp[b].compare and not same:
+                # Near-unique contacts, looked up in the whole other column (see
+                # `_contact_overlap`); chance shares none of them.
+                overlap = _contact_overlap(left[a], right[b], lp[a].kind)
+                if overlap >= CONTACT_OVERLAP:
+                    scores.append((overlap, a, b))
+                continue
             if ("l", a) not in sets or ("r", b) not in sets:
                 if same and (family or not (lp[a].compare and rp[b].compare)):
                     scores.append((0.0, a, b))  # nothing to tell them apart: the name

@@ -336,3 +336,25 @@ def test_birth_dates_pair_by_month_however_few_partners_a_sample_holds():
     right = pd.DataFrame({"birth_date": births(n).dt.strftime("%d/%m/%Y")})
     pairs = pair_columns(left, right, profile_table(left), profile_table(right))
     assert [(a, b) for a, b, _ in pairs] == [("dob", "birth_date")], pairs
+
+
+def test_emails_and_phones_under_other_names_pair_by_the_values_they_share():
+    """Two customer tables that share a third of their people: e-mails and phones are
+    near-unique, written in other cases and formats, under other names on each side. They
+    pair by the share of one side's values that the other side holds anywhere (a sample of
+    each would hold few of the same people); e-mails of other people never pair."""
+    from linkage.profiling import pair_columns
+
+    rng = np.random.default_rng(7)
+    n = 60_000
+    ids = rng.permutation(3 * n)
+    left_ids, right_ids = ids[:n], rng.permutation(np.r_[ids[:n // 3], ids[n:n + 2 * n // 3]])
+    others = ids[2 * n:]
+    left = pd.DataFrame({"email": [f"user{i}@mail{i % 7}.com" for i in left_ids],
+                         "phone": [f"+44 7{i:09d}" for i in left_ids]})
+    right = pd.DataFrame({"mail_address": [f"User{i}@Mail{i % 7}.com" for i in right_ids],
+                          "tel": [f"07{i:09d}" for i in right_ids],
+                          "referrer_email": [f"user{i}@mail{i % 7}.com" for i in others]})
+    pairs = pair_columns(left, right, profile_table(left), profile_table(right))
+    assert sorted((a, b) for a, b, _ in pairs) == [("email", "mail_address"), ("phone", "tel")]
+    assert all(0.25 <= score <= 0.4 for _, _, score in pairs), pairs
