@@ -296,27 +296,30 @@ NON_MATCH_GUARD = "split_non_matches"  # the `guard` of its decisions in guards.
 
 def split_non_matches(n: int, left: np.ndarray, right: np.ndarray, weight: np.ndarray,
                       compared: tuple[np.ndarray, np.ndarray, np.ndarray],
-                      unbreakable: np.ndarray | None = None, *,
+                      unbreakable: np.ndarray | None = None, *, threshold: float = 0.0,
                       labels: np.ndarray | None = None) -> tuple[np.ndarray, list[dict]]:
     """Split the clusters that hold together only through links their other members' scores
     contradict. `left`, `right`, `weight`: the matched pairs; `compared`: every pair that was
-    scored (left rows, right rows, match weights, the matched pairs among them), with weights
-    that are log odds of a match (0: as likely a match as not). Returns a mask over the
-    matched pairs (True: kept) and one record per cluster split, as `split_weak_links` does.
+    scored (left rows, right rows, match weights), with weights that are log odds of a match
+    (0: as likely a match as not). Returns a mask over the matched pairs (True: kept) and one
+    record per cluster split, as `split_weak_links` does.
 
     The rule. Connected components over the matched pairs join A and C when A matches B and B
     matches C, even where A and C were compared and scored as a clear non-match: one noisy
     record chains two people together. The pairs scored between the members of a cluster are
-    evidence about the cluster as a whole, and under the model's own independence assumption
-    the log odds that two groups of records are one thing is the sum of the log odds of all
-    the pairs scored between them (a pair never compared adds nothing). So a cluster holding a
+    evidence about the cluster as a whole: taken as independent evidence, as the model takes
+    its fields, the log odds that two groups of records are one thing add up over all the
+    pairs scored between them (a pair never compared adds nothing). So a cluster holding a
     pair that scores as a non-match (weight <= 0) is rebuilt as single linkage would build it,
     its matched pairs joined strongest first, except that two groups are joined only when the
     summed weight of all the pairs scored between them is positive: more evidence that they
-    are one thing than that they are not. A matched pair whose groups are not joined that way
-    is removed. `unbreakable` pairs (matched by a stage: identical records) are joined first
-    and never refused. A cluster none of whose scored pairs is a non-match is never touched,
-    so only the clusters with such a pair reach the (per-pair, small-into-large) merge step.
+    are one thing than that they are not (where the run's `threshold` is below 0, as a
+    one-to-one link's threshold moved by the record prior can be, at least that threshold: a
+    pair the run matches by itself is joined). A matched pair whose groups are not joined
+    that way is removed. `unbreakable` pairs (matched by a stage: identical records) are
+    joined first and never refused. A cluster none of whose scored pairs is a non-match is
+    never touched, so only the clusters with such a pair reach the (per-pair,
+    small-into-large) merge step.
     """
     left = np.asarray(left, dtype=np.int64)
     right = np.asarray(right, dtype=np.int64)
@@ -346,7 +349,8 @@ def split_non_matches(n: int, left: np.ndarray, right: np.ndarray, weight: np.nd
     first = np.lexsort((right[at], left[at], -strength))  # strongest first
     order = at[first]
     group = _join_by_evidence(cl.tolist(), cr.tolist(), cw.tolist(), left[order].tolist(),
-                              right[order].tolist(), sure[first].tolist())
+                              right[order].tolist(), sure[first].tolist(),
+                              min(0.0, float(threshold)))
     rows = np.fromiter(group.keys(), dtype=np.int64, count=len(group))
     piece = np.arange(n, dtype=np.int64)
     piece[rows] = np.fromiter(group.values(), dtype=np.int64, count=len(group))
@@ -378,10 +382,11 @@ def split_non_matches(n: int, left: np.ndarray, right: np.ndarray, weight: np.nd
 
 
 def _join_by_evidence(cl: list[int], cr: list[int], cw: list[float], lo: list[int],
-                      hi: list[int], sure: list[bool]) -> dict[int, int]:
+                      hi: list[int], sure: list[bool], bar: float) -> dict[int, int]:
     """Per row touched, its group's representative (the smallest row), after joining the
     matched pairs (`lo`, `hi`, strongest first) where the summed weight of the scored pairs
-    (`cl`, `cr`, `cw`) between the two groups is positive (or the pair is `sure`)."""
+    (`cl`, `cr`, `cw`) between the two groups is above `bar` (or the pair is `sure`); a
+    pair of groups with a bar of 0 needs a positive sum, below 0 the sum may reach it."""
     between: dict[int, dict[int, float]] = {}
     for a, b, x in zip(cl, cr, cw, strict=True):
         if a == b:
@@ -407,7 +412,8 @@ def _join_by_evidence(cl: list[int], cr: list[int], cw: list[float], lo: list[in
         if ra == rb:
             continue
         na, nb = between.setdefault(ra, {}), between.setdefault(rb, {})
-        if not forced and not na.get(rb, 0.0) > 0:
+        total = na.get(rb, 0.0)
+        if not forced and not (total > 0 or (bar < 0 and total >= bar)):
             continue
         if size.get(ra, 1) < size.get(rb, 1):
             ra, rb, na, nb = rb, ra, nb, na

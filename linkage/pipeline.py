@@ -1596,7 +1596,8 @@ def cut_weak_links(rules: Rules, n: int, left: np.ndarray, right: np.ndarray,
     if (rules.split_non_matches and compared is not None and scorer is not None
             and getattr(scorer, "kind", None) != "rule_sum"):
         keep, splits = split_non_matches(n, left, right, weight, compared,
-                                         unbreakable=unbreakable, labels=labels)
+                                         unbreakable=unbreakable, labels=labels,
+                                         threshold=scorer.threshold)
         if splits:
             labels = None  # the components of the pairs kept
     if not rules.split_weak_links:
