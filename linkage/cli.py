@@ -583,6 +583,9 @@ def _rules_lines(rules) -> list[str]:
     lines += [f"guard {g.kind}: {_settings(g)}" for g in rules.guards]
     lines.append("cluster: split clusters only weak links hold together" if rules.split_weak_links
                  else "cluster: connected components, kept whole (split_weak_links: false)")
+    if rules.split_non_matches and rules.scoring.kind != "rule_sum":
+        lines.append("cluster: split clusters whose members score as non-matches, joining two "
+                     "groups only where the pairs compared between them sum to a positive weight")
     lines.append(f"keep: {_settings(rules.keep).removeprefix('policy ')}")
     if rules.golden is not None:
         lines.append(f"golden: {_settings(rules.golden)}")

@@ -289,6 +289,155 @@ def _leaves(node: int, children: list, leaf_row: list[int]) -> list[int]:
     return out
 
 
+# --- splitting clusters whose members score as non-matches ---------------------------------------
+
+NON_MATCH_GUARD = "split_non_matches"  # the `guard` of its decisions in guards.parquet
+
+
+def split_non_matches(n: int, left: np.ndarray, right: np.ndarray, weight: np.ndarray,
+                      compared: tuple[np.ndarray, np.ndarray, np.ndarray],
+                      unbreakable: np.ndarray | None = None, *, threshold: float = 0.0,
+                      labels: np.ndarray | None = None) -> tuple[np.ndarray, list[dict]]:
+    """Split the clusters that hold together only through links their other members' scores
+    contradict. `left`, `right`, `weight`: the matched pairs; `compared`: every pair that was
+    scored (left rows, right rows, match weights), with weights that are log odds of a match
+    (0: as likely a match as not). Returns a mask over the matched pairs (True: kept) and one
+    record per cluster split, as `split_weak_links` does.
+
+    The rule. Connected components over the matched pairs join A and C when A matches B and B
+    matches C, even where A and C were compared and scored as a clear non-match: one noisy
+    record chains two people together. The pairs scored between the members of a cluster are
+    evidence about the cluster as a whole: taken as independent evidence, as the model takes
+    its fields, the log odds that two groups of records are one thing add up over all the
+    pairs scored between them (a pair never compared adds nothing). So a cluster holding a
+    pair that scores as a non-match (weight <= 0) is rebuilt as single linkage would build it,
+    its matched pairs joined strongest first, except that two groups are joined only when the
+    summed weight of all the pairs scored between them is positive: more evidence that they
+    are one thing than that they are not (where the run's `threshold` is below 0, as a
+    one-to-one link's threshold moved by the record prior can be, at least that threshold: a
+    pair the run matches by itself is joined). A matched pair whose groups are not joined
+    that way is removed. `unbreakable` pairs (matched by a stage: identical records) are
+    joined first and never refused. A cluster none of whose scored pairs is a non-match is
+    never touched, so only the clusters with such a pair reach the (per-pair,
+    small-into-large) merge step.
+    """
+    left = np.asarray(left, dtype=np.int64)
+    right = np.asarray(right, dtype=np.int64)
+    weight = np.asarray(weight, dtype=float)
+    keep = np.ones(len(left), dtype=bool)
+    if n == 0 or len(left) == 0:
+        return keep, []
+    if labels is None:
+        labels = connected_components(n, left, right)
+    cl = np.asarray(compared[0], dtype=np.int64)
+    cr = np.asarray(compared[1], dtype=np.int64)
+    cw = np.nan_to_num(np.asarray(compared[2], dtype=float), nan=0.0, posinf=1e6, neginf=-1e6)
+    inside = labels[cl] == labels[cr]
+    cl, cr, cw = cl[inside], cr[inside], cw[inside]
+    k = int(labels.max()) + 1
+    doubt = np.zeros(k, dtype=bool)
+    doubt[labels[cl[cw <= 0]]] = True
+    if not doubt.any():
+        return keep, []
+    at = np.flatnonzero(doubt[labels[left]])  # the matched pairs of those clusters
+    inner = doubt[labels[cl]]
+    cl, cr, cw = cl[inner], cr[inner], cw[inner]
+    strength = weight[at].copy()
+    sure = (np.zeros(len(at), dtype=bool) if unbreakable is None
+            else np.asarray(unbreakable, dtype=bool)[at])
+    strength[sure] = np.inf
+    first = np.lexsort((right[at], left[at], -strength))  # strongest first
+    order = at[first]
+    group = _join_by_evidence(cl.tolist(), cr.tolist(), cw.tolist(), left[order].tolist(),
+                              right[order].tolist(), sure[first].tolist(),
+                              min(0.0, float(threshold)))
+    rows = np.fromiter(group.keys(), dtype=np.int64, count=len(group))
+    piece = np.arange(n, dtype=np.int64)
+    piece[rows] = np.fromiter(group.values(), dtype=np.int64, count=len(group))
+    cross = piece[left[at]] != piece[right[at]]
+    removed = at[cross]
+    keep[removed] = False
+    if len(removed) == 0:
+        return keep, []
+    edge_label = labels[left]
+    size = np.bincount(labels, minlength=k)
+    edges = np.bincount(edge_label, minlength=k)
+    removed_label = edge_label[removed]
+    cut = np.bincount(removed_label, minlength=k)
+    strongest = np.full(k, -np.inf)
+    np.maximum.at(strongest, removed_label, weight[removed])
+    negative = np.bincount(labels[cl[cw <= 0]], minlength=k)
+    rows_of = np.argsort(labels, kind="stable")
+    split = np.flatnonzero(cut > 0)
+    starts = np.searchsorted(labels[rows_of], split, side="left")
+    ends = np.searchsorted(labels[rows_of], split, side="right")
+    splits = []
+    for c, a, b in zip(split.tolist(), starts.tolist(), ends.tolist(), strict=True):
+        members = rows_of[a:b]
+        splits.append({"guard": NON_MATCH_GUARD, "rows": members, "size": int(size[c]),
+                       "pairs": int(edges[c]), "non_matches": int(negative[c]),
+                       "pieces": len(np.unique(piece[members])), "removed": int(cut[c]),
+                       "strongest_removed": float(strongest[c])})
+    return keep, splits
+
+
+def _join_by_evidence(cl: list[int], cr: list[int], cw: list[float], lo: list[int],
+                      hi: list[int], sure: list[bool], bar: float) -> dict[int, int]:
+    """Per row touched, its group's representative (the smallest row), after joining the
+    matched pairs (`lo`, `hi`, strongest first) where the summed weight of the scored pairs
+    (`cl`, `cr`, `cw`) between the two groups is above `bar` (or the pair is `sure`); a
+    pair of groups with a bar of 0 needs a positive sum, below 0 the sum may reach it."""
+    between: dict[int, dict[int, float]] = {}
+    for a, b, x in zip(cl, cr, cw, strict=True):
+        if a == b:
+            continue
+        row = between.setdefault(a, {})
+        row[b] = row.get(b, 0.0) + x
+        row = between.setdefault(b, {})
+        row[a] = row.get(a, 0.0) + x
+    parent: dict[int, int] = {}
+    size: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        parent.setdefault(x, x)
+        root = x
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    for a, b, forced in zip(lo, hi, sure, strict=True):
+        ra, rb = find(a), find(b)
+        if ra == rb:
+            continue
+        na, nb = between.setdefault(ra, {}), between.setdefault(rb, {})
+        total = na.get(rb, 0.0)
+        if not forced and not (total > 0 or (bar < 0 and total >= bar)):
+            continue
+        if size.get(ra, 1) < size.get(rb, 1):
+            ra, rb, na, nb = rb, ra, nb, na
+        parent[rb] = ra
+        size[ra] = size.get(ra, 1) + size.get(rb, 1)
+        na.pop(rb, None)
+        for x, v in nb.items():
+            if x == ra:
+                continue
+            total = na.get(x, 0.0) + v
+            na[x] = total
+            other = between[x]
+            del other[rb]
+            other[ra] = total
+        del between[rb]
+    out: dict[int, int] = {}
+    for x in parent:
+        out[x] = find(x)
+    smallest: dict[int, int] = {}
+    for x, root in out.items():
+        smallest[root] = min(smallest.get(root, x), x)
+    return {x: smallest[root] for x, root in out.items()}
+
+
 SPLIT_GUARD = "split_weak_links"  # the `guard` of its decisions in guards.parquet
 
 
@@ -297,6 +446,14 @@ def split_reason(split: dict) -> str:
     size = split["size"]
     possible = size * (size - 1) // 2
     strongest = split["strongest_removed"]
+    if split.get("guard") == NON_MATCH_GUARD:
+        return (f"cluster of {size:,} records whose members were scored as non-matches: "
+                f"{split['non_matches']:,} of the pairs compared between its members have "
+                f"match weight <= 0; rebuilt from its {split['pairs']:,} matched pairs, "
+                f"strongest first, joining two groups only where the summed weight of all the "
+                f"pairs compared between them is positive; split into {split['pieces']:,} by "
+                f"removing {split['removed']:,} matched pairs, none stronger than weight "
+                f"{strongest:+.2f}")
     weakest = "" if strongest is None else f", none stronger than weight {strongest:+.2f}"
     return (f"cluster of {size:,} records held together by weak links: {split['pairs']:,} "
             f"matched pairs of {possible:,} possible, and no record matched with two thirds "
@@ -314,17 +471,31 @@ def split_decisions(splits: list[dict], ids) -> list[dict]:
         for row in split["rows"].tolist():
             value = ids[row]
             value = value.item() if isinstance(value, np.generic) else value
-            out.append({"guard": SPLIT_GUARD, "record_id": value, "decision": "split",
+            out.append({"guard": split.get("guard", SPLIT_GUARD), "record_id": value,
+                        "decision": "split",
                         "detail": detail})
     return out
 
 
 def split_summary(splits: list[dict], component_sizes: np.ndarray) -> dict:
-    """summary.json's `stages.cluster.split_weak_links`."""
+    """summary.json's `stages.cluster.split_weak_links` (of `splits`, the weak-link ones)."""
+    splits = [s for s in splits if s.get("guard", SPLIT_GUARD) == SPLIT_GUARD]
     return {
         "clusters_split": len(splits),
         "records_in_them": int(sum(s["size"] for s in splits)),
         "pieces": int(sum(s["pieces"] for s in splits)),
         "pairs_removed": int(sum(s["removed"] for s in splits)),
         "largest_before_split": int(component_sizes.max()) if len(component_sizes) else 0,
+    }
+
+
+def non_match_summary(splits: list[dict]) -> dict:
+    """summary.json's `stages.cluster.split_non_matches` (of `splits`, the ones
+    `split_non_matches` made)."""
+    splits = [s for s in splits if s.get("guard") == NON_MATCH_GUARD]
+    return {
+        "clusters_split": len(splits),
+        "records_in_them": int(sum(s["size"] for s in splits)),
+        "pieces": int(sum(s["pieces"] for s in splits)),
+        "pairs_removed": int(sum(s["removed"] for s in splits)),
     }

@@ -750,8 +750,9 @@ def finish_run(rules, scorer, combined, id_name, table, pairs, matrix, weight, p
     with clock.stage("cluster"):
         ml, mr, mw = pairs.left[matched], pairs.right[matched], weight[matched]
         at = np.flatnonzero(matched)
-        keep_edge, splits, component_sizes = cut_weak_links(rules, n, ml, mr, mw,
-                                                            staged[matched] >= 0)
+        keep_edge, splits, component_sizes = cut_weak_links(
+            rules, n, ml, mr, mw, staged[matched] >= 0, (pairs.left, pairs.right, weight),
+            scorer)
         if splits:  # as the local engine splits clusters only weak links hold together
             matched = matched.copy()
             matched[at[~keep_edge]] = False

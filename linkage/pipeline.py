@@ -31,9 +31,11 @@ from linkage.blocking import BlockingInput, CandidatePairs, block, blocker_names
 from linkage.blocking._blockers import SkippedBlock
 from linkage.clustering import (
     connected_components,
+    non_match_summary,
     one_to_one,
     record_prior_shift,
     split_decisions,
+    split_non_matches,
     split_summary,
     split_weak_links,
 )
@@ -1217,7 +1219,8 @@ def run_local(
             keep_edge = one_to_one(ml, mr, mw)
             ml, mr, mw, ms = ml[keep_edge], mr[keep_edge], mw[keep_edge], ms[keep_edge]
             at = at[keep_edge]
-        keep_edge, splits, component_sizes = cut_weak_links(rules, n, ml, mr, mw, ms >= 0)
+        keep_edge, splits, component_sizes = cut_weak_links(
+            rules, n, ml, mr, mw, ms >= 0, (pairs.left, pairs.right, weight), scorer)
         if splits:
             matched = matched.copy()
             matched[at[~keep_edge]] = False
@@ -1580,16 +1583,31 @@ def prepare_tables(tables: list[Table], id_column: str | None):
 
 
 def cut_weak_links(rules: Rules, n: int, left: np.ndarray, right: np.ndarray,
-                   weight: np.ndarray, unbreakable: np.ndarray):
+                   weight: np.ndarray, unbreakable: np.ndarray, compared=None, scorer=None):
     """(mask of the matched pairs kept, the clusters split, each connected component's size
-    before): `linkage.clustering.split_weak_links` unless the rules turn it off."""
+    before): first `linkage.clustering.split_non_matches` over `compared` (every scored pair:
+    left rows, right rows, weights) where the rules ask for it and the `scorer`'s weights are
+    log odds (not the rule-sum scorer's), then `linkage.clustering.split_weak_links` over the
+    pairs left, unless the rules turn it off."""
     labels = connected_components(n, left, right)
     sizes = np.bincount(labels) if n else np.zeros(0, dtype=np.int64)
+    keep = np.ones(len(left), dtype=bool)
+    splits: list[dict] = []
+    if (rules.split_non_matches and compared is not None and scorer is not None
+            and getattr(scorer, "kind", None) != "rule_sum"):
+        keep, splits = split_non_matches(n, left, right, weight, compared,
+                                         unbreakable=unbreakable, labels=labels,
+                                         threshold=scorer.threshold)
+        if splits:
+            labels = None  # the components of the pairs kept
     if not rules.split_weak_links:
-        return np.ones(len(left), dtype=bool), [], sizes
-    keep, splits = split_weak_links(n, left, right, weight, unbreakable=unbreakable,
-                                    labels=labels)
-    return keep, splits, sizes
+        return keep, splits, sizes
+    at = np.flatnonzero(keep)
+    more, weak = split_weak_links(n, left[at], right[at], weight[at],
+                                  unbreakable=None if unbreakable is None else unbreakable[at],
+                                  labels=labels)
+    keep[at[~more]] = False
+    return keep, splits + weak, sizes
 
 
 def add_diagnostics(summary: dict, rules: Rules, scorer, splits: list[dict],
@@ -1601,6 +1619,8 @@ def add_diagnostics(summary: dict, rules: Rules, scorer, splits: list[dict],
     if rules.split_weak_links:
         summary["stages"]["cluster"]["split_weak_links"] = split_summary(splits,
                                                                          component_sizes)
+    if rules.split_non_matches and getattr(scorer, "kind", None) != "rule_sum":
+        summary["stages"]["cluster"]["split_non_matches"] = non_match_summary(splits)
     identical = None
     if mask is not None:
         bits = sum(stage_bit(rules, name) for name in ("exact", "url", "copies"))

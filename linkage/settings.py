@@ -274,6 +274,7 @@ class Rules(Configurable):
         group_by: str | list[str] | None = None,
         rename_right: dict[str, str] | None = None,
         split_weak_links: bool = True,
+        split_non_matches: bool = True,
     ):
         self.id_column = id_column
         check(rename_right is None or (isinstance(rename_right, dict) and all(
@@ -291,6 +292,12 @@ class Rules(Configurable):
               "`linkage.clustering.split_weak_links`) or false (keep every connected "
               "component whole)", split_weak_links)
         self.split_weak_links = split_weak_links
+        check(isinstance(split_non_matches, bool), self, "split_non_matches",
+              "must be true (a cluster whose members were compared and scored as non-matches "
+              "joins two of its groups only where the pairs compared between them sum to a "
+              "positive weight, see `linkage.clustering.split_non_matches`) or false (keep it "
+              "as its matched pairs connect it)", split_non_matches)
+        self.split_non_matches = split_non_matches
         columns = [group_by] if isinstance(group_by, str) else list(group_by or [])
         check(group_by is None or (len(columns) > 0 and all(
             isinstance(c, str) and c.strip() for c in columns)), self, "group_by",

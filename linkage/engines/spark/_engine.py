@@ -207,7 +207,8 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
             # The matched pairs are here already: clusters only weak links hold together are
             # split as the local engine splits them.
             keep_edge, splits, component_sizes = cut_weak_links(
-                rules, n, ml, mr, mw, np.zeros(len(ml), dtype=bool))
+                rules, n, ml, mr, mw, np.zeros(len(ml), dtype=bool), (left, right, weight),
+                scorer)
             if splits:
                 at = np.flatnonzero(matched & accepted)
                 matched = matched.copy()
