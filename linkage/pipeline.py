@@ -1189,9 +1189,26 @@ def run_local(
                 ri, rj = random_pairs(sizes if mode == "link" else [n], count, seed)
                 return compare_pairs(rules.comparisons, work, ri, rj)
 
+            judge = None
+            if mode == "link" and rules.one_to_one:
+
+                def judge(fitted, li: np.ndarray, ri: np.ndarray,
+                          labelled_weight: np.ndarray) -> np.ndarray:
+                    """The labelled pairs' weights as the output decides them: a pair the
+                    one-to-one assignment drops (a better candidate of either record wins)
+                    is linked at no threshold."""
+                    every, _ = scored.weights(fitted)
+                    kept = one_to_one(pairs.left, pairs.right, every)
+                    key = pairs.left.astype(np.int64) * n + pairs.right.astype(np.int64)
+                    dropped = pd.Series(~kept, index=key)
+                    dropped = dropped[~dropped.index.duplicated()]
+                    lost = pd.Series(li.astype(np.int64) * n + ri.astype(np.int64)).map(
+                        dropped).fillna(False).to_numpy(dtype=bool)
+                    return np.where(lost, -np.inf, labelled_weight)
+
             rules, scorer, labels_report, kept_labels = fit_labelled(
                 rules, labels, ids=ids, source=source, mode=mode, work=work, fit=fit,
-                random=random)
+                random=random, judge=judge)
         elif isinstance(scorer, Supervised):
             li, ri, y = labelled_pairs(scorer, rules, ids, source, mode)
             scorer = scorer.fit(compare_pairs(rules.comparisons, work, li, ri), y)
