@@ -394,7 +394,7 @@ def labels_threshold(weights: np.ndarray, y: np.ndarray, current: float, *,
         return float(current), "rules (the labels ask for a threshold below the floor)"
     threshold, why = _shown(w, y, float(current), float(candidate),
                             rate=ONE_TO_ONE_MATCH_RATE if one_to_one else SHOWN_MATCH_RATE,
-                            claimed=floor + math.log2(1.0 / (1.0 - SHOWN_MATCH_RATE) - 1.0))
+                            claimed=floor + math.log2(FLOORS[0][0]))
     if threshold == candidate and candidate != float(choose_threshold(w, y, current)[0]):
         why = f"labels, held at a floor (odds {odds:g} to 1 of a match by the model's weights)"
     return threshold, why
@@ -410,9 +410,9 @@ def _shown(w: np.ndarray, y: np.ndarray, current: float, candidate: float, *,
     band's non-matches otherwise, and each false match merges two clusters.
 
     Where the model's own weights already claim that rate (a lower threshold at or above
-    `claimed`, the weight of odds `SHOWN_MATCH_RATE` to its rest: a threshold the rules set
-    above where the model itself is sure), the labels need only not refute the claim: their
-    match rate in the band is not shown below `SHOWN_MATCH_RATE` with 95% confidence."""
+    `claimed`, the weight of 9:1 odds of a match, the first of `FLOORS`: a threshold the rules
+    set above where the model itself is sure), the labels need only not refute the claim:
+    their match rate in the band is not shown below `SHOWN_MATCH_RATE` with 95% confidence."""
     from scipy.stats import beta
 
     if candidate == current:
@@ -432,7 +432,7 @@ def _shown(w: np.ndarray, y: np.ndarray, current: float, candidate: float, *,
         if n == 0:
             continue
         if down and step >= claimed:
-            ok = k > 0 and beta.ppf(0.95, k + 1, n - k) >= SHOWN_MATCH_RATE
+            ok = k > 0 and (k == n or beta.ppf(0.95, k + 1, n - k) >= SHOWN_MATCH_RATE)
         elif down:
             ok = k > 0 and beta.ppf(0.05, k, n - k + 1) >= rate
         else:
