@@ -291,9 +291,11 @@ def fit_labelled(rules, labels: LabelsLike, *, ids: pd.Series, source: np.ndarra
     The rules given are not changed.
 
     `judge(scorer, left_rows, right_rows, weights)`, where given, turns the labelled pairs'
-    weights into the weights the output decides them by (a one-to-one link: minus infinity for
-    a pair the assignment drops, which no threshold links), so that a label counts as an error
-    only where the output would be wrong about it.
+    weights into the weights the output decides them by (dedupe: the highest threshold at
+    which the two records end in one cluster; a one-to-one link: minus infinity for a pair the
+    assignment drops, which no threshold links), so that a label counts as an error only
+    where the output would be wrong about it: a labelled non-match whose records a chain of
+    matches puts in one cluster is an error, a labelled match so joined is not.
     """
     from linkage.pipeline import compare_pairs
     from linkage.scoring import RuleSum, Supervised
@@ -309,6 +311,7 @@ def fit_labelled(rules, labels: LabelsLike, *, ids: pd.Series, source: np.ndarra
     matrix = compare_pairs(rules.comparisons, work, li, ri, tf_columns=scorer.tf_columns)
     if judge is not None:
         matrix.judge = lambda fitted, weight: judge(fitted, li, ri, weight)
+    matrix.one_to_one = bool(mode == "link" and getattr(rules, "one_to_one", False))
     files = list(dict.fromkeys(str(f) for f in table["file"]))
     report: dict[str, Any] = {"files": files, "pairs": len(y), "matches": n_match,
                               "non_matches": n_non, "rules_threshold": float(scorer.threshold)}
@@ -467,7 +470,7 @@ def _labelled_threshold(scorer, matrix, y: np.ndarray, report: dict, *,
     """`labels_threshold` on the labelled pairs' weights (noting in `report` where the
     threshold came from), and how many labelled pairs it misclassifies."""
     weight = _weights(scorer, matrix)
-    one_to_one = getattr(matrix, "judge", None) is not None
+    one_to_one = getattr(matrix, "one_to_one", False)
     moved = (getattr(scorer, "diagnostics", None) or {}).get("one_to_one_threshold")
     if one_to_one and isinstance(moved, dict):  # even odds of a record's best candidate
         floor = -float(moved.get("shift", 0.0))

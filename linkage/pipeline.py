@@ -31,6 +31,7 @@ from linkage.blocking import BlockingInput, CandidatePairs, block, blocker_names
 from linkage.blocking._blockers import SkippedBlock
 from linkage.clustering import (
     connected_components,
+    joining_weights,
     one_to_one,
     record_prior_shift,
     split_decisions,
@@ -1190,7 +1191,19 @@ def run_local(
                 return compare_pairs(rules.comparisons, work, ri, rj)
 
             judge = None
-            if mode == "link" and rules.one_to_one:
+            if mode == "dedupe":
+
+                def judge(fitted, li: np.ndarray, ri: np.ndarray,
+                          labelled_weight: np.ndarray) -> np.ndarray:
+                    """The labelled pairs' weights as the clusters decide them: the highest
+                    threshold at which the two records end in one cluster (a chain of
+                    matched pairs joins them at its weakest pair's weight)."""
+                    every, _ = scored.weights(fitted)
+                    every = np.where(pair_stage(rules, pairs.mask) >= 0, np.inf, every)
+                    return joining_weights(n, pairs.left, pairs.right, every, li, ri,
+                                           labelled_weight)
+
+            elif mode == "link" and rules.one_to_one:
 
                 def judge(fitted, li: np.ndarray, ri: np.ndarray,
                           labelled_weight: np.ndarray) -> np.ndarray:
