@@ -75,18 +75,20 @@ def joining_weights(n: int, left: np.ndarray, right: np.ndarray, weight: np.ndar
     top = float(finite.max()) if len(finite) else 0.0
     # A spanning forest of least cost = of greatest weight; costs stay positive (zero is no
     # edge), +inf weights cost least of all, duplicate pairs keep their greatest weight.
-    cost = np.where(np.isposinf(w), 0.5, (top - np.minimum(w, top)) + 1.0)
     a = np.minimum(left, right).astype(np.int64)
     b = np.maximum(left, right).astype(np.int64)
     keep = a != b
-    frame = pd.DataFrame({"a": a[keep], "b": b[keep], "c": cost[keep]})
-    frame = frame.groupby(["a", "b"], sort=False, as_index=False)["c"].min()
-    graph = coo_matrix((frame["c"].to_numpy(), (frame["a"].to_numpy(), frame["b"].to_numpy())),
+    frame = pd.DataFrame({"a": a[keep], "b": b[keep], "w": w[keep]})
+    frame = frame.groupby(["a", "b"], sort=False, as_index=False)["w"].max()
+    cost = np.where(np.isposinf(frame["w"]), 0.5, (top - np.minimum(frame["w"], top)) + 1.0)
+    graph = coo_matrix((cost, (frame["a"].to_numpy(), frame["b"].to_numpy())),
                        shape=(n, n)).tocsr()
     forest = minimum_spanning_tree(graph).tocoo()
-    order = np.argsort(forest.data, kind="stable")
-    fa, fb, fc = forest.row[order], forest.col[order], forest.data[order]
-    fw = np.where(fc == 0.5, np.inf, top + 1.0 - fc)
+    # The forest's edges with their exact weights (the cost only ranks them), strongest first.
+    edges = pd.DataFrame({"a": forest.row.astype(np.int64), "b": forest.col.astype(np.int64)})
+    edges = edges.merge(frame, on=["a", "b"], how="left")
+    edges = edges.sort_values("w", ascending=False, kind="stable")
+    fa, fb, fw = edges["a"].to_numpy(), edges["b"].to_numpy(), edges["w"].to_numpy()
     parent_list, size_list, attached_list = list(range(n)), [1] * n, [math.inf] * n
 
     def root(x: int) -> int:
