@@ -18,10 +18,18 @@ pattern, one pair per pattern, and never a pair already labelled:
   distance from it and cut into bands whose sizes grow geometrically (the nearest band is the
   smallest), and each band gives a pair of its most common pattern not yet picked.
 
-Patterns that already hold a labelled pair come last. Everything is ordered by numbers and then
+In a one-to-one link only the pairs the assignment keeps are picked (while there are enough of
+them): a pair that loses to a better candidate of either record is linked at no threshold, so
+its label teaches the threshold nothing (measured on a product link: 16 of 25 picks were such
+pairs). Patterns that already hold a labelled pair come last. Everything is ordered by numbers and then
 by a seeded draw, so one run and one seed give one file.
 
-**How the labels are used** (`fit_labelled`, called by the pipeline where the scorer is fit):
+**How the labels are used** (`fit_labelled`, called by the pipeline where the scorer is fit).
+A label is judged as the output decides the pair, not by its weight alone: in a dedupe, the two
+records are together at a threshold when a chain of pairs at or above it joins them (a labelled
+non-match so joined is an error, a labelled match so joined is not; judged pair by pair, 5,000
+labels took a person table's threshold where the clusters chained, precision 0.997 -> 0.82); in
+a one-to-one link, a pair the assignment drops is linked at no threshold.
 
 - Fellegi-Sunter (`_guarded`): the unlabelled model (EM alone) is fit first and kept unless
   a model that used the labels misclassifies clearly fewer of them (by at least 2 and by more
@@ -42,6 +50,10 @@ by a seeded draw, so one run and one seed give one file.
   least 2 labelled pairs net, only as far as the labels demand (half-way between the
   labelled weights around it, the nearest such place to the model's own threshold), and a
   handful of labels never takes it below 9:1 odds of a match by the model's own weights.
+  Where the rules set it above those odds, the model itself claims the pairs down to them are
+  90% matches: the labels there need only not refute that. A one-to-one link has no floors
+  (a false link costs one pair, as a missed one does; nothing chains): a lower threshold needs
+  the labels to show the pairs it adds are mostly matches.
 
 The run folder keeps the labels it used as `labels.csv` (`id_l`, `id_r`, `label`), and
 `summary.json` says under `labels` how many there were, how they were used and where the
