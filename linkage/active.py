@@ -21,8 +21,8 @@ pattern, one pair per pattern, and never a pair already labelled:
 In a one-to-one link only the pairs the assignment keeps are picked (while there are enough of
 them): a pair that loses to a better candidate of either record is linked at no threshold, so
 its label teaches the threshold nothing (measured on a product link: 16 of 25 picks were such
-pairs). Patterns that already hold a labelled pair come last. Everything is ordered by numbers and then
-by a seeded draw, so one run and one seed give one file.
+pairs). Patterns that already hold a labelled pair come last. Everything is ordered by numbers
+and then by a seeded draw, so one run and one seed give one file.
 
 **How the labels are used** (`fit_labelled`, called by the pipeline where the scorer is fit).
 A label is judged as the output decides the pair, not by its weight alone: in a dedupe, the two
