@@ -20,7 +20,7 @@ pattern, one pair per pattern, and never a pair already labelled:
 
 In a one-to-one link only the pairs the assignment keeps are picked (while there are enough of
 them): a pair that loses to a better candidate of either record is linked at no threshold, so
-its label teaches the threshold nothing (measured on a product link: 16 of 25 picks were such
+its label teaches the threshold nothing (measured on a product link: 14 of 25 picks were such
 pairs). Patterns that already hold a labelled pair come last. Everything is ordered by numbers
 and then by a seeded draw, so one run and one seed give one file.
 
