@@ -96,7 +96,10 @@ SHOWN_MATCH_RATE = 0.9  # the match rate labels must show (95% lower bound) to l
 # A one-to-one link's lower threshold: the pairs it adds must be shown mostly matches (a false
 # link costs one pair there, as a missed one does; adding pairs pays when more than half match).
 ONE_TO_ONE_MATCH_RATE = 0.5
-UNCERTAIN_SHARE = 0.6  # of the picked pairs: nearest the threshold; the rest spread over bands
+UNCERTAIN_SHARE = 0.6
+# Candidate pairs up to which a dedupe's picks see each pair's cluster (a Python walk per pair,
+# about a second per 200,000); above, pairs are placed by their own weight.
+JOINED_PAIRS = 2_000_000  # of the picked pairs: nearest the threshold; the rest spread over bands
 # The classifier trained on a few dozen labels: a logistic regression over the one-hot levels
 # (additive, so every score is explained, and smooth where the labels are few; boosted trees
 # overfit two dozen labels).
@@ -639,6 +642,17 @@ def assignment(left: np.ndarray, right: np.ndarray, weight: np.ndarray) -> np.nd
                       np.asarray(weight, dtype=np.float64))
 
 
+def joined_weights(left: np.ndarray, right: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Each deduplication pair's weight as its cluster decides it: the highest threshold at
+    which its two records end in one cluster (`linkage.clustering.joining_weights`)."""
+    from linkage.clustering import joining_weights
+
+    codes, _ = pd.factorize(np.concatenate([np.asarray(left).astype(str),
+                                            np.asarray(right).astype(str)]))
+    a, b = codes[: len(left)], codes[len(left):]
+    return joining_weights(int(codes.max()) + 1, a, b, weight, a, b, weight)
+
+
 def _log_bands(count: int, bands: int) -> list[np.ndarray]:
     """Ranks 0..count-1 (0 nearest the threshold) cut into `bands` runs whose lengths grow
     geometrically: band k ends near count^((k+1)/bands)."""
@@ -699,6 +713,14 @@ def active_pairs(run, n: int, *, seed: int = 0,
         assigned = assignment(pairs["id_l"].to_numpy(), pairs["id_r"].to_numpy(), weight)
         if np.sum(assigned & ~known) >= n:
             open_rows = np.flatnonzero(assigned & ~known)
+    chained = np.zeros(len(pairs), dtype=bool)
+    if mode == "dedupe" and 0 < len(pairs) <= JOINED_PAIRS:
+        # A pair is decided by its cluster: one whose records a chain of stronger pairs
+        # already joins is together at a higher threshold than its own weight, and is
+        # placed (uncertain, or in a band) by that.
+        joined = joined_weights(pairs["id_l"].to_numpy(), pairs["id_r"].to_numpy(), weight)
+        chained = joined > weight
+        weight = joined
     if len(pairs) == 0:
         raise InputError(f"{run_dir}: the run scored no candidate pair; there is nothing to "
                          "label. Check its blocking (summary.json, stages.block).")
@@ -739,6 +761,7 @@ def active_pairs(run, n: int, *, seed: int = 0,
     orders = [(order, "uncertain: nearest the threshold")]
     if "match_probability" in pairs.columns:
         odds = np.abs(pairs["match_probability"].to_numpy(dtype=np.float64)[open_rows] - 0.5)
+        odds[chained[open_rows]] = np.inf  # its own probability does not decide it
         orders.append((open_rows[np.lexsort((tiebreak[open_rows], seen_before, odds))],
                        "uncertain: match probability nearest one half"))
     cursor = [0] * len(orders)
