@@ -1216,7 +1216,7 @@ def run_local(
                     dropped = pd.Series(~kept, index=key)
                     dropped = dropped[~dropped.index.duplicated()]
                     lost = pd.Series(li.astype(np.int64) * n + ri.astype(np.int64)).map(
-                        dropped).fillna(False).to_numpy(dtype=bool)
+                        dropped).eq(True).to_numpy(dtype=bool)
                     return np.where(lost, -np.inf, labelled_weight)
 
             rules, scorer, labels_report, kept_labels = fit_labelled(
