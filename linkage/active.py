@@ -721,6 +721,13 @@ def active_pairs(run, n: int, *, seed: int = 0,
         joined = joined_weights(pairs["id_l"].to_numpy(), pairs["id_r"].to_numpy(), weight)
         chained = joined > weight
         weight = joined
+        if chained.any():
+            # The pairs one chain joins at one weight are one decision (a merge of two
+            # clusters): they count as one pattern, so that one label asks about that merge.
+            merge = np.unique(weight[chained], return_inverse=True)[1].reshape(-1)
+            pattern = pattern.copy()
+            pattern[chained] = int(pattern.max()) + 1 + merge
+            labelled_patterns = set(pattern[known].tolist())
     if len(pairs) == 0:
         raise InputError(f"{run_dir}: the run scored no candidate pair; there is nothing to "
                          "label. Check its blocking (summary.json, stages.block).")
@@ -797,10 +804,16 @@ def active_pairs(run, n: int, *, seed: int = 0,
         for side in sides:
             if k < len(side):
                 pick(*side[k])
-    # Fill up (patterns ran out in a band, or few pairs): the nearest unpicked pairs.
+    # Fill up (patterns ran out in a band, or few pairs): the nearest unpicked pairs, one of
+    # each pattern not yet picked first.
     if len(picked_rows) < n:
         left = np.setdiff1d(order, picked_rows, assume_unique=False)
         left = left[np.lexsort((tiebreak[left], np.abs(weight[left] - threshold)))]
+        first = np.unique(pattern[left], return_index=True)[1]
+        fresh = np.zeros(len(left), dtype=bool)
+        fresh[first] = True
+        fresh &= ~np.isin(pattern[left], list(used_patterns))
+        left = np.concatenate([left[fresh], left[~fresh]])
         for row in left[: n - len(picked_rows)]:
             picked_rows.append(int(row))
             why.append("uncertain: nearest the threshold")
