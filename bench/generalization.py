@@ -440,6 +440,7 @@ def reference_runs(case: Case, run0: Path, work: Path, one) -> list[dict]:
 
     rules = yaml.safe_load((run0 / "rules.yaml").read_text(encoding="utf-8"))
     rules["scoring"] = {"type": "supervised", "labels": str(label_file)}
+    rules.pop("one_to_one_threshold", None)  # a record-prior move is for a fitted prior only
     rules_file = work / "rules_supervised.yaml"
     rules_file.write_text(yaml.safe_dump(rules, sort_keys=False), encoding="utf-8")
     rows.append({**one(f"all {n}", work / "run_supervised", ["--rules", str(rules_file)],

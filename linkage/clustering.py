@@ -52,6 +52,82 @@ def one_to_one(left: np.ndarray, right: np.ndarray, weight: np.ndarray) -> np.nd
     return accepted
 
 
+def joining_weights(n: int, left: np.ndarray, right: np.ndarray, weight: np.ndarray,
+                    query_left: np.ndarray, query_right: np.ndarray,
+                    query_weight: np.ndarray) -> np.ndarray:
+    """For each query pair of records, the highest threshold at which clustering puts the two
+    in one component: its own weight, or higher where a chain of pairs joins them (the best
+    chain's weakest pair). `left`, `right`, `weight`: the candidate pairs (weight +inf for a
+    pair matched whatever its weight); records are rows 0..n-1.
+
+    The chains that matter are those of the maximum spanning forest (computed by scipy); its
+    edges are joined strongest first, each record remembering the weight at which its tree
+    was attached (union by size, no path compression, so the trees stay shallow), and two
+    records are joined at the weakest attachment on their paths to the common root."""
+    from scipy.sparse.csgraph import minimum_spanning_tree
+
+    query_weight = np.asarray(query_weight, dtype=np.float64)
+    out = query_weight.copy()
+    w = np.asarray(weight, dtype=np.float64)
+    if n < 2 or len(w) == 0 or len(out) == 0:
+        return out
+    finite = w[np.isfinite(w)]
+    top = float(finite.max()) if len(finite) else 0.0
+    # A spanning forest of least cost = of greatest weight; costs stay positive (zero is no
+    # edge), +inf weights cost least of all, duplicate pairs keep their greatest weight.
+    a = np.minimum(left, right).astype(np.int64)
+    b = np.maximum(left, right).astype(np.int64)
+    keep = a != b
+    frame = pd.DataFrame({"a": a[keep], "b": b[keep], "w": w[keep]})
+    frame = frame.groupby(["a", "b"], sort=False, as_index=False)["w"].max()
+    cost = np.where(np.isposinf(frame["w"]), 0.5, (top - np.minimum(frame["w"], top)) + 1.0)
+    graph = coo_matrix((cost, (frame["a"].to_numpy(), frame["b"].to_numpy())),
+                       shape=(n, n)).tocsr()
+    forest = minimum_spanning_tree(graph).tocoo()
+    # The forest's edges with their exact weights (the cost only ranks them), strongest first.
+    edges = pd.DataFrame({"a": forest.row.astype(np.int64), "b": forest.col.astype(np.int64)})
+    edges = edges.merge(frame, on=["a", "b"], how="left")
+    edges = edges.sort_values("w", ascending=False, kind="stable")
+    fa, fb, fw = edges["a"].to_numpy(), edges["b"].to_numpy(), edges["w"].to_numpy()
+    parent_list, size_list, attached_list = list(range(n)), [1] * n, [math.inf] * n
+
+    def root(x: int) -> int:
+        while parent_list[x] != x:
+            x = parent_list[x]
+        return x
+
+    for x, y, joined in zip(fa.tolist(), fb.tolist(), fw.tolist(), strict=True):
+        rx, ry = root(x), root(y)
+        if rx == ry:
+            continue
+        if size_list[rx] < size_list[ry]:
+            rx, ry = ry, rx
+        parent_list[ry] = rx
+        size_list[rx] += size_list[ry]
+        attached_list[ry] = joined
+
+    for k, (x, y) in enumerate(zip(np.asarray(query_left).tolist(),
+                                   np.asarray(query_right).tolist(), strict=True)):
+        if x == y or not (0 <= x < n and 0 <= y < n):
+            continue
+        weakest_x = {x: math.inf}  # each ancestor of x: the weakest attachment on the way
+        node, weakest = x, math.inf
+        while parent_list[node] != node:
+            weakest = min(weakest, attached_list[node])
+            node = parent_list[node]
+            weakest_x[node] = weakest
+        node, weakest = y, math.inf
+        while node not in weakest_x:
+            if parent_list[node] == node:
+                break
+            weakest = min(weakest, attached_list[node])
+            node = parent_list[node]
+        if node in weakest_x:
+            joined = min(weakest, weakest_x[node])
+            out[k] = max(out[k], joined)
+    return out
+
+
 def record_prior_shift(left: np.ndarray, right: np.ndarray, weight: np.ndarray, n_left: int,
                        n_right: int, prior: float) -> dict:
     """How far a one-to-one link's threshold goes down when a record's best candidate is

@@ -31,6 +31,7 @@ from linkage.blocking import BlockingInput, CandidatePairs, block, blocker_names
 from linkage.blocking._blockers import SkippedBlock
 from linkage.clustering import (
     connected_components,
+    joining_weights,
     non_match_summary,
     one_to_one,
     record_prior_shift,
@@ -1191,9 +1192,38 @@ def run_local(
                 ri, rj = random_pairs(sizes if mode == "link" else [n], count, seed)
                 return compare_pairs(rules.comparisons, work, ri, rj)
 
+            judge = None
+            if mode == "dedupe":
+
+                def judge(fitted, li: np.ndarray, ri: np.ndarray,
+                          labelled_weight: np.ndarray) -> np.ndarray:
+                    """The labelled pairs' weights as the clusters decide them: the highest
+                    threshold at which the two records end in one cluster (a chain of
+                    matched pairs joins them at its weakest pair's weight)."""
+                    every, _ = scored.weights(fitted)
+                    every = np.where(pair_stage(rules, pairs.mask) >= 0, np.inf, every)
+                    return joining_weights(n, pairs.left, pairs.right, every, li, ri,
+                                           labelled_weight)
+
+            elif mode == "link" and rules.one_to_one:
+
+                def judge(fitted, li: np.ndarray, ri: np.ndarray,
+                          labelled_weight: np.ndarray) -> np.ndarray:
+                    """The labelled pairs' weights as the output decides them: a pair the
+                    one-to-one assignment drops (a better candidate of either record wins)
+                    is linked at no threshold."""
+                    every, _ = scored.weights(fitted)
+                    kept = one_to_one(pairs.left, pairs.right, every)
+                    key = pairs.left.astype(np.int64) * n + pairs.right.astype(np.int64)
+                    dropped = pd.Series(~kept, index=key)
+                    dropped = dropped[~dropped.index.duplicated()]
+                    lost = pd.Series(li.astype(np.int64) * n + ri.astype(np.int64)).map(
+                        dropped).eq(True).to_numpy(dtype=bool)
+                    return np.where(lost, -np.inf, labelled_weight)
+
             rules, scorer, labels_report, kept_labels = fit_labelled(
                 rules, labels, ids=ids, source=source, mode=mode, work=work, fit=fit,
-                random=random)
+                random=random, judge=judge)
         elif isinstance(scorer, Supervised):
             li, ri, y = labelled_pairs(scorer, rules, ids, source, mode)
             scorer = scorer.fit(compare_pairs(rules.comparisons, work, li, ri), y)
