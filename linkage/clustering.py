@@ -6,8 +6,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components as _scipy_components
 
 
 def connected_components(n: int, left: np.ndarray, right: np.ndarray) -> np.ndarray:
@@ -16,6 +14,10 @@ def connected_components(n: int, left: np.ndarray, right: np.ndarray) -> np.ndar
     """
     if n == 0:
         return np.zeros(0, dtype=np.int64)
+    # scipy here, not at import: `linkage validate` and runs refused at the door never cluster.
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components as _scipy_components
+
     graph = coo_matrix(
         (np.ones(len(left), dtype=np.int8), (np.asarray(left), np.asarray(right))), shape=(n, n)
     )

@@ -13,7 +13,7 @@ import yaml
 
 import linkage
 from linkage.settings import Rules
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, run_cli, run_clis
 from tests.test_weak_links import CHAIN_RULES, households
 
 SAMPLE = ROOT / "sample_data" / "customers.csv"
@@ -72,14 +72,15 @@ def test_check_exits_3_on_an_unreliable_model(chained):
 def test_check_exits_1_above_the_limit_and_0_below_on_a_reliable_model(datasets, tmp_path):
     febrl = datasets / "febrl" / "dataset3.csv"
     rules = ROOT / "rules" / "febrl.yaml"
-    above = run_cli("check", febrl, "--rules", rules, "--max-duplicate-rate", "0.1", "--json")
+    above, below, bad = run_clis(
+        ("check", febrl, "--rules", rules, "--max-duplicate-rate", "0.1", "--json"),
+        ("check", febrl, "--rules", rules, "--max-duplicate-rate", "0.7"),
+        ("check", tmp_path / "missing.csv", "--rules", rules, "--max-duplicate-rate", "0.1"),
+    )
     assert above.returncode == 1, above.stderr
     assert json.loads(above.stdout)["model_reliable"] is True
-    below = run_cli("check", febrl, "--rules", rules, "--max-duplicate-rate", "0.7")
     assert below.returncode == 0, below.stderr
     assert below.stdout.startswith("PASS")
-    bad = run_cli("check", tmp_path / "missing.csv", "--rules", rules,
-                  "--max-duplicate-rate", "0.1")
     assert bad.returncode == 2
 
 

@@ -12,7 +12,7 @@ import pytest
 from linkage.blocking import blocker_names
 from linkage.evaluate import blocking_report, score_clusters, scores_by_threshold
 from linkage.settings import Rules
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, run_cli, run_clis
 
 FEBRL_RULES = ROOT / "rules" / "febrl.yaml"
 
@@ -120,25 +120,24 @@ def test_bad_truth_exits_2(febrl_run, tmp_path):
     run = febrl_run / "run"
     truth = pd.read_csv(febrl_run / "truth.csv", dtype=str)
 
-    wrong_column = run_cli("evaluate", run, "--truth", febrl_run / "truth.csv",
-                           "--truth-id", "record", "--truth-cluster", "entity")
+    truth.assign(record=truth["record"] + "x").head(5).to_csv(tmp_path / "other.csv", index=False)
+    pd.concat([truth, truth.head(2)]).to_csv(tmp_path / "twice.csv", index=False)
+    # Five independent runs that only read: run side by side (see run_clis).
+    wrong_column, foreign, twice, bad_thresholds, not_a_run = run_clis(
+        ("evaluate", run, "--truth", febrl_run / "truth.csv",
+         "--truth-id", "record", "--truth-cluster", "entity"),
+        ("evaluate", run, "--truth", tmp_path / "other.csv",
+         "--truth-id", "record", "--truth-cluster", "person"),
+        ("evaluate", run, "--truth", tmp_path / "twice.csv",
+         "--truth-id", "record", "--truth-cluster", "person"),
+        ("evaluate", run, "--truth", febrl_run / "truth.csv", "--truth-id",
+         "record", "--truth-cluster", "person", "--thresholds", "1,high"),
+        ("evaluate", tmp_path, "--truth", febrl_run / "truth.csv",
+         "--truth-id", "record", "--truth-cluster", "person"),
+    )
     assert wrong_column.returncode == 2
     assert "`entity`" in wrong_column.stderr and "--truth-cluster" in wrong_column.stderr
-
-    truth.assign(record=truth["record"] + "x").head(5).to_csv(tmp_path / "other.csv", index=False)
-    foreign = run_cli("evaluate", run, "--truth", tmp_path / "other.csv",
-                      "--truth-id", "record", "--truth-cluster", "person")
     assert foreign.returncode == 2 and "5 id(s) of the truth are not records" in foreign.stderr
-
-    pd.concat([truth, truth.head(2)]).to_csv(tmp_path / "twice.csv", index=False)
-    twice = run_cli("evaluate", run, "--truth", tmp_path / "twice.csv",
-                    "--truth-id", "record", "--truth-cluster", "person")
     assert twice.returncode == 2 and "repeats 2 id(s)" in twice.stderr
-
-    bad_thresholds = run_cli("evaluate", run, "--truth", febrl_run / "truth.csv", "--truth-id",
-                             "record", "--truth-cluster", "person", "--thresholds", "1,high")
     assert bad_thresholds.returncode == 2 and "--thresholds" in bad_thresholds.stderr
-
-    not_a_run = run_cli("evaluate", tmp_path, "--truth", febrl_run / "truth.csv",
-                        "--truth-id", "record", "--truth-cluster", "person")
     assert not_a_run.returncode == 2 and "not a run folder" in not_a_run.stderr

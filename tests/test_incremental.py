@@ -19,7 +19,7 @@ from linkage.errors import InputError, LinkageWarning
 from linkage.incremental import update
 from linkage.result import Result
 from linkage.settings import Rules
-from tests.conftest import ROOT, nulls_as_none, run_cli
+from tests.conftest import ROOT, nulls_as_none, run_cli, run_clis
 from tests.test_febrl import _opaque, _read_febrl
 
 FEBRL_FS = {"type": "fellegi_sunter", "threshold": 0.0, "u_estimation": "random",
@@ -458,14 +458,17 @@ def test_cli_update_writes_a_run_folder_that_explains_and_repeats(customer_run, 
 def test_cli_update_rejects_bad_input(customer_run, tmp_path):
     run_dir, old_csv, new_csv = customer_run
     (tmp_path / "empty").mkdir()
-    done = run_cli("update", tmp_path / "empty", new_csv, "--out", tmp_path / "o1")
-    assert done.returncode == 2 and "not a run folder" in done.stderr
     pd.read_csv(new_csv, dtype=str).drop(columns=["email"]).to_csv(tmp_path / "no_email.csv",
                                                                     index=False)
-    done = run_cli("update", run_dir, tmp_path / "no_email.csv", "--out", tmp_path / "o2")
-    assert done.returncode == 2 and "`email`" in done.stderr and "no_email.csv" in done.stderr
-    done = run_cli("update", run_dir, old_csv, "--out", tmp_path / "o3")
-    assert done.returncode == 2 and "already in the run" in done.stderr
+    empty, no_email, again = run_clis(
+        ("update", tmp_path / "empty", new_csv, "--out", tmp_path / "o1"),
+        ("update", run_dir, tmp_path / "no_email.csv", "--out", tmp_path / "o2"),
+        ("update", run_dir, old_csv, "--out", tmp_path / "o3"),
+    )
+    assert empty.returncode == 2 and "not a run folder" in empty.stderr
+    assert (no_email.returncode == 2 and "`email`" in no_email.stderr
+            and "no_email.csv" in no_email.stderr)
+    assert again.returncode == 2 and "already in the run" in again.stderr
     assert not any((tmp_path / f"o{k}").exists() for k in (1, 2, 3))
 
 

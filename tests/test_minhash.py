@@ -261,17 +261,17 @@ def test_unique_sets_removes_duplicates():
 
 
 def test_lsh_params_cli_prints_bands_rows_and_s_curve():
-    from tests.conftest import run_cli
+    from tests.conftest import run_clis
 
-    done = run_cli("lsh-params", "--threshold", "0.8", "--num-perm", "128")
+    done, fixed, bad = run_clis(
+        ("lsh-params", "--threshold", "0.8", "--num-perm", "128"),
+        ("lsh-params", "--threshold", "0.8", "--num-perm", "128", "--bands", "16", "--rows", "8"),
+        ("lsh-params", "--threshold", "1.5"),
+    )
     assert done.returncode == 0, done.stderr
     assert "bands" in done.stdout.lower() and "rows" in done.stdout.lower()
     assert "0.95" in done.stdout and "0.50" in done.stdout
-    fixed = run_cli(
-        "lsh-params", "--threshold", "0.8", "--num-perm", "128", "--bands", "16", "--rows", "8"
-    )
     assert fixed.returncode == 0 and "16" in fixed.stdout
-    bad = run_cli("lsh-params", "--threshold", "1.5")
     assert bad.returncode == 2
 
 

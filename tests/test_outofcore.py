@@ -106,6 +106,29 @@ def test_python_result_of_a_chunked_run_reads_like_a_frame(person_table):
     assert chunked.summary() == memory.summary()
 
 
+def _peaks_in_memory_and_chunked(table, rules, folder, chunk_rows: str,
+                                 row_group_rows: str) -> dict[str, float]:
+    """Dedupe `table` with `rules` in memory (into folder/memory) and in chunks of
+    `chunk_rows` (folder/chunked), each in its own process under bench/_measure.py; the peak
+    resident memory of each run in MiB. The two run side by side: each peak is its own
+    process's, which the other does not change, and on two cores the pair takes the time of
+    one."""
+    runs = {name: subprocess.Popen(
+        [sys.executable, str(ROOT / "bench" / "_measure.py"), sys.executable, "-m",
+         "linkage", "dedupe", str(table), "--rules", str(rules), "--out", str(folder / name),
+         "--no-progress"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        env={**os.environ, "LINKAGE_ROW_GROUP_ROWS": row_group_rows,
+             **({"LINKAGE_CHUNK_ROWS": chunk} if chunk else {})})
+        for name, chunk in (("memory", None), ("chunked", chunk_rows))}
+    outputs = {name: process.communicate(timeout=600) for name, process in runs.items()}
+    peaks = {}
+    for name, (stdout, stderr) in outputs.items():
+        assert runs[name].returncode == 0, stderr
+        peaks[name] = json.loads(stdout.strip().splitlines()[-1])["peak_rss_mib"]
+    return peaks
+
+
 def test_a_chunked_run_holds_less_in_memory(tmp_path, person_table):
     # Blocking on the birth year alone: ~2.7 million candidate pairs for 20,000 records, so
     # pairs, not records, fill the memory. Peak RSS of each whole run, in its own process.
@@ -119,17 +142,7 @@ def test_a_chunked_run_holds_less_in_memory(tmp_path, person_table):
         "  - {type: exact, column: email}\n"
         "scoring: {type: rule_sum, threshold: 4.0}\n"
         "max_pairs: 50000000\n", encoding="utf-8")
-    peaks = {}
-    for name, chunk in (("memory", None), ("chunked", "50000")):
-        done = subprocess.run(
-            [sys.executable, str(ROOT / "bench" / "_measure.py"), sys.executable, "-m",
-             "linkage", "dedupe", str(person_table), "--rules", str(rules), "--out",
-             str(tmp_path / name), "--no-progress"],
-            capture_output=True, text=True, cwd=ROOT, timeout=600,
-            env={**os.environ, "LINKAGE_ROW_GROUP_ROWS": "100000",
-                 **({"LINKAGE_CHUNK_ROWS": chunk} if chunk else {})})
-        assert done.returncode == 0, done.stderr
-        peaks[name] = json.loads(done.stdout.strip().splitlines()[-1])["peak_rss_mib"]
+    peaks = _peaks_in_memory_and_chunked(person_table, rules, tmp_path, "50000", "100000")
     pairs = json.loads((tmp_path / "chunked" / "summary.json").read_text())
     assert pairs["stages"]["block"]["candidate_pairs"] > 2_000_000
     assert (tmp_path / "memory" / "pairs.parquet").read_bytes() == (
@@ -256,17 +269,8 @@ def test_a_wide_input_in_chunks_holds_less_in_memory(tmp_path):
     records, _ = persons(20_000, seed=9)
     path = tmp_path / "wide.csv"
     _wide(records, columns=20, width=300).to_csv(path, index=False)
-    peaks = {}
-    for name, chunk in (("memory", None), ("chunked", "5000")):
-        done = subprocess.run(
-            [sys.executable, str(ROOT / "bench" / "_measure.py"), sys.executable, "-m",
-             "linkage", "dedupe", str(path), "--rules", str(ROOT / "bench" / "persons.yaml"),
-             "--out", str(tmp_path / name), "--no-progress"],
-            capture_output=True, text=True, cwd=ROOT, timeout=600,
-            env={**os.environ, "LINKAGE_ROW_GROUP_ROWS": "2000",
-                 **({"LINKAGE_CHUNK_ROWS": chunk} if chunk else {})})
-        assert done.returncode == 0, done.stderr
-        peaks[name] = json.loads(done.stdout.strip().splitlines()[-1])["peak_rss_mib"]
+    peaks = _peaks_in_memory_and_chunked(path, ROOT / "bench" / "persons.yaml", tmp_path,
+                                         "5000", "2000")
     assert _files(tmp_path / "memory") == _files(tmp_path / "chunked")
     assert peaks["chunked"] < 0.8 * peaks["memory"], peaks
 

@@ -29,7 +29,7 @@ from linkage.inject import (
 )
 from linkage.normalize import normalize_company, normalize_phone, parse_dates
 from linkage.normalize.hangul import to_jamo
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, run_cli, run_clis
 
 CUSTOMERS = ROOT / "sample_data" / "customers.csv"
 RULES = ROOT / "rules" / "customers.yaml"
@@ -309,11 +309,13 @@ def test_cli_json_and_out(tmp_path):
 
 
 def test_cli_bad_input_exits_2(tmp_path):
-    too_many = run_cli("recall", CUSTOMERS, "--rules", RULES, "--inject", "5000")
-    assert too_many.returncode == 2 and "--inject" in too_many.stderr
-    unknown = run_cli("recall", CUSTOMERS, "--rules", RULES, "--kinds", "typo,misspell")
-    assert unknown.returncode == 2 and "'misspell'" in unknown.stderr
     lk.read(CUSTOMERS).drop(columns=["email"]).to_csv(tmp_path / "no_email.csv", index=False)
-    missing = run_cli("recall", tmp_path / "no_email.csv", "--rules", RULES)
+    too_many, unknown, missing = run_clis(
+        ("recall", CUSTOMERS, "--rules", RULES, "--inject", "5000"),
+        ("recall", CUSTOMERS, "--rules", RULES, "--kinds", "typo,misspell"),
+        ("recall", tmp_path / "no_email.csv", "--rules", RULES),
+    )
+    assert too_many.returncode == 2 and "--inject" in too_many.stderr
+    assert unknown.returncode == 2 and "'misspell'" in unknown.stderr
     assert missing.returncode == 2
     assert "no_email.csv" in missing.stderr and "`email`" in missing.stderr

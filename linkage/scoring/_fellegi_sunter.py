@@ -39,7 +39,6 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
 
 from linkage._schema import SchemaViolation, check, did_you_mean
 from linkage.comparators import NULL_LEVEL, Comparison
@@ -50,6 +49,14 @@ _FLOOR = 1e-6  # no learned probability goes below this, so no weight is infinit
 _DEFAULT_PRIOR = 0.1  # EM's starting lambda when `prior` is not given
 _FORMAT = "linkage.fellegi_sunter"
 _FORMAT_VERSION = 1
+
+
+def expit(x):
+    """scipy's logistic function, imported when first used (scipy costs a `validate` run a
+    quarter of its start-up)."""
+    from scipy.special import expit as _expit
+
+    return _expit(x)
 
 
 def _is_number(value: Any) -> bool:
