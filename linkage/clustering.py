@@ -66,6 +66,7 @@ def joining_weights(n: int, left: np.ndarray, right: np.ndarray, weight: np.ndar
     edges are joined strongest first, each record remembering the weight at which its tree
     was attached (union by size, no path compression, so the trees stay shallow), and two
     records are joined at the weakest attachment on their paths to the common root."""
+    from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import minimum_spanning_tree
 
     query_weight = np.asarray(query_weight, dtype=np.float64)
