@@ -478,3 +478,51 @@ def test_all_the_labels_never_make_fake_1000_worse(datasets):
                        for a, b in zip(labels["id_l"], labels["id_r"], strict=True)]
     labelled = linkage.dedupe(table, rules, progress=False, labels=labels)
     assert f1(labelled) >= f1(run0) - 0.01, (f1(run0), f1(labelled))
+
+
+def test_a_dedupe_asks_about_the_merges_its_clusters_make_not_pairs_a_chain_decided(
+        tmp_path, datasets):
+    """In a dedupe a pair's records are together wherever a chain of stronger pairs joins
+    them, whatever its own weight: asking about it near the threshold teaches nothing. The
+    uncertain picks are nearest the threshold by the weight at which their records join
+    (checked here by brute force over the run's pairs), and one merge of two clusters is
+    asked about once."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    frame = pd.read_csv(datasets / "splink" / "fake_1000.csv", dtype=str)
+    frame.drop(columns=["cluster"]).to_csv(tmp_path / "fake.csv", index=False)
+    run = tmp_path / "run"
+    done = run_cli("dedupe", tmp_path / "fake.csv", "--out", run)
+    assert done.returncode in (0, 1, 3), done.stderr
+    picked = linkage.active.active_pairs(run, 25)
+    pairs = pd.read_parquet(run / "pairs.parquet")
+    ids = pd.factorize(pd.concat([pairs["id_l"], pairs["id_r"]]).astype(str))[0]
+    a, b = ids[: len(pairs)], ids[len(pairs):]
+    weight = pairs["match_weight"].to_numpy(dtype=float)
+    n = int(ids.max()) + 1
+    levels = np.unique(weight)
+
+    def joined(row: int) -> float:
+        """The highest threshold at which the pair's records are in one component."""
+        for t in levels[levels >= weight[row]][::-1]:
+            keep = weight >= t
+            graph = coo_matrix((np.ones(keep.sum()), (a[keep], b[keep])), shape=(n, n))
+            label = connected_components(graph, directed=False)[1]
+            if label[a[row]] == label[b[row]]:
+                return float(t)
+        return float(weight[row])
+
+    where = {(x, y): k for k, (x, y) in enumerate(zip(pairs["id_l"].astype(str),
+                                                       pairs["id_r"].astype(str), strict=True))}
+    threshold = json.loads((run / "model.json").read_text())["params"].get("threshold", 0.0)
+    uncertain = picked[picked["picked"].str.startswith("uncertain: nearest")]
+    assert len(uncertain) >= 3
+    rows = [where[(x, y)] for x, y in zip(uncertain["id_l"].astype(str),
+                                          uncertain["id_r"].astype(str), strict=True)]
+    at = np.array([joined(r) for r in rows])
+    # A chain may hold a pair's records together far above its own weight: such a pair is
+    # placed by the chain, so every uncertain pick is near the threshold by where it joins.
+    assert np.all(np.abs(at - threshold) <= np.abs(weight[rows] - threshold) + 1e-9)
+    chained = at > weight[rows] + 1e-9
+    assert len(set(at[chained].round(9))) == chained.sum()  # one question per merge
