@@ -499,8 +499,18 @@ def profile_table(frame: pd.DataFrame) -> list[ColumnProfile]:
 # -- two tables ------------------------------------------------------------------------------
 
 def _value_set(values: pd.Series, limit: int = 5_000) -> set[str]:
-    present = _present(values).str.lower().str.replace(r"\s+", " ", regex=True)
-    return set(present.drop_duplicates().head(limit))
+    """The first `limit` distinct values, lower-cased with white space collapsed. Distinct raw
+    values are taken first and only as many normalized as it takes (the same set as
+    normalizing the whole column: first appearances keep their order)."""
+    raw = _present(values).drop_duplicates()
+
+    def norm(text: pd.Series) -> pd.Series:
+        return text.str.lower().str.replace(r"\s+", " ", regex=True).drop_duplicates()
+
+    head = norm(raw.head(4 * limit))
+    if len(head) < limit and len(raw) > 4 * limit:
+        head = norm(raw)
+    return set(head.head(limit))
 
 
 _FAMILIES = ({"given_name", "surname", "full_name", "name", "hangul_name"},
