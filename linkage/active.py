@@ -64,7 +64,8 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -324,9 +325,9 @@ def fit_labelled(rules, labels: LabelsLike, *, ids: pd.Series, source: np.ndarra
     li, ri, y, kept = labelled_rows(table, ids, source, mode)
     n_match, n_non = int(y.sum()), int(len(y) - y.sum())
     matrix = compare_pairs(rules.comparisons, work, li, ri, tf_columns=scorer.tf_columns)
-    if judge is not None:
-        matrix.judge = lambda fitted, weight: judge(fitted, li, ri, weight)
-    matrix.one_to_one = bool(mode == "link" and getattr(rules, "one_to_one", False))
+    judged = _Judged(matrix, None if judge is None else
+                     (lambda fitted, weight: judge(fitted, li, ri, weight)),
+                     bool(mode == "link" and getattr(rules, "one_to_one", False)))
     files = list(dict.fromkeys(str(f) for f in table["file"]))
     report: dict[str, Any] = {"files": files, "pairs": len(y), "matches": n_match,
                               "non_matches": n_non, "rules_threshold": float(scorer.threshold)}
@@ -338,11 +339,11 @@ def fit_labelled(rules, labels: LabelsLike, *, ids: pd.Series, source: np.ndarra
         scorer = fit(scorer, None)
         report.update(mode="threshold", rule="a rule sum keeps its weights; the labels set "
                                              "the threshold")
-        scorer.threshold, _ = _labelled_threshold(scorer, matrix, y, report, floor=-math.inf)
+        scorer.threshold, _ = _labelled_threshold(scorer, judged, y, report, floor=-math.inf)
     else:
-        scorer = _guarded(scorer, matrix, y, report, fit=fit, random=random)
+        scorer = _guarded(scorer, judged, y, report, fit=fit, random=random)
     _settle_moved_threshold(scorer, report)
-    weight = _weights(scorer, matrix)
+    weight = _weights(scorer, judged)
     predicted = weight >= scorer.threshold
     report["threshold"] = float(scorer.threshold)
     report["labelled_errors"] = {
@@ -461,31 +462,41 @@ def _shown(w: np.ndarray, y: np.ndarray, current: float, candidate: float, *,
     return current, "rules (too few labelled pairs show the move with 95% confidence)"
 
 
-def _weights(scorer, matrix) -> np.ndarray:
-    """The labelled pairs' weights by `scorer`, as the output decides them (`fit_labelled`'s
-    `judge`, kept on the matrix) where the scorer is a Fellegi-Sunter model."""
+@dataclass
+class _Judged:
+    """The labelled pairs as the output decides them: their comparison matrix; `judge`
+    (scorer, weights) -> the weights the output decides them by (`fit_labelled`'s; None:
+    their own); and whether the output is a one-to-one link."""
+
+    matrix: Any  # ComparisonMatrix
+    judge: Callable[[Any, np.ndarray], np.ndarray] | None = None
+    one_to_one: bool = False
+
+
+def _weights(scorer, pairs: _Judged) -> np.ndarray:
+    """The labelled pairs' weights by `scorer`, as the output decides them (`pairs.judge`)
+    where the scorer is a Fellegi-Sunter model."""
     from linkage.pipeline import weights_of
     from linkage.scoring import FellegiSunter
 
-    weight, _ = weights_of(scorer, matrix)
-    judge = getattr(matrix, "judge", None)
-    if judge is not None and isinstance(scorer, FellegiSunter):
-        weight = judge(scorer, weight)
+    weight, _ = weights_of(scorer, pairs.matrix)
+    if pairs.judge is not None and isinstance(scorer, FellegiSunter):
+        weight = pairs.judge(scorer, weight)
     return weight
 
 
-def _errors(scorer, matrix, y: np.ndarray) -> int:
+def _errors(scorer, pairs: _Judged, y: np.ndarray) -> int:
     """How many labelled pairs the scorer misclassifies at its own threshold."""
-    weight = _weights(scorer, matrix)
+    weight = _weights(scorer, pairs)
     return int(np.sum((weight >= scorer.threshold) != (y == 1.0)))
 
 
-def _labelled_threshold(scorer, matrix, y: np.ndarray, report: dict, *,
+def _labelled_threshold(scorer, pairs: _Judged, y: np.ndarray, report: dict, *,
                         floor: float = 0.0) -> tuple[float, int]:
     """`labels_threshold` on the labelled pairs' weights (noting in `report` where the
     threshold came from), and how many labelled pairs it misclassifies."""
-    weight = _weights(scorer, matrix)
-    one_to_one = getattr(matrix, "one_to_one", False)
+    weight = _weights(scorer, pairs)
+    one_to_one = pairs.one_to_one
     moved = (getattr(scorer, "diagnostics", None) or {}).get("one_to_one_threshold")
     if one_to_one and isinstance(moved, dict):  # even odds of a record's best candidate
         floor = -float(moved.get("shift", 0.0))
@@ -496,7 +507,7 @@ def _labelled_threshold(scorer, matrix, y: np.ndarray, report: dict, *,
     return threshold, int(np.sum((weight >= threshold) != (y == 1.0)))
 
 
-def _guarded(scorer, matrix, y: np.ndarray, report: dict, *, fit, random):
+def _guarded(scorer, pairs: _Judged, y: np.ndarray, report: dict, *, fit, random):
     """The Fellegi-Sunter scorer the labels justify: the unlabelled model (EM alone, its own
     threshold) unless a model that used the labels misclassifies clearly fewer of them.
 
@@ -510,7 +521,7 @@ def _guarded(scorer, matrix, y: np.ndarray, report: dict, *, fit, random):
     to the simpler model."""
     n_match, n_non = int(y.sum()), int(len(y) - y.sum())
     base = fit(copy.deepcopy(scorer), None)
-    base_errors = _errors(base, matrix, y)
+    base_errors = _errors(base, pairs, y)
     report.update(mode="unlabelled", rule=GUARD_RULE, unlabelled_errors=base_errors,
                   threshold_source="rules (the unlabelled model)")
     if min(n_match, n_non) < MIN_EACH:
@@ -520,17 +531,17 @@ def _guarded(scorer, matrix, y: np.ndarray, report: dict, *, fit, random):
     candidates = []
     moved = copy.deepcopy(base)
     sub: dict = {}
-    moved.threshold, errors = _labelled_threshold(moved, matrix, y, sub)
+    moved.threshold, errors = _labelled_threshold(moved, pairs, y, sub)
     candidates.append(("threshold", moved, errors, sub["threshold_source"]))
-    semi = fit(scorer, (matrix.levels.copy(), y.astype(np.int8)))
+    semi = fit(scorer, (pairs.matrix.levels.copy(), y.astype(np.int8)))
     sub = {}
-    semi.threshold, errors = _labelled_threshold(semi, matrix, y, sub)
+    semi.threshold, errors = _labelled_threshold(semi, pairs, y, sub)
     report["semi_supervised_errors"] = errors
     candidates.append(("semi-supervised", semi, errors, sub["threshold_source"]))
     seed = getattr(scorer, "seed", 0)
     trained = None
     if min(n_match, n_non) >= SUPERVISED_MIN_EACH:  # a classifier needs more than EM does
-        trained = _supervised(matrix, y, random(BACKGROUND_PER_LABEL * len(y), seed),
+        trained = _supervised(pairs.matrix, y, random(BACKGROUND_PER_LABEL * len(y), seed),
                               seed=seed)
     if trained is not None:
         supervised, cv_errors = trained
