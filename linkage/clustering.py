@@ -258,23 +258,36 @@ def split_weak_links(n: int, left: np.ndarray, right: np.ndarray, weight: np.nda
                             strength[pos].tolist())
     cross = piece[left[pos]] != piece[right[pos]]
     keep[pos[cross]] = False
-    removed = pos[cross]
-    splits = []
-    rows_of = np.argsort(labels, kind="stable")
-    starts = np.searchsorted(labels[rows_of], weak, side="left")
-    ends = np.searchsorted(labels[rows_of], weak, side="right")
+    splits = _split_records(labels, left, weight, pos[cross], piece, weak)
+    for split, c in zip(splits, weak.tolist(), strict=True):
+        split["max_degree"] = int(max_degree[c])
+    return keep, splits
+
+
+def _split_records(labels: np.ndarray, left: np.ndarray, weight: np.ndarray,
+                   removed: np.ndarray, piece: np.ndarray, clusters: np.ndarray
+                   ) -> list[dict]:
+    """One record per cluster in `clusters` (labels of the components before a split): its
+    rows, size, matched pairs, the pieces it became, the pairs `removed` from it and the
+    strongest of those (None where none was)."""
+    k = int(labels.max()) + 1
+    edge_label = labels[left]
+    size = np.bincount(labels, minlength=k)
+    edges = np.bincount(edge_label, minlength=k)
     removed_label = edge_label[removed]
     cut = np.bincount(removed_label, minlength=k)
     strongest = np.full(k, -np.inf)
     np.maximum.at(strongest, removed_label, weight[removed])
-    for c, a, b in zip(weak.tolist(), starts.tolist(), ends.tolist(), strict=True):
+    rows_of = np.argsort(labels, kind="stable")
+    starts = np.searchsorted(labels[rows_of], clusters, side="left")
+    ends = np.searchsorted(labels[rows_of], clusters, side="right")
+    out = []
+    for c, a, b in zip(clusters.tolist(), starts.tolist(), ends.tolist(), strict=True):
         rows = rows_of[a:b]
-        splits.append({"rows": rows, "size": int(size[c]), "pairs": int(edges[c]),
-                       "max_degree": int(max_degree[c]),
-                       "pieces": len(np.unique(piece[rows])),
-                       "removed": int(cut[c]),
-                       "strongest_removed": float(strongest[c]) if cut[c] else None})
-    return keep, splits
+        out.append({"rows": rows, "size": int(size[c]), "pairs": int(edges[c]),
+                    "pieces": len(np.unique(piece[rows])), "removed": int(cut[c]),
+                    "strongest_removed": float(strongest[c]) if cut[c] else None})
+    return out
 
 
 def _cut_merge_tree(n: int, lo: list[int], hi: list[int], strength: list[float]) -> np.ndarray:
@@ -438,25 +451,11 @@ def split_non_matches(n: int, left: np.ndarray, right: np.ndarray, weight: np.nd
     keep[removed] = False
     if len(removed) == 0:
         return keep, []
-    edge_label = labels[left]
-    size = np.bincount(labels, minlength=k)
-    edges = np.bincount(edge_label, minlength=k)
-    removed_label = edge_label[removed]
-    cut = np.bincount(removed_label, minlength=k)
-    strongest = np.full(k, -np.inf)
-    np.maximum.at(strongest, removed_label, weight[removed])
     negative = np.bincount(labels[cl[cw <= 0]], minlength=k)
-    rows_of = np.argsort(labels, kind="stable")
-    split = np.flatnonzero(cut > 0)
-    starts = np.searchsorted(labels[rows_of], split, side="left")
-    ends = np.searchsorted(labels[rows_of], split, side="right")
-    splits = []
-    for c, a, b in zip(split.tolist(), starts.tolist(), ends.tolist(), strict=True):
-        members = rows_of[a:b]
-        splits.append({"guard": NON_MATCH_GUARD, "rows": members, "size": int(size[c]),
-                       "pairs": int(edges[c]), "non_matches": int(negative[c]),
-                       "pieces": len(np.unique(piece[members])), "removed": int(cut[c]),
-                       "strongest_removed": float(strongest[c])})
+    split = np.unique(labels[left[removed]])
+    splits = _split_records(labels, left, weight, removed, piece, split)
+    for record, c in zip(splits, split.tolist(), strict=True):
+        record.update(guard=NON_MATCH_GUARD, non_matches=int(negative[c]))
     return keep, splits
 
 
