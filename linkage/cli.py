@@ -555,6 +555,7 @@ def _settings(part, skip: tuple[str, ...] = ("type",)) -> str:
 def _rules_lines(rules) -> list[str]:
     """What `linkage validate` says the rules will do, in the order a run does it."""
     from linkage.blocking import blocker_names
+    from linkage.clustering import splits_non_matches
     from linkage.pipeline import stage_reasons
 
     lines = [f"id column: {rules.id_column or '(row numbers)'}"]
@@ -583,7 +584,7 @@ def _rules_lines(rules) -> list[str]:
     lines += [f"guard {g.kind}: {_settings(g)}" for g in rules.guards]
     lines.append("cluster: split clusters only weak links hold together" if rules.split_weak_links
                  else "cluster: connected components, kept whole (split_weak_links: false)")
-    if rules.split_non_matches and rules.scoring.kind != "rule_sum":
+    if splits_non_matches(rules, rules.scoring):
         lines.append("cluster: split clusters whose members score as non-matches, joining two "
                      "groups only where the pairs compared between them sum to a positive weight")
     lines.append(f"keep: {_settings(rules.keep).removeprefix('policy ')}")

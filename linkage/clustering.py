@@ -386,6 +386,12 @@ def _leaves(node: int, children: list, leaf_row: list[int]) -> list[int]:
 NON_MATCH_GUARD = "split_non_matches"  # the `guard` of its decisions in guards.parquet
 
 
+def splits_non_matches(rules, scorer) -> bool:
+    """Whether a run splits clusters whose members score as non-matches: the rules ask for
+    it (`split_non_matches`) and the scorer's weights are log odds (not a rule sum's)."""
+    return bool(rules.split_non_matches) and getattr(scorer, "kind", None) != "rule_sum"
+
+
 def split_non_matches(n: int, left: np.ndarray, right: np.ndarray, weight: np.ndarray,
                       compared: tuple[np.ndarray, np.ndarray, np.ndarray],
                       unbreakable: np.ndarray | None = None, *, threshold: float = 0.0,

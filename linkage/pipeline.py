@@ -39,6 +39,7 @@ from linkage.clustering import (
     split_non_matches,
     split_summary,
     split_weak_links,
+    splits_non_matches,
 )
 from linkage.diagnostics import diagnose
 from linkage.errors import InputError, LinkageWarning
@@ -1623,8 +1624,7 @@ def cut_weak_links(rules: Rules, n: int, left: np.ndarray, right: np.ndarray,
     sizes = np.bincount(labels) if n else np.zeros(0, dtype=np.int64)
     keep = np.ones(len(left), dtype=bool)
     splits: list[dict] = []
-    if (rules.split_non_matches and compared is not None and scorer is not None
-            and getattr(scorer, "kind", None) != "rule_sum"):
+    if compared is not None and scorer is not None and splits_non_matches(rules, scorer):
         keep, splits = split_non_matches(n, left, right, weight, compared,
                                          unbreakable=unbreakable, labels=labels,
                                          threshold=scorer.threshold)
@@ -1649,7 +1649,7 @@ def add_diagnostics(summary: dict, rules: Rules, scorer, splits: list[dict],
     if rules.split_weak_links:
         summary["stages"]["cluster"]["split_weak_links"] = split_summary(splits,
                                                                          component_sizes)
-    if rules.split_non_matches and getattr(scorer, "kind", None) != "rule_sum":
+    if splits_non_matches(rules, scorer):
         summary["stages"]["cluster"]["split_non_matches"] = non_match_summary(splits)
     identical = None
     if mask is not None:
