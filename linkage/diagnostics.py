@@ -61,6 +61,7 @@ LABEL_PAIRS = ("Label 25 pairs: `linkage sample RUN_DIR --active --n 25 --out to
                "`--labels todo.csv`.")
 
 _FLOOR = 1e-5  # m or u at or below this: the level was not seen among matches or non-matches
+MAJORITY = 0.5  # a prior above it says most candidate pairs match (also a check in EM)
 PRIOR_FACTOR = 4.0  # EM's prior this many times off the independent estimate: a failed fit
 GIANT_SHARE = 0.01  # of all records
 GIANT_FACTOR = 10  # times the cluster size the matched pairs support
@@ -112,7 +113,7 @@ def _scorer(scorer: Any) -> list[dict]:
     for problem in found.get("problems") or []:
         out.append(_entry("scorer_fit", severity, str(problem)))
     prior = getattr(scorer, "prior_", None)
-    if prior is not None and float(prior) > 0.5 and not _majority_confirmed(found):
+    if prior is not None and float(prior) > MAJORITY and not _majority_confirmed(found):
         out.append(_entry(
             "implausible_prior", "unreliable",
             f"The scorer's prior says {float(prior):.0%} of the candidate pairs match. Blocking "
@@ -132,7 +133,7 @@ def _majority_confirmed(found: dict) -> bool:
     low_high = found.get("prior_independent_range")
     if not low_high or low_high[0] is None:
         return False
-    return float(low_high[0]) > 0.5 and not _fit_failed(found)
+    return float(low_high[0]) > MAJORITY and not _fit_failed(found)
 
 
 def _fit_failed(found: dict) -> bool:

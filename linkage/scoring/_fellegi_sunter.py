@@ -42,6 +42,7 @@ import pandas as pd
 
 from linkage._schema import SchemaViolation, check, did_you_mean
 from linkage.comparators import NULL_LEVEL, Comparison
+from linkage.diagnostics import MAJORITY  # a prior above it: most candidates match
 from linkage.errors import InputError, LinkageWarning
 from linkage.scoring._base import ComparisonMatrix, Scorer
 
@@ -1788,7 +1789,6 @@ def _label_fit(fit: dict) -> float:
     return fit["label_fit"]
 
 
-MAJORITY = 0.5  # a prior above it says most candidate pairs match
 
 
 def _plausible_range(independent: tuple[float, float]) -> tuple[float, float]:
