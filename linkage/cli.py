@@ -18,6 +18,7 @@ from pathlib import Path
 
 import click
 
+from linkage.commands import JSON_ERRORS, json_option
 from linkage.errors import LinkageError, LinkageWarning
 
 GATE = "linkage.gate"  # `check`'s exit code, kept in the context before it prints anything
@@ -39,9 +40,11 @@ class _Group(click.Group):
             sys.stdout.flush()  # a closed pipe fails here, not at exit
             return done
         except LinkageError as err:
-            click.secho(f"error: {err}", fg="red", err=True)
-            ctx.exit(2)
-        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            _error(ctx, str(err), 2)
+        except click.ClickException as err:  # a usage error: click says it, exit 2
+            _json_error(ctx, err.format_message(), err.exit_code)
+            raise
+        except (click.exceptions.Exit, click.Abort):
             raise
         except BrokenPipeError:
             _quiet_stdout()  # Python's documented way: nothing more goes to the closed pipe
@@ -55,16 +58,42 @@ class _Group(click.Group):
             if err.filename is not None:  # a file read or written outside `--out`
                 message = (f"{err.filename}: {err.strerror.lower()}. Check that path: its "
                            "permissions, and the space left where it is.")
-            click.secho(f"error: {message}", fg="red", err=True)
-            ctx.exit(2)
+            _error(ctx, message, 2)
         except Exception:
             _internal_error(ctx)
 
 
+# What each exit code means (`--json` errors name it as `kind`); 0 and 1 are results, not errors.
+ERROR_KINDS = {2: "bad_input", 3: "unreliable_model", 4: "internal_error"}
+
+
+def _error(ctx: click.Context, message: str, code: int):
+    """Say what went wrong on standard error and exit with `code`; under `--json` also as one
+    JSON object on standard output (`error`, `exit_code`, `kind`), the format the caller
+    parses."""
+    click.secho(f"error: {message}", fg="red", err=True)
+    _json_error(ctx, message, code)
+    ctx.exit(code)
+
+
+def _json_error(ctx: click.Context, message: str, code: int) -> None:
+    if not ctx.meta.get(JSON_ERRORS):
+        return
+    import json
+
+    with contextlib.suppress(OSError):
+        click.echo(json.dumps({"error": message, "exit_code": code,
+                               "kind": ERROR_KINDS.get(code, "error")},
+                              ensure_ascii=False))
+        sys.stdout.flush()
+
+
 def _internal_error(ctx: click.Context):
     traceback.print_exc()
-    click.secho("internal error: this is a bug in linkage, not in your data. Please report it "
-                "with the traceback above.", fg="red", err=True)
+    message = ("internal error: this is a bug in linkage, not in your data. Please report it "
+               "with the traceback above.")
+    click.secho(message, fg="red", err=True)
+    _json_error(ctx, message.removeprefix("internal error: "), 4)
     ctx.exit(4)
 
 
@@ -341,7 +370,7 @@ def lsh_params(threshold, num_perm, bands, rows):
 @click.option("--id-column", default=None)
 @click.option("--sep", default=None)
 @click.option("--encoding", default="utf-8", show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+@json_option
 def check(input_path, rules_path, max_duplicate_rate, id_column, sep, encoding, as_json):
     """A data-quality gate for ETL: exit 0 when INPUT's duplicate rate is at most
     --max-duplicate-rate, 1 when it is above, 2 on bad input or rules (the message says what

@@ -195,8 +195,12 @@ class Result:
             f"largest {stages['cluster']['largest_cluster']})",
         ]
         if s["mode"] == "dedupe":
+            actions = s["actions"]
+            # Every action, so that the counts add up to the records read: `preserved` (a
+            # guard rule keeps the repeat, e.g. two purchases) and `review` (a person decides).
             lines.append(
-                f"  kept {s['actions']['keep']:,}, duplicates {s['actions']['duplicate']:,} "
+                f"  kept {actions['keep']:,}, duplicates {actions['duplicate']:,}, "
+                f"preserved {actions.get('preserved', 0):,}, review {actions.get('review', 0):,} "
                 f"(removal rate {s['removal_rate']:.2%})"
             )
         else:

@@ -29,3 +29,24 @@ def test_bad_input_exits_2(tmp_path):
         ("check", SAMPLE, "--rules", RULES, "--max-duplicate-rate", "5"))
     assert missing.returncode == 2 and "nope.csv" in missing.stderr
     assert bad_rate.returncode == 2 and "0.01" in bad_rate.stderr
+
+
+def test_json_errors_under_json(tmp_path):
+    """With `--json` a pipeline parses one format whatever happens: an error is one JSON
+    object on standard output naming the exit code and its kind (and still said on standard
+    error); without `--json` standard output stays empty."""
+    missing, usage, evaluate, plain = run_clis(
+        ("check", tmp_path / "nope.csv", "--rules", RULES, "--max-duplicate-rate", "0.01",
+         "--json"),
+        ("check", SAMPLE, "--rules", RULES, "--json"),  # --max-duplicate-rate left out
+        ("evaluate", tmp_path / "no_run", "--truth", tmp_path / "t.csv", "--truth-id", "id",
+         "--truth-cluster", "e", "--json"),
+        ("check", tmp_path / "nope.csv", "--rules", RULES, "--max-duplicate-rate", "0.01"))
+    for done in (missing, usage, evaluate):
+        assert done.returncode == 2, done.stderr
+        error = json.loads(done.stdout)
+        assert error["exit_code"] == 2 and error["kind"] == "bad_input"
+        assert error["error"] and error["error"].split()[0] in done.stderr
+    assert "nope.csv" in json.loads(missing.stdout)["error"]
+    assert "--max-duplicate-rate" in json.loads(usage.stdout)["error"]
+    assert plain.returncode == 2 and plain.stdout == "" and "nope.csv" in plain.stderr

@@ -23,11 +23,11 @@ def transactions(tmp_path_factory):
     assert done.returncode == 0, done.stderr
     clusters = pd.read_parquet(out / "clusters.parquet")
     truth = pd.read_csv(ROOT / "sample_data" / "transactions_truth.csv", dtype=str)
-    return out, clusters.merge(truth, on="txn_row", validate="one_to_one")
+    return out, clusters.merge(truth, on="txn_row", validate="one_to_one"), done.stdout
 
 
 def test_every_double_load_removed(transactions):
-    _, rows = transactions
+    _, rows, _ = transactions
     loads = rows[rows["kind"] == "double_load"]
     assert len(loads) > 0 and (loads["action"] == "duplicate").all()
     # ... and only double loads: no real purchase is removed.
@@ -39,7 +39,7 @@ def test_every_double_load_removed(transactions):
 
 
 def test_legitimate_repeats_all_kept_and_preserved(transactions):
-    out, rows = transactions
+    out, rows, _ = transactions
     repeats = rows[rows["kind"] == "repeat_purchase"]
     assert (repeats["action"].isin(["keep", "preserved"])).all()
     preserved = rows[rows["action"] == "preserved"]
@@ -56,7 +56,7 @@ def test_legitimate_repeats_all_kept_and_preserved(transactions):
 
 
 def test_explain_shows_the_guard_decision(transactions):
-    out, rows = transactions
+    out, rows, _ = transactions
     record = rows.loc[rows["action"] == "preserved", "txn_row"].iloc[0]
     done = run_cli("explain", out, record)
     assert done.returncode == 0, done.stderr
@@ -71,11 +71,11 @@ def texts(tmp_path_factory):
     assert done.returncode == 0, done.stderr
     clusters = pd.read_parquet(out / "clusters.parquet")
     truth = pd.read_csv(ROOT / "sample_data" / "labelled_text_truth.csv", dtype=str)
-    return out, clusters.merge(truth, on="doc_id", validate="one_to_one")
+    return out, clusters.merge(truth, on="doc_id", validate="one_to_one"), done.stdout
 
 
 def test_conflicting_labels_all_flagged_none_dropped(texts):
-    out, rows = texts
+    out, rows, _ = texts
     conflicts = rows[rows["kind"] == "conflicting_label"]
     assert len(conflicts) > 0 and (conflicts["action"] == "review").all()
     assert conflicts["review_group"].notna().all()
@@ -90,12 +90,36 @@ def test_conflicting_labels_all_flagged_none_dropped(texts):
 
 
 def test_protected_quotes_kept(texts):
-    _, rows = texts
+    _, rows, _ = texts
     quotes = rows[rows["kind"] == "protected_quote"]
     assert len(quotes) > 0 and (quotes["action"] == "keep").all()
 
 
 def test_copies_with_one_label_are_removed(texts):
-    _, rows = texts
+    _, rows, _ = texts
     copies = rows[rows["kind"] == "exact_duplicate"]
     assert (copies["action"] == "duplicate").mean() > 0.5
+
+
+def _terminal_actions(stdout: str) -> dict[str, int]:
+    """The action counts of the terminal summary's `kept ...` line."""
+    import re
+
+    line = next(x for x in stdout.splitlines() if x.strip().startswith("kept "))
+    return {name: int(count.replace(",", ""))
+            for name, count in re.findall(r"(kept|duplicates|preserved|review) ([\d,]+)", line)}
+
+
+@pytest.mark.parametrize("fixture", ["transactions", "texts"])
+def test_terminal_summary_counts_every_action(fixture, request):
+    """The terminal's counts add up to the records read: the repeats a guard keeps
+    (`preserved`) and the records sent to a person (`review`) are said, not left out."""
+    _, rows, stdout = request.getfixturevalue(fixture)
+    said = _terminal_actions(stdout)
+    actions = rows["action"].value_counts()
+    assert said == {"kept": int(actions.get("keep", 0)),
+                    "duplicates": int(actions.get("duplicate", 0)),
+                    "preserved": int(actions.get("preserved", 0)),
+                    "review": int(actions.get("review", 0))}
+    assert sum(said.values()) == len(rows)
+    assert said["preserved" if fixture == "transactions" else "review"] > 0

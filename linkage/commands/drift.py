@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from linkage.commands import json_option
 from linkage.commands.review import _bands
 
 
@@ -23,7 +24,7 @@ from linkage.commands.review import _bands
 @click.option("--max-drop", default=None, type=float,
               help="Fail (exit 1) when precision in any band fell by more than this (0.05 = 5 "
                    "points).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+@json_option
 def command(new_run, labels_path, baseline, bands, on, max_drop, as_json):
     """How precision per score band moved between the run LABELS were sampled from and
     NEW_RUN: for each labelled pair its band then and now, precision per band then and now

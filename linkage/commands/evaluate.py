@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from linkage.commands import json_option
+
 
 def parse_thresholds(text: str | None) -> list[float] | None:
     """--thresholds a,b,c as sorted numbers; None when not given."""
@@ -160,7 +162,7 @@ def _format(report: dict[str, Any], truth_path: Path) -> str:
                    "the run's threshold and two steps of 1 either side).")
 @click.option("--sep", default=None, help="CSV separator of --truth; sniffed when not given.")
 @click.option("--encoding", default="utf-8", show_default=True, help="Text encoding of --truth.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+@json_option
 def command(run_dir, truth_path, truth_id, truth_cluster, thresholds, sep, encoding, as_json):
     """Score the run in RUN_DIR (the --out folder of `linkage dedupe` or `link`) against a
     truth table: pairwise and B-cubed precision/recall/F1, true entities reproduced exactly,

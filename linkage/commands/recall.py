@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from linkage.commands import json_option
+
 
 @click.command("recall")
 @click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
@@ -25,7 +27,7 @@ import click
               help="Column holding record ids (overrides `id_column` in the rules).")
 @click.option("--sep", default=None, help="CSV separator; sniffed when not given.")
 @click.option("--encoding", default="utf-8", show_default=True, help="CSV text encoding.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+@json_option
 @click.option("--out", default=None, type=click.Path(file_okay=False, path_type=Path),
               help="Folder for the injected copies, the outcome of each copy (outcomes.csv), "
                    "recall.json and the run with the copies (run/), to look at the misses.")
