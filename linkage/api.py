@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import time
 from functools import partial
 from pathlib import Path
 
 import pandas as pd
 
-from linkage.io import TableLike, checksum, count_records, header, read, read_batches
+from linkage.io import (
+    TableLike,
+    as_frame,
+    checksum,
+    count_records,
+    header,
+    is_path,
+    read,
+    read_batches,
+)
 from linkage.pipeline import (
     Table,
     auto_chunk_rows,
@@ -26,6 +36,11 @@ def _rules(rules: Rules | str | Path | dict) -> Rules:
     if isinstance(rules, dict):
         return Rules.from_dict(rules)
     return Rules.from_yaml(rules)
+
+
+def _native(source: TableLike, what: str = "the table") -> str | os.PathLike | pd.DataFrame:
+    """A path as it is; any table object as a pandas DataFrame (`linkage.io.as_frame`)."""
+    return source if is_path(source) else as_frame(source, what)
 
 
 def _table(source: TableLike, sep: str | None, encoding: str,
@@ -94,6 +109,7 @@ def dedupe(
     `linkage.active`).
     """
     rules = _rules(rules)
+    table = _native(table)
     if rules.rename_right:
         from linkage.errors import InputError
 
@@ -124,6 +140,7 @@ def link(
     """Find the records of `left` and `right` that describe the same thing (the other
     arguments as for `dedupe`; `labels` ids: left ids in `id_l`, right ids in `id_r`)."""
     rules = _rules(rules)
+    left, right = _native(left, "the left table"), _native(right, "the right table")
     columns = _columns([left, right], rules, id_column, engine, chunk_rows)
     rename = rules.rename_right or {}
     back = {v: k for k, v in rename.items()}

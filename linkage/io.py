@@ -27,7 +27,43 @@ import pandas as pd
 
 from linkage.errors import InputError
 
-TableLike = str | os.PathLike | pd.DataFrame
+# A path (CSV, Parquet file or folder), or a table object: pandas, polars, pyarrow and every
+# other DataFrame narwhals reads (eager or lazy), or a dict of columns (`as_frame`).
+TableLike = str | os.PathLike | pd.DataFrame | Any
+
+TABLES_READ = ("a CSV or Parquet path, a pandas, polars or pyarrow table (any DataFrame "
+               "narwhals reads, eager or lazy) or a dict of columns")
+
+
+def is_path(source: Any) -> bool:
+    return isinstance(source, str | os.PathLike)
+
+
+def as_frame(source: Any, what: str = "the table") -> pd.DataFrame:
+    """A table given as an object, as a pandas DataFrame (pandas itself unchanged, not
+    copied). Other DataFrames go through narwhals, the interchange layer polars, pyarrow,
+    modin, cuDF, DuckDB and PySpark share, so that each converts as its own library does
+    (a lazy frame is collected: the local engine holds the table in memory anyway); a dict
+    is read as columns. Anything else is bad input, said with what is read."""
+    if isinstance(source, pd.DataFrame):
+        return source
+    if isinstance(source, dict):
+        try:
+            return pd.DataFrame(source)
+        except (ValueError, TypeError) as err:
+            raise InputError(f"{what}: a dict is read as columns (name -> values of equal "
+                             f"length), and this one is not: {err}. Fix the dict, or give "
+                             f"{TABLES_READ}.") from None
+    import narwhals as nw
+
+    try:
+        native = nw.from_native(source)
+    except TypeError:
+        raise InputError(f"{what}: a {type(source).__module__}.{type(source).__name__} is "
+                         f"not a table linkage reads. Give {TABLES_READ}.") from None
+    if isinstance(native, nw.LazyFrame):
+        return native.collect("pandas").to_pandas()
+    return native.to_pandas()
 
 
 def _sniff_separator(path: Path, encoding: str) -> str:
@@ -218,8 +254,8 @@ def read(
     `columns`: read only those of these columns the file has (in the file's order), for a run
     that needs a few columns of a wide table; `read_batches` gives the whole rows later.
     """
-    if isinstance(source, pd.DataFrame):
-        frame = source.copy()
+    if not is_path(source):
+        frame = as_frame(source).copy()
         frame.attrs["linkage_source"] = name or "DataFrame"
         return frame
     path = _existing(source)
@@ -388,7 +424,7 @@ def as_text(values: pd.Series) -> np.ndarray:
 def checksum(source: TableLike, frame: pd.DataFrame) -> str:
     """sha256 of the input file's bytes (a Parquet folder's data files one after another, in
     sorted order), or of a DataFrame's contents."""
-    if isinstance(source, pd.DataFrame):
+    if not is_path(source):
         hashed = pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes()
         return "sha256:" + hashlib.sha256(hashed).hexdigest()
     digest = hashlib.sha256()
