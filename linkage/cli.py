@@ -216,8 +216,12 @@ def _labels(paths: tuple[Path, ...], out: Path) -> list[Path] | None:
     return list(paths)
 
 
-def _finish(result, out: Path, checkpoint: Path | None = None) -> None:
-    result.write(out)
+def _finish(result, out: Path, checkpoint: Path | None = None,
+            progress: bool | None = None) -> None:
+    from linkage.progress import stage_line
+
+    with stage_line("writing the outputs", progress):
+        result.write(out)
     if checkpoint is not None:
         import shutil
 
@@ -250,12 +254,12 @@ def dedupe(input_path, rules_path, out, id_column, sep, encoding, progress, mode
     _warnings_to_stderr()
     with claim(out, input_path, rules_path, model, *labels_paths):
         labels = _labels(labels_paths, out)
-        rules = rules_path or _suggested([input_path], sep, encoding)
+        rules = rules_path or _suggested([input_path], sep, encoding, progress)
         result = run(input_path, rules, id_column=id_column, sep=sep, encoding=encoding,
                      progress=progress, model=model, checkpoint=_checkpoint(out, resume),
                      engine=engine, spark_master=spark_master, chunk_rows=chunk_rows,
                      labels=labels)
-        _finish(result, out, _checkpoint(out, resume))
+        _finish(result, out, _checkpoint(out, resume), progress)
 
 
 @main.command(epilog=LABELS_LOOP.replace("dedupe people.csv", "link left.csv right.csv")
@@ -271,12 +275,12 @@ def link(left, right, rules_path, out, id_column, sep, encoding, progress, model
     _warnings_to_stderr()
     with claim(out, left, right, rules_path, model, *labels_paths):
         labels = _labels(labels_paths, out)
-        rules = rules_path or _suggested([left, right], sep, encoding)
+        rules = rules_path or _suggested([left, right], sep, encoding, progress)
         result = run(left, right, rules, id_column=id_column, sep=sep, encoding=encoding,
                      progress=progress, model=model, checkpoint=_checkpoint(out, resume),
                      engine=engine, spark_master=spark_master, chunk_rows=chunk_rows,
                      labels=labels)
-        _finish(result, out, _checkpoint(out, resume))
+        _finish(result, out, _checkpoint(out, resume), progress)
 
 
 @main.command()
@@ -389,7 +393,7 @@ def check(input_path, rules_path, max_duplicate_rate, id_column, sep, encoding, 
     if not 0 <= max_duplicate_rate <= 1:
         raise RulesError(f"--max-duplicate-rate must be a share in [0, 1]. Got "
                          f"{max_duplicate_rate!r} instead (1% is 0.01).")
-    rules = rules_path or _suggested([input_path], sep, encoding)
+    rules = rules_path or _suggested([input_path], sep, encoding, False)
     result = run(input_path, rules, id_column=id_column, sep=sep, encoding=encoding,
                  progress=False)
     summary = result.summary()
@@ -513,14 +517,16 @@ def calibrate(run_dir, labels_path, bands, on, target, write_rules):
         click.echo(f"  wrote {write_rules}")
 
 
-def _suggested(paths, sep, encoding):
+def _suggested(paths, sep, encoding, progress: bool | None = None):
     from linkage.io import read
+    from linkage.progress import stage_line
     from linkage.settings import Rules
     from linkage.suggest import suggest_rules
 
-    frames = [read(p, sep=sep, encoding=encoding) for p in paths]
     click.echo("no --rules given: using suggested rules (see rules.yaml in --out)", err=True)
-    return Rules.from_dict(suggest_rules(frames).rules, source="suggested rules")
+    with stage_line("suggesting rules (profiling the columns, measuring keys)", progress):
+        frames = [read(p, sep=sep, encoding=encoding) for p in paths]
+        return Rules.from_dict(suggest_rules(frames).rules, source="suggested rules")
 
 
 @main.command()

@@ -430,9 +430,10 @@ def _run_update(old, combined, n_old, id_name, records_checksum, read_seconds):
     """Block and score the new pairs, then guard, cluster and keep over all pairs; returns
     the run (clusters labelled by first record, as a full run labels them), the labels and
     the pair counts (new, carried over, dropped: no blocker proposes them any more)."""
-    from linkage.pipeline import Table, _Clock, compare_pairs
+    from linkage.pipeline import Table, compare_pairs
+    from linkage.progress import Clock
 
-    rules, clock = old.rules, _Clock()
+    rules, clock = old.rules, Clock()
     if rules.group_by:  # its new-pair blocking does not hold the group in its keys yet
         raise RulesError(f"{rules.source}: `group_by` is not supported by `linkage update` "
                          "yet. Run `linkage dedupe` on all the records instead.")

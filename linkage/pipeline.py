@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import os
 import platform
-import sys
-import time
 import warnings
 import weakref
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -60,6 +57,7 @@ from linkage.normalize._encoded import (
     encode_series,
     normalize_encoded,
 )
+from linkage.progress import Clock, progress_bar
 from linkage.result import Result
 from linkage.scoring import ComparisonMatrix, FellegiSunter, Supervised
 from linkage.settings import Rules
@@ -101,26 +99,6 @@ def input_projection(rules: Rules, id_column: str | None) -> list[str] | None:
     columns = list(rules.columns())
     id_column = id_column or rules.id_column
     return [*columns, id_column] if id_column and id_column not in columns else columns
-
-
-@dataclass
-class _Clock:
-    timings: dict[str, float] = field(default_factory=dict)
-
-    @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        start = time.perf_counter()
-        yield
-        self.timings[name] = round(time.perf_counter() - start, 4)
-
-
-def _progress(total: int, desc: str, enabled: bool | None):
-    disable = not sys.stderr.isatty() if enabled is None else not enabled
-    if disable:  # tqdm.auto warns in a notebook without ipywidgets even for a hidden bar
-        from tqdm import tqdm
-    else:
-        from tqdm.auto import tqdm
-    return tqdm(total=total, desc=desc, disable=disable, leave=False, unit="step")
 
 
 def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) -> None:
@@ -762,7 +740,7 @@ def _exact_and_block(rules, combined, id_name, mode, work, source, n, progress, 
         else:
             data = BlockingInput.encoded({c: v.take(representatives) for c, v in work.items()},
                                          None, None if group is None else group[representatives])
-        with _progress(len(rules.blocking), "blocking", progress) as bar:
+        with progress_bar(len(rules.blocking), "blocking", progress) as bar:
             pairs = block(
                 rules.blocking,
                 data,
@@ -1123,7 +1101,7 @@ def run_local(
     """
     chunk = resolve_chunk_rows(chunk_rows)
     clock, id_column, (frames, id_name, sizes, source, ids, combined) = start_run(
-        tables, rules, id_column)
+        tables, rules, id_column, progress=progress)
     n = sum(sizes)
 
     with clock.stage("normalize"):
@@ -1159,7 +1137,7 @@ def run_local(
         scored = _InMemory(rules, work, pairs, checkpoint, fingerprint)
     else:
         scored = _Streamed(rules, work, pairs, chunk, checkpoint, fingerprint)
-    with clock.stage("compare"), _progress(scored.steps, "comparing", progress) as bar:
+    with clock.stage("compare"), progress_bar(scored.steps, "comparing", progress) as bar:
         scored.compare(scorer.tf_columns, bar)
     if scored.resumed:
         clock.timings["compare"] = 0.0  # resumed from the checkpoint
@@ -1296,6 +1274,7 @@ def run_local(
         outputs["labels"] = kept_labels
     add_diagnostics(summary, rules, scorer, splits, component_sizes, clusters, pairs.left,
                     pairs.right, matched, pairs.mask)
+    clock.close()
     return Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
 
 
@@ -1582,11 +1561,13 @@ def _take(ids: pd.Series, rows: np.ndarray) -> pd.Series:
     return ids.take(np.asarray(rows, dtype=np.int64)).reset_index(drop=True).rename(None)
 
 
-def start_run(tables: list[Table], rules: Rules, id_column: str | None):
-    """How every engine's run begins: a clock holding the read time, the id column (argument,
-    else the rules'), the tables checked (`validate_tables`) and prepared (`prepare_tables`,
-    timed as "prepare")."""
-    clock = _Clock()
+def start_run(tables: list[Table], rules: Rules, id_column: str | None, *,
+              progress: bool | None = False):
+    """How every engine's run begins: a clock holding the read time (and showing the stages
+    where `progress` is on: `linkage.progress.Clock`), the id column (argument, else the
+    rules'), the tables checked (`validate_tables`) and prepared (`prepare_tables`, timed as
+    "prepare")."""
+    clock = Clock(progress=progress)
     clock.timings["read"] = round(sum(t.read_seconds for t in tables), 4)
     id_column = id_column or rules.id_column
     validate_tables(tables, rules, id_column)

@@ -41,7 +41,6 @@ from linkage.pipeline import (
     Mode,
     Table,
     _outputs,
-    _progress,
     _summary,
     add_diagnostics,
     cut_weak_links,
@@ -53,6 +52,7 @@ from linkage.pipeline import (
     stage_stats,
     start_run,
 )
+from linkage.progress import progress_bar
 from linkage.result import Result
 from linkage.scoring import ComparisonMatrix, FellegiSunter
 from linkage.settings import Rules
@@ -111,13 +111,15 @@ def run_spark(
     """
     check_supported(rules)
     clock, id_column, (frames, id_name, sizes, source, ids, combined) = start_run(
-        tables, rules, id_column)
+        tables, rules, id_column, progress=progress)
     n = len(combined)
     with clock.stage("spark"):
         spark = spark_session(master)
-    with quiet_pyspark(), _progress(len(STAGES), "spark", progress) as bar:
+    # The clock's stage line names each stage as it runs; this count of them stays hidden.
+    with quiet_pyspark(), progress_bar(len(STAGES), "spark", False) as bar:
         result = _run(spark, mode, tables, rules, id_column, model, clock, bar, frames,
                       id_name, sizes, source, ids, combined, n)
+    clock.close()
     return result
 
 
