@@ -8,6 +8,9 @@ A small façade; everything else lives in modules named for what they hold::
     rules = lk.Rules.from_yaml("rules/customers.yaml")
     run = lk.dedupe(customers, rules)
     run.summary(); run.clusters.head()
+
+    linker = lk.Linker().fit("sample_data/customers.csv")   # fitted once (notebooks)
+    linker.cluster(threshold=8); linker.predict(); linker.explain("C-000019")
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ __version__ = "0.1.0"
 from linkage.api import dedupe, link
 from linkage.errors import LinkageError
 from linkage.io import read
+from linkage.linker import Linker
 from linkage.result import Result
 from linkage.settings import Normalize, Rules
 
-__all__ = ["LinkageError", "Normalize", "Result", "Rules", "__version__", "dedupe", "link", "read"]
+__all__ = ["LinkageError", "Linker", "Normalize", "Result", "Rules", "__version__", "dedupe",
+           "link", "read"]

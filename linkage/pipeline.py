@@ -539,8 +539,16 @@ def move_one_to_one_threshold(rules, scorer, mode: str, left: np.ndarray, right:
         scorer.diagnostics["one_to_one_threshold"] = found
 
 
-def load_model(path: str | Path, scorer):
-    """A trained scorer from `path`, checked against the kind the rules ask for."""
+def load_model(path: str | Path | Any, scorer):
+    """A trained scorer from `path`, checked against the kind the rules ask for; a fitted
+    scorer object is taken as it is (a copy: the run never changes it)."""
+    if not isinstance(path, str | os.PathLike):
+        import copy
+
+        if type(path) is not type(scorer):
+            raise InputError(f"model: a fitted {type(path).__name__} given where the rules' "
+                             f"scorer is `{scorer.kind}`. Give a model of the same kind.")
+        return copy.deepcopy(path)
     path = Path(path)
     if not hasattr(type(scorer), "load"):
         raise InputError(
@@ -672,10 +680,20 @@ def random_pairs(sizes: list[int], count: int, seed: int) -> tuple[np.ndarray, n
 
 
 def run_fingerprint(mode: str, tables: list[Table], rules: Rules, id_name: str) -> str:
-    """What a checkpoint must match: the rules, the inputs and this version of linkage."""
+    """What a checkpoint (the candidate pairs, the comparison matrix) must match: the rules,
+    the inputs and this version of linkage. The threshold is left out: it decides nothing
+    before scoring, so a run at another threshold (`linkage.Linker.cluster`, a `--resume`
+    after editing it) starts after comparing."""
     import hashlib
+    import json
 
-    text = "|".join([__version__, mode, id_name, rules.config_hash(),
+    settings = rules.to_dict()
+    scoring = dict(settings.get("scoring") or {})
+    scoring.pop("threshold", None)
+    settings = {**settings, "scoring": scoring}
+    settings.pop("one_to_one_threshold", None)  # how the threshold moves: scoring too
+    text = "|".join([__version__, mode, id_name,
+                     json.dumps(settings, sort_keys=True, ensure_ascii=False, default=str),
                      *(t.checksum for t in tables)])
     return hashlib.sha256(text.encode()).hexdigest()
 

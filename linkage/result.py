@@ -220,5 +220,62 @@ class Result:
         lines += format_diagnostics(s, run_dir)
         return "\n".join(lines)
 
+    def readable_pairs(self) -> pd.DataFrame:
+        """`pairs` with each comparison's `*_level` as its label: an ordered categorical
+        (`null`, then the levels from least to most alike, as the comparison names them:
+        `else`, `>=0.85`, `exact`, `within_30_days`, ...) instead of an integer code."""
+        pairs = self.pairs if isinstance(self.pairs, pd.DataFrame) else self.pairs.to_pandas()
+        pairs = pairs.copy()
+        for comparison in self.rules.comparisons:
+            column = f"{comparison.output_name}_level"
+            if column not in pairs:
+                continue
+            labels = ["null", *comparison.level_labels]
+            codes = pairs[column].to_numpy().astype("int64") + 1  # null (-1) is the first
+            pairs[column] = pd.Categorical.from_codes(codes, categories=labels, ordered=True)
+        return pairs
+
     def __repr__(self) -> str:
         return f"<linkage.Result {self.mode}: {len(self.clusters):,} records>"
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the counts of the terminal summary, the diagnostics with what
+        to do, and the first records with their action and reason."""
+        import html
+
+        s = self.summary_data
+        stages = s.get("stages", {})
+        rows = [("records", f"{stages.get('read', {}).get('records', len(self.clusters)):,}")]
+        if "block" in stages:
+            rows.append(("candidate pairs", f"{stages['block']['candidate_pairs']:,}"))
+        if "score" in stages:
+            score = stages["score"]
+            matched = score.get("matched_pairs", score.get("pairs_at_or_above_threshold", 0))
+            rows.append(("matched pairs", f"{matched:,} (threshold {score['threshold']:g})"))
+        if "cluster" in stages:
+            rows.append(("clusters", f"{stages['cluster']['clusters']:,} (largest "
+                                     f"{stages['cluster']['largest_cluster']:,})"))
+        actions = s.get("actions", {})
+        if self.mode == "dedupe" and actions:
+            rows.append(("actions", ", ".join(f"{k} {v:,}" for k, v in actions.items())
+                         + f" (removal rate {s.get('removal_rate', 0):.2%})"))
+        elif "links" in s:
+            rows.append(("links", f"{s['links']:,}"))
+        table = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+                        f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
+                        for k, v in rows)
+        notes = ""
+        diagnostics = s.get("diagnostics") or []
+        if diagnostics:
+            items = "".join(f"<li><b>{html.escape(str(d.get('code', '')))}</b>: "
+                            f"{html.escape(str(d.get('message', '')))} "
+                            f"<i>{html.escape(str(d.get('what_to_do', '')))}</i></li>"
+                            for d in diagnostics)
+            reliable = "" if s.get("model_reliable", True) is not False else (
+                "<p style='color:#b00020'><b>The model is unreliable</b>: do not use this "
+                "result as it is.</p>")
+            notes = f"{reliable}<ul>{items}</ul>"
+        head = self.clusters.head(10)
+        records = head.to_html(index=False, max_cols=12, border=0) if len(head) else ""
+        return (f"<div><b>linkage.Result</b> {html.escape(self.mode)}<table>{table}</table>"
+                f"{notes}{records}</div>")

@@ -71,13 +71,20 @@ def evaluate_run(run_dir: str | Path, truth, thresholds: list[float] | None = No
     """Every figure of `linkage evaluate` for a run folder and a truth Series (entity by id),
     computed with `linkage.evaluate`. `thresholds`: match weights for the table by threshold;
     by default the run's threshold and two steps of 1 either side of it."""
-    from linkage.blocking import blocker_names
-    from linkage.errors import InputError
-    from linkage.evaluate import blocking_report, score_clusters, scores_by_threshold
     from linkage.result import Result
 
     run_dir = Path(run_dir)
-    run = Result.load(run_dir)
+    return evaluate_result(Result.load(run_dir), truth, thresholds, where=str(run_dir))
+
+
+def evaluate_result(run, truth, thresholds: list[float] | None = None, *, where: str = "the run"
+                    ) -> dict[str, Any]:
+    """`evaluate_run` for a `Result` in memory (`where` names it in messages and as `run`)."""
+    from linkage.blocking import blocker_names
+    from linkage.errors import InputError
+    from linkage.evaluate import blocking_report, score_clusters, scores_by_threshold
+
+    run_dir = where
     id_column = run.summary_data.get("id_column", run.clusters.columns[0])
     ids = run.clusters[id_column].astype(str)
     if ids.duplicated().any():
@@ -97,7 +104,7 @@ def evaluate_run(run_dir: str | Path, truth, thresholds: list[float] | None = No
     scores = score_clusters(predicted, truth)
     n = len(ids)
     blocking = blocking_report(pairs, truth, blocker_names(run.rules.blocking), n_records=n)
-    out: dict[str, Any] = {"run": str(run_dir), "mode": run.mode, "records": n,
+    out: dict[str, Any] = {"run": where, "mode": run.mode, "records": n,
                            "records_in_truth": len(truth), "scores": scores.as_dict()}
     if run.mode == "link":
         # A link compares left with right only: its pair space is n_left x n_right.
