@@ -19,10 +19,11 @@ __version__ = "0.1.0"
 
 from linkage.api import dedupe, link
 from linkage.errors import LinkageError
+from linkage.gate import check
 from linkage.io import read
 from linkage.linker import Linker
 from linkage.result import Result
 from linkage.settings import Normalize, Rules
 
-__all__ = ["LinkageError", "Linker", "Normalize", "Result", "Rules", "__version__", "dedupe",
-           "link", "read"]
+__all__ = ["LinkageError", "Linker", "Normalize", "Result", "Rules", "__version__", "check",
+           "dedupe", "link", "read"]

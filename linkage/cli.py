@@ -387,44 +387,20 @@ def check(input_path, rules_path, max_duplicate_rate, id_column, sep, encoding, 
     """
     import json as json_module
 
-    from linkage.api import dedupe as run
-    from linkage.errors import RulesError
+    from linkage.gate import check as gate
+    from linkage.gate import check_rate
 
-    if not 0 <= max_duplicate_rate <= 1:
-        raise RulesError(f"--max-duplicate-rate must be a share in [0, 1]. Got "
-                         f"{max_duplicate_rate!r} instead (1% is 0.01).")
-    rules = rules_path or _suggested([input_path], sep, encoding, False)
-    result = run(input_path, rules, id_column=id_column, sep=sep, encoding=encoding,
-                 progress=False)
-    summary = result.summary()
-    rate = summary["removal_rate"]
-    passed = rate <= max_duplicate_rate
-    reliable = summary.get("model_reliable", True) is not False
-    code = 3 if not reliable else 0 if passed else 1
-    report = {
-        "input": str(input_path),
-        "passed": passed,
-        "duplicate_rate": rate,
-        "max_duplicate_rate": max_duplicate_rate,
-        "records": summary["stages"]["read"]["records"],
-        "duplicates": summary["actions"]["duplicate"],
-        "clusters_with_duplicates": summary["stages"]["cluster"]["clusters_with_several_records"],
-        "rules_hash": summary["rules"]["config_hash"],
-        "input_checksum": summary["inputs"][0]["checksum"],
-        "model_reliable": reliable,
-        "diagnostics": summary.get("diagnostics", []),
-    }
+    check_rate(max_duplicate_rate)
+    if rules_path is None:  # suggested with the command's own notice
+        rules_path = _suggested([input_path], sep, encoding, False)
+    verdict = gate(input_path, rules_path, max_duplicate_rate=max_duplicate_rate,
+                   id_column=id_column, sep=sep, encoding=encoding)
+    code, report = verdict.code, {**verdict.report, "input": str(input_path)}
     click.get_current_context().meta[GATE] = code  # also when stdout is closed
     if as_json:
         click.echo(json_module.dumps(report, ensure_ascii=False))
     else:
-        verdict = "UNRELIABLE" if not reliable else "PASS" if passed else "FAIL"
-        click.echo(f"{verdict}: {report['duplicates']:,} of {report['records']:,} records are "
-                   f"duplicates ({rate:.2%}; limit {max_duplicate_rate:.2%})")
-        from linkage.diagnostics import format_diagnostics
-
-        for line in format_diagnostics(summary):
-            click.echo(line)
+        click.echo(verdict.format())
     sys.stdout.flush()
     sys.exit(code)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.conftest import ROOT, run_clis
 
 SAMPLE = ROOT / "sample_data" / "customers.csv"
@@ -50,3 +52,18 @@ def test_json_errors_under_json(tmp_path):
     assert "nope.csv" in json.loads(missing.stdout)["error"]
     assert "--max-duplicate-rate" in json.loads(usage.stdout)["error"]
     assert plain.returncode == 2 and plain.stdout == "" and "nope.csv" in plain.stderr
+
+
+def test_the_gate_from_python_says_what_the_command_does():
+    import linkage as lk
+    from linkage.errors import RulesError
+
+    gate = lk.check(SAMPLE, RULES, max_duplicate_rate=0.01)
+    assert gate.code == 1 and not gate.passed and gate.format().startswith("FAIL")
+    done = run_clis(("check", SAMPLE, "--rules", RULES, "--max-duplicate-rate", "0.01",
+                     "--json"))[0]
+    assert done.returncode == gate.code
+    assert json.loads(done.stdout) == {**gate.report, "input": str(SAMPLE)}
+    assert lk.check(SAMPLE, RULES, max_duplicate_rate=0.5).code == 0
+    with pytest.raises(RulesError, match=r"1% is 0\.01"):
+        lk.check(SAMPLE, RULES, max_duplicate_rate=5)
