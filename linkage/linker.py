@@ -210,6 +210,44 @@ class Linker:
         saved there."""
         return self.cluster(threshold).report(path)
 
+    # ------------------------------------------------------------------ interactive views
+
+    def records(self) -> list[pd.DataFrame]:
+        """The table(s) the linker was fitted on, as DataFrames (a link: left, right)."""
+        from linkage.io import read
+
+        self._fitted()
+        return [read(t, sep=self.sep, encoding=self.encoding) for t in self._tables]
+
+    def _records(self):
+        frames = self.records()
+        return frames if len(frames) > 1 else frames[0]
+
+    def comparison_viewer(self, path: str | Path | None = None, *,
+                          threshold: float | None = None, **options):
+        """Pairs grouped by their pattern of comparison levels, with their records side by
+        side (`linkage.views.comparison_viewer`)."""
+        from linkage.views import comparison_viewer
+
+        return comparison_viewer(self.cluster(threshold), self._records(), path=path,
+                                 **options)
+
+    def cluster_view(self, clusters: list | None = None, path: str | Path | None = None, *,
+                     threshold: float | None = None):
+        """Clusters as their records and the graph of their scored pairs (default: the
+        largest and the weakest; `linkage.views.cluster_view`)."""
+        from linkage.views import cluster_view
+
+        return cluster_view(self.cluster(threshold), self._records(), clusters, path=path)
+
+    def accuracy_charts(self, labels, path: str | Path | None = None, *,
+                        threshold: float | None = None):
+        """Precision/recall and threshold charts from labelled pairs
+        (`linkage.views.accuracy_charts`)."""
+        from linkage.views import accuracy_charts
+
+        return accuracy_charts(self.cluster(threshold), labels, path=path)
+
     # ------------------------------------------------------------------ display
 
     def __repr__(self) -> str:
