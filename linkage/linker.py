@@ -240,6 +240,34 @@ class Linker:
 
         return cluster_view(self.cluster(threshold), self._records(), clusters, path=path)
 
+    def self_match_weights(self) -> pd.Series:
+        """Each record's match weight against an exact copy of itself: the most its values can
+        earn (a missing value earns nothing), by record id. A record whose weight is below the
+        threshold can never be linked, however good its duplicate (Splink's "unlinkables")."""
+        import numpy as np
+
+        from linkage import api
+        from linkage.pipeline import compare_pairs, normalize_columns, start_run, weights_of
+
+        self._fitted()
+        tables = [api._table(t, self.sep, self.encoding) for t in self._tables]
+        _, _, (_, _, _, _, ids, combined) = start_run(tables, self.rules_, self.id_column)
+        work, _ = normalize_columns(self.rules_, combined, ids)
+        rows = np.arange(len(combined))
+        matrix = compare_pairs(self.rules_.comparisons, work, rows, rows,
+                               tf_columns=getattr(self.scorer_, "tf_columns", ()))
+        weight, _ = weights_of(self.scorer_, matrix)
+        return pd.Series(weight, index=ids.astype(str).to_numpy(), name="self_match_weight")
+
+    def unlinkables_chart(self, path: str | Path | None = None, *,
+                          threshold: float | None = None):
+        """The share of records that could not be linked even to an exact copy of themselves,
+        by threshold (`self_match_weights`; `linkage.views.unlinkables_chart`)."""
+        from linkage.views import unlinkables_chart
+
+        return unlinkables_chart(self.self_match_weights(), self._threshold(threshold),
+                                 path=path)
+
     def accuracy_charts(self, labels, path: str | Path | None = None, *,
                         threshold: float | None = None):
         """Precision/recall and threshold charts from labelled pairs

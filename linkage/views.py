@@ -7,6 +7,8 @@
 - `cluster_view`: chosen clusters (by default the largest and the weakest), each as its records
   and a graph of its scored pairs (matched pairs solid, pairs scored below the threshold
   dashed), with the pair that joined the cluster at the lowest weight named;
+- `unlinkables_chart`: the share of records whose match weight against an exact copy of
+  themselves stays below each threshold: records too sparse to be linked at all;
 - `accuracy_charts`: precision against recall, and precision, recall and F1 against the
   threshold, from a labels file (the pairs a person labelled).
 
@@ -419,6 +421,47 @@ def accuracy_charts(result, labels, *, path: str | Path | None = None):
                  ["<div id=\"by-threshold\" class=\"chart\"></div>",
                   "<div id=\"pr-curve\" class=\"chart\"></div>"],
                  {"by-threshold": _spec(by_threshold), "pr-curve": _spec(curve)})
+    if path is not None:
+        view.save(path)
+    return view
+
+
+# ---------------------------------------------------------------------- unlinkables
+
+
+def unlinkables_chart(self_weights: pd.Series, threshold: float, *,
+                      path: str | Path | None = None):
+    """The share of records (y) whose self-match weight (`Linker.self_match_weights`: the
+    weight against an exact copy) is below each threshold (x), with the run's threshold
+    marked: at the threshold, that share of the records cannot be linked to anything."""
+    alt, _ = _modules()
+    weights = np.sort(self_weights.to_numpy(dtype=float))
+    values = np.unique(weights)
+    share = np.searchsorted(weights, values, side="left") / max(len(weights), 1)
+    curve = pd.DataFrame({"threshold": values, "unlinkable": share})
+    below = float(np.mean(weights < threshold)) if len(weights) else 0.0
+    chart = alt.layer(
+        alt.Chart(curve).mark_line(interpolate="step-after").encode(
+            x=alt.X("threshold:Q", title="threshold (match weight)"),
+            y=alt.Y("unlinkable:Q", title="share of records unlinkable",
+                    axis=alt.Axis(format="%")),
+            tooltip=[alt.Tooltip("threshold:Q", format=".2f"),
+                     alt.Tooltip("unlinkable:Q", format=".2%")]),
+        alt.Chart(pd.DataFrame({"threshold": [threshold]})).mark_rule(
+            color="#1f2933", strokeDash=[4, 3]).encode(x="threshold:Q"),
+    ).properties(width=520, height=300, title="Records that cannot be linked, by threshold")
+    sparse = self_weights[self_weights < threshold].sort_values(kind="stable").head(10)
+    listed = "".join(f"<tr><td>{html.escape(str(i))}</td><td>{w:.2f}</td></tr>"
+                     for i, w in sparse.items())
+    body = ["<div id=\"unlinkables\" class=\"chart\"></div>"]
+    if listed:
+        body.append("<h2>The sparsest records</h2><table class=\"records\"><tr><th>id</th>"
+                    f"<th>weight against itself</th></tr>{listed}</table>")
+    intro = html.escape(
+        f"{below:.2%} of the {len(weights):,} records weigh less than the threshold "
+        f"{threshold:g} even against an exact copy of themselves (their missing values earn "
+        "nothing): no duplicate of theirs can be found.")
+    view = _page("Unlinkable records", intro, body, {"unlinkables": _spec(chart)})
     if path is not None:
         view.save(path)
     return view

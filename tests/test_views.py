@@ -121,3 +121,27 @@ def test_accuracy_charts_agree_with_the_table(linker, labels, browser, tmp_path)
     assert page.locator("#by-threshold svg").count() == 1
     assert page.locator("#pr-curve svg").count() == 1
     assert "labelled pairs" in page.inner_text("body")
+
+
+def test_unlinkables_are_the_records_too_sparse_to_link(browser, tmp_path):
+    records = pd.read_csv(SAMPLE, dtype=str, keep_default_na=False)
+    sparse = records.index[:25]
+    keep = {"customer_id", "name"}
+    for column in records.columns:
+        if column not in keep:
+            records.loc[sparse, column] = ""
+    path = tmp_path / "sparse.csv"
+    records.to_csv(path, index=False)
+    linker = lk.Linker(RULES).fit(path)
+    weights = linker.self_match_weights()
+    threshold = float(linker.scorer_.threshold)
+    unlinkable = set(weights.index[weights < threshold])
+    assert set(records.loc[sparse, "customer_id"]) <= unlinkable  # a name alone: too little
+    full = records.index[25:]
+    assert (weights.loc[records.loc[full, "customer_id"]] >= threshold).mean() > 0.95
+    view_path = linker.unlinkables_chart().save(tmp_path / "unlinkables.html")
+    page, seen = browser(view_path)
+    _drawn(page, seen, "#unlinkables")
+    text = page.inner_text("body")
+    assert f"{len(unlinkable) / len(weights):.2%}" in text
+    assert records.loc[sparse[0], "customer_id"] in text or "sparsest" in text
