@@ -253,6 +253,21 @@ def candidate_keys(profiles) -> list[list[str]]:
             keys.append([p.column])  # a near-unique code, such as a social security number
     if len(names) >= 2:
         keys.append([f"soundex({names[0]})", f"soundex({names[1]})"])
+    # Two fields of different kinds agreeing: a record whose names and birth date are both
+    # mistyped is still found by its name with a place (a birthplace, a trade), its birth year
+    # with a postcode or a place, its postcode with a place. Without them, such a record
+    # has no candidate pair at all, whatever the scorer makes of it.
+    others = by_kind.get("other", [])[:2]
+    places = postcodes[:1] + others
+    for a in names:
+        for o in others:
+            keys.append([a, o])
+    for d in dates:
+        for p in places:
+            keys.append([p, f"year({d})"])
+    for p in postcodes[:1]:
+        for o in others:
+            keys.append([p, o])
     # Single-column keys give recall on heavily corrupted data; on large tables they are
     # refined (a part added) or become sorted neighbourhoods.
     for c in by_kind.get("email", []):
@@ -262,6 +277,8 @@ def candidate_keys(profiles) -> list[list[str]]:
         keys.append([f"soundex({a})"])
     for d in dates:
         keys.append([f"year({d})"])
+    for p in postcodes[:1]:  # a household or a street: refined where too coarse
+        keys.append([p])
     for c in by_kind.get("other", [])[:2]:
         keys.append([c])
     for c in by_kind.get("address", [])[:1]:

@@ -704,9 +704,10 @@ class FellegiSunter(Scorer):
         for lo, hi in pooled:
             binds.append({"comparison": name, "constraint": "monotone",
                           "levels": labels[lo:hi + 1]})
-        if data.identifying[k] and nm[0] > data.caps[k]:
+        if data.identifying[k] and nm[0] > data.caps[k] * (1.0 + 1e-6):
             # The match class may disagree on an identifying field no more often than the
-            # surest matches do (`_disagreement_caps`).
+            # surest matches do (`_disagreement_caps`). (The E-step's posterior meets the cap
+            # already; its share at the cap, renormalised, is no binding here.)
             cap = data.caps[k]
             rest = nm[1:].sum()
             nm = nm.copy()
@@ -1034,7 +1035,7 @@ class FellegiSunter(Scorer):
             # ones do too. (Where they dip there, blocking let in exact agreements: see
             # `_blocking_dips`; the level below is no floor then.)
             table = self._weight_tables_[name]
-            floor = table[top - 1] if top > 0 and table[top - 1] <= table[top] else -np.inf
+            floor = table[top - 1] if top > 0 and table[top - 1] <= table[top] + 1e-9 else -np.inf
             values[use] = np.maximum(adjusted, floor)
         return values
 
@@ -1336,9 +1337,8 @@ def _identifying_posterior(data: _Data, g: np.ndarray) -> np.ndarray:
     random pairs (blocking keyed on them), a match that moved (another city, postcode and
     address) looks like a non-match, none are left in the match class to say that matches
     move, its m at "else" sinks to nothing, and every mover is lost; the floor keeps the
-    surest movers in. The nearest posterior moves the log-odds of the disagreeing patterns by
-    one shift per comparison (down under a cap, up under a floor), found by bisection; the
-    comparisons are visited twice, since one shift moves the others' shares."""
+    surest movers in. Each bound is linear in the posterior, so the nearest posterior shifts
+    the log-odds by a weighted sum of the bounds (`_projection_dual`)."""
     patterns, counts = data.patterns, data.counts
     # Each bound is a linear constraint on the posterior: sum(counts * q * a) >= 0, with
     # a = differ - floor * seen (a floor) or a = cap * seen - differ (a cap).
@@ -1353,35 +1353,53 @@ def _identifying_posterior(data: _Data, g: np.ndarray) -> np.ndarray:
     if not bounds:
         return g
     logit = np.log(np.clip(g, 1e-300, None)) - np.log(np.clip(1.0 - g, 1e-300, None))
-    # The nearest posterior in KL shifts the log-odds by sum(lam_j * a_j), lam_j >= 0 and
-    # zero where its bound holds without it: coordinate ascent on the dual, each lam_j by
-    # bisection (the constraint's sum rises with lam_j).
-    lam = np.zeros(len(bounds))
-    shift = np.zeros(len(patterns))
-    for _ in range(_PROJECTION_PASSES):
-        before = lam.copy()
-        for j, a in enumerate(bounds):
-            base = logit + shift - lam[j] * a
-
-            def held(x: float, base=base, a=a) -> float:
-                return float((counts * expit(base + x * a) * a).sum())
-
-            new = 0.0
-            if held(0.0) < 0.0:
-                lo, hi = 0.0, 1.0
-                while held(hi) < 0.0 and hi < 1e3:
-                    lo, hi = hi, hi * 2.0
-                for _ in range(40):
-                    mid = 0.5 * (lo + hi)
-                    lo, hi = (mid, hi) if held(mid) < 0.0 else (lo, mid)
-                new = hi
-            shift += (new - lam[j]) * a
-            lam[j] = new
-        if np.max(np.abs(lam - before)) < 1e-6:
-            break
+    a = np.array(bounds)
+    lam = _projection_dual(logit, a, counts)
     if not lam.any():
         return g
-    return expit(logit + shift)
+    return expit(logit + lam @ a)
+
+
+def _projection_dual(logit: np.ndarray, a: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The multipliers of the KL projection of a posterior (log-odds `logit` per pattern) onto
+    {q: sum(counts * q * a[j]) >= 0 for each row j of `a`}: the projection's log-odds are
+    logit + lam @ a, lam >= 0, and lam maximises the concave dual
+    D(lam) = -sum(counts * log(1 - g + g * exp(lam @ a))). Projected Newton steps on the
+    bounds that bind (or would), with a backtracking line search: a few steps suffice (the
+    bounds are a handful), where adjusting one bound at a time zig-zags between bounds on
+    related fields for hundreds of passes. Each multiplier stays at most `_MAX_SHIFT` (a
+    bound no posterior meets)."""
+    log_g = -np.logaddexp(0.0, -logit)
+    log_not = -np.logaddexp(0.0, logit)
+
+    def dual(lam: np.ndarray) -> float:
+        return -float((counts * np.logaddexp(log_not, log_g + lam @ a)).sum())
+
+    lam = np.zeros(len(a))
+    scale = max(float((counts * np.abs(a)).sum(axis=1).max()), 1.0)
+    tol = 1e-13 * scale
+    value = dual(lam)
+    for _ in range(_PROJECTION_STEPS):
+        q = expit(logit + lam @ a)
+        grad = -(a * (counts * q)).sum(axis=1)  # dD/dlam: minus each bound's sum
+        free = (lam > 0.0) | (grad > 0.0)
+        if not free.any() or np.max(np.abs(grad[free])) <= tol:
+            break
+        af = a[free]
+        hess = (af * (counts * q * (1.0 - q))) @ af.T + 1e-12 * scale * np.eye(len(af))
+        step = np.zeros(len(a))
+        step[free] = np.linalg.solve(hess, grad[free])
+        t = 1.0
+        while True:
+            trial = np.clip(lam + t * step, 0.0, _MAX_SHIFT)
+            trial_value = dual(trial)
+            if trial_value >= value or t < 1e-8:
+                break
+            t *= 0.5
+        if np.max(np.abs(trial - lam)) < 1e-10:
+            break
+        lam, value = trial, trial_value
+    return lam
 
 
 def _match_like(fit: dict[str, Any], data: _Data) -> bool:
@@ -1460,9 +1478,10 @@ _SURE_MATCHES = 20
 # matches selected for agreeing on the other fields disagree on this one less often than
 # matches at large: the bound allows this many times their share.
 _SURE_MARGIN = 2.0
-# The most passes over the bounded comparisons in the E-step's projection (each pass shifts
-# one comparison at a time; they stop when no shift moves).
-_PROJECTION_PASSES = 30
+# The most Newton steps of the E-step's projection (`_projection_dual`).
+_PROJECTION_STEPS = 50
+# The largest shift of the log-odds the projection applies for one bound.
+_MAX_SHIFT = 1e3
 # A share of matches that disagree below this is "never" (`_match_like`).
 _SURE_NEVER = 1e-4
 # A comparison on which at least this share of random pairs disagree outright.
@@ -1515,25 +1534,34 @@ def _disagreement_floors(data: _Data) -> list[float]:
     (identifying comparisons have caps instead, `_disagreement_caps`).
 
     The share is read from the surest matches that leave the comparison free: the pairs that
-    agree exactly on every identifying comparison (two at least) and on another telling
-    one (a comparison random pairs mostly disagree on, `_MOSTLY_DIFFER`). Agreeing on a
-    given name and a birth date alone, two different people of a large table often do; with
-    a surname or an address as well, rarely. Recording errors cluster in records, and a move
-    changes the city, the postcode and the address together, so those pairs disagree less
-    often than matches at large: the share, less `_SURE_MARGIN` for the few different
-    entities among them, is a floor. Read from fewer than `_SURE_MATCHES` pairs, or where
-    fewer than two identifying comparisons are named, NaN."""
-    fields = [k for k, flag in enumerate(data.identifying) if flag]
+    agree exactly on the two most identifying comparisons (those random pairs agree on least)
+    and on another telling one (a comparison random pairs mostly disagree on,
+    `_MOSTLY_DIFFER`). Agreeing on a given name and a birth date alone, two different people
+    of a large table often do; with a surname or an address as well, rarely. Only two: where
+    a record's errors are spread over its fields (a generator that alters k fields of every
+    copy), pairs that agree on many fields hold their errors in the few left. Recording
+    errors also cluster in records, and a move changes the city, the postcode and the address
+    together, so those pairs may disagree less often than matches at large: the share, less
+    `_SURE_MARGIN` for both biases and for the few different entities among them, is a floor.
+    Read from fewer than `_SURE_MATCHES` pairs, or where fewer than two identifying
+    comparisons are named, NaN."""
     floors = [math.nan] * len(data.names)
-    if len(fields) < 2:
+    ident = [k for k, flag in enumerate(data.identifying) if flag]
+    if len(ident) < 2:
         return floors
+
+    def chance(k: int) -> float:
+        random_u = data.random_u[k]
+        return float(random_u[-1]) if random_u is not None else 1.0
+
+    surest = sorted(ident, key=lambda k: (chance(k), k))[:2]
     patterns, counts = data.patterns, data.counts
     sure = np.ones(len(patterns), dtype=bool)
-    for j in fields:
+    for j in surest:
         sure &= patterns[:, j] >= data.agrees(j)
     telling = [j for j in range(len(data.names))
-               if not data.identifying[j] and data.monotone[j]
-               and data.random_u[j] is not None and data.random_u[j][0] >= _MOSTLY_DIFFER]
+               if j not in surest and data.monotone[j] and data.random_u[j] is not None
+               and data.random_u[j][0] >= _MOSTLY_DIFFER]
     for k in range(len(data.names)):
         others = [j for j in telling if j != k]
         if data.identifying[k] or not data.monotone[k] or not others:
