@@ -38,6 +38,9 @@ SAMPLE_ROWS = 100_000  # rows profiled and measured, all tables together
 PAIRS_PER_RECORD = 40
 FLOOR_PAIRS = 250_000
 KEY_SHARE = 10
+# A key of `rescue_keys` may propose this many pairs per record: it finds the few records whose
+# names and dates all differ, and its other pairs are non-matches that dilute the candidates.
+RESCUE_PAIRS_PER_RECORD = 4
 MAX_WINDOW = 10  # the widest sorted-neighbourhood window a key falls back to
 AGREE_SLACK = 0.1  # parts shared by likely matches this much less often count as equal
 
@@ -221,6 +224,27 @@ class _Measure:
         return round(float((self.codes(key) >= 0).sum()) * self.grow)
 
 
+def rescue_keys(profiles) -> list[list[str]]:
+    """Keys of two fields of different kinds, and the postcode alone: a record whose names and
+    birth date are all recorded otherwise (a nickname, a surname typo that changes its sound
+    code, another year) is still found by its name with a place (a birthplace, a trade), its
+    birth year with a postcode or a place, its postcode with a place, or its postcode.
+    Without them such a record has no candidate pair at all, whatever the scorer makes of it.
+    They are not precise: kept only while they bring few pairs (`RESCUE_PAIRS_PER_RECORD`)."""
+    by_kind: dict[str, list[str]] = {}
+    for p in profiles:
+        by_kind.setdefault(p.kind, []).append(p.column)
+    names = [c for k in (*_NAMES, *_HANGUL) for c in by_kind.get(k, [])]
+    dates = [c for k in _DATES for c in by_kind.get(k, [])]
+    postcodes = [c for k in _POSTCODES for c in by_kind.get(k, [])][:1]
+    others = by_kind.get("other", [])[:2]
+    keys: list[list[str]] = [[a, o] for a in names for o in others]
+    keys += [[p, f"year({d})"] for d in dates for p in postcodes + others]
+    keys += [[p, o] for p in postcodes for o in others]
+    keys += [[p] for p in postcodes]
+    return keys
+
+
 def candidate_keys(profiles) -> list[list[str]]:
     """Candidate keys, the most precise first (which of them fit is measured)."""
     by_kind: dict[str, list[str]] = {}
@@ -253,21 +277,7 @@ def candidate_keys(profiles) -> list[list[str]]:
             keys.append([p.column])  # a near-unique code, such as a social security number
     if len(names) >= 2:
         keys.append([f"soundex({names[0]})", f"soundex({names[1]})"])
-    # Two fields of different kinds agreeing: a record whose names and birth date are both
-    # mistyped is still found by its name with a place (a birthplace, a trade), its birth year
-    # with a postcode or a place, its postcode with a place. Without them, such a record
-    # has no candidate pair at all, whatever the scorer makes of it.
-    others = by_kind.get("other", [])[:2]
-    places = postcodes[:1] + others
-    for a in names:
-        for o in others:
-            keys.append([a, o])
-    for d in dates:
-        for p in places:
-            keys.append([p, f"year({d})"])
-    for p in postcodes[:1]:
-        for o in others:
-            keys.append([p, o])
+    keys += [k for k in rescue_keys(profiles) if k not in keys]
     # Single-column keys give recall on heavily corrupted data; on large tables they are
     # refined (a part added) or become sorted neighbourhoods.
     for c in by_kind.get("email", []):
@@ -277,8 +287,6 @@ def candidate_keys(profiles) -> list[list[str]]:
         keys.append([f"soundex({a})"])
     for d in dates:
         keys.append([f"year({d})"])
-    for p in postcodes[:1]:  # a household or a street: refined where too coarse
-        keys.append([p])
     for c in by_kind.get("other", [])[:2]:
         keys.append([c])
     for c in by_kind.get("address", [])[:1]:
@@ -348,6 +356,7 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
         except (KeyError, ValueError):  # a column the normalizers removed, a bad part
             return None
 
+    rescue = rescue_keys(profiles)
     candidates = [(key, estimate(key)) for key in candidate_keys(profiles)]
     candidates = [(key, count) for key, count in candidates if count is not None]
     # Likely matches: pairs sharing a key that proposes at most one pair per record.
@@ -360,6 +369,10 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
             trial.outcome = "dropped: no two records share it"
             continue
         chosen, chosen_pairs = key, count
+        if key in rescue and count > RESCUE_PAIRS_PER_RECORD * n:
+            trial.outcome = (f"dropped: more than {RESCUE_PAIRS_PER_RECORD} pairs per record "
+                             "for a key that only finds records whose names and dates differ")
+            continue
         if count > budget:
             options = []  # (share of likely matches kept, pairs, refined key)
             for part in refinements(profiles, key):
