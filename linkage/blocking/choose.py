@@ -230,7 +230,8 @@ def rescue_keys(profiles) -> list[list[str]]:
     code, another year) is still found by its name with a place (a birthplace, a trade), its
     birth year with a postcode or a place, its postcode with a place, or its postcode.
     Without them such a record has no candidate pair at all, whatever the scorer makes of it.
-    They are not precise: kept only while they bring few pairs (`RESCUE_PAIRS_PER_RECORD`)."""
+    They are not precise: their budget is a few pairs per record (`RESCUE_PAIRS_PER_RECORD`),
+    and one above it is refined like any other key."""
     by_kind: dict[str, list[str]] = {}
     for p in profiles:
         by_kind.setdefault(p.kind, []).append(p.column)
@@ -277,7 +278,6 @@ def candidate_keys(profiles) -> list[list[str]]:
             keys.append([p.column])  # a near-unique code, such as a social security number
     if len(names) >= 2:
         keys.append([f"soundex({names[0]})", f"soundex({names[1]})"])
-    keys += [k for k in rescue_keys(profiles) if k not in keys]
     # Single-column keys give recall on heavily corrupted data; on large tables they are
     # refined (a part added) or become sorted neighbourhoods.
     for c in by_kind.get("email", []):
@@ -294,6 +294,8 @@ def candidate_keys(profiles) -> list[list[str]]:
             keys.append([postcodes[0], f"first({c}, 6)"])
     for c in by_kind.get("text", [])[:1] + by_kind.get("company", [])[:1]:
         keys.append([f"first({c}, 8)"])
+    # Last, as the budget's last call: keys for records whose names and dates all differ.
+    keys += [k for k in rescue_keys(profiles) if k not in keys]
     weak = {p.column for p in profiles if p.kind in NEVER_ALONE and p.distinct <= 0.3}
     out: list[list[str]] = []
     for key in keys:
@@ -369,11 +371,9 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
             trial.outcome = "dropped: no two records share it"
             continue
         chosen, chosen_pairs = key, count
-        if key in rescue and count > RESCUE_PAIRS_PER_RECORD * n:
-            trial.outcome = (f"dropped: more than {RESCUE_PAIRS_PER_RECORD} pairs per record "
-                             "for a key that only finds records whose names and dates differ")
-            continue
-        if count > budget:
+        # A rescue key's pairs are mostly non-matches: a few per record at most.
+        limit = min(budget, RESCUE_PAIRS_PER_RECORD * n) if key in rescue else budget
+        if count > limit:
             options = []  # (share of likely matches kept, pairs, refined key)
             for part in refinements(profiles, key):
                 refined = [*key, part]
@@ -381,7 +381,7 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
                 if pairs is not None and pairs > 0:
                     kept = round(measure.agreement([part], key, likely), 2)
                     options.append((kept, pairs, refined))
-            fits = [o for o in options if o[1] <= budget]
+            fits = [o for o in options if o[1] <= limit]
             if fits:
                 # The part that likely matches most often share (recall); of parts about as
                 # often shared, the one that brings fewest pairs (cost, and fewer non-matches).
@@ -395,7 +395,7 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
                 best = [o[2][-1] for o in sorted(options, key=lambda o: -o[0])[:1]]
                 sort_key = key + best
                 present = measure.present(key)
-                window = min(MAX_WINDOW, 1 + budget // max(present, 1))
+                window = min(MAX_WINDOW, 1 + limit // max(present, 1))
                 sn_pairs = present * (window - 1)
                 if window < 2:
                     trial.outcome = "dropped: even a window of 2 is above the budget"
