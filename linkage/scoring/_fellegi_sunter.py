@@ -818,8 +818,7 @@ class FellegiSunter(Scorer):
             # The geometric middle of the range, and the range itself (see _independent_prior);
             # its floor where the range is open above.
             "prior_independent": None if independent is None else _round(
-                independent[0] if independent[1] >= 1.0
-                else math.sqrt(independent[0] * independent[1])),
+                independent_point(independent)),
             "prior_independent_range": None if independent is None else [
                 _round(independent[0]), _round(independent[1])],
             "prior_independent_fields": fields,
@@ -1791,15 +1790,40 @@ def _label_fit(fit: dict) -> float:
 
 
 
+def independent_point(independent: tuple[float, float]) -> float:
+    """The independent estimate of the prior as one figure: the geometric middle of its range
+    (the recall of the rule lies between a floor and a ceiling, and the middle is no more
+    than a factor of the range's square root from either end), or its floor where the range
+    is open above (two rule fields: the recall is unknown)."""
+    low, high = independent
+    return low if high >= 1.0 else math.sqrt(low * high)
+
+
+def majority_confirmed(independent: tuple[float, float] | None) -> bool:
+    """Whether the independent estimate says most candidate pairs match: its point estimate
+    (`independent_point`) is above one half. Not its floor: the floor is the prior under the
+    highest recall the rule can have (no outright disagreement among the pairs it finds is a
+    match's), the most pessimistic reading of the rule's pairs. A table whose entities
+    are cited dozens of times (clusters of 60 records, most of a record's nearest records the
+    same thing) has a floor a little under one half once blocking takes a few more neighbours
+    per record, while the middle and the truth stay above it; holding its prior below one half
+    then makes EM learn a narrower concept than "same entity" (same version of a paper), and
+    recall falls. Where a key lets in more chance pairs than matches (a household, a given name
+    and birth date at scale), the middle is well under one half."""
+    return independent is not None and independent_point(independent) > MAJORITY
+
+
 def _plausible_range(independent: tuple[float, float]) -> tuple[float, float]:
     """The priors a fit may have, given the independent estimate: within it, and no
-    majority of matches among the candidates unless the estimate's floor says so. Blocking
-    keeps pairs that share a key, and most such pairs are different things; at scale a key of
-    two identifying fields (a given name and a birth date) lets in more chance pairs than
-    matches, which agree on those fields as matches do, and EM can take "same given name and
-    birth date" for the match class (`linkage.diagnostics` calls such a prior unreliable)."""
+    majority of matches among the candidates unless the estimate says so
+    (`majority_confirmed`). Blocking keeps pairs that share a key, and most such pairs are
+    different things; at scale a key of two identifying fields (a given name and a birth date)
+    lets in more chance pairs than matches, which agree on those fields as matches do, and EM
+    can take "same given name and birth date" for the match class (`linkage.diagnostics` calls
+    such a prior unreliable)."""
     low, high = independent
-    return (low, high) if low > MAJORITY else (low, min(high, max(low, MAJORITY)))
+    return (low, high) if majority_confirmed(independent) else (
+        low, min(high, max(low, MAJORITY)))
 
 
 def _failed_checks(data: _Data, fit: dict) -> list[str]:
@@ -1813,7 +1837,7 @@ def _failed_checks(data: _Data, fit: dict) -> list[str]:
                       "the independent estimate "
                       f"({data.prior_independent[0]:.4g} to {data.prior_independent[1]:.4g})")
     elif data.check_prior and data.prior_independent is not None and \
-            fit["lam"] > MAJORITY >= data.prior_independent[0]:
+            fit["lam"] > MAJORITY and not majority_confirmed(data.prior_independent):
         failed.append(f"its prior ({fit['lam']:.4g}) says most candidate pairs match, which "
                       "the independent estimate "
                       f"({data.prior_independent[0]:.4g} to {data.prior_independent[1]:.4g}) "
