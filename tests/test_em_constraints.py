@@ -578,3 +578,45 @@ def test_a_key_of_two_identifying_fields_that_lets_in_more_chance_than_matches()
     precision = matches[linked].sum() / counts[linked].sum()
     recall = matches[linked].sum() / matches.sum()
     assert precision >= 0.99 and recall >= 0.9
+
+
+def test_a_majority_the_independent_estimate_supports_is_not_held_to_one_half():
+    """A table whose entities are recorded many times (a citation table: clusters of dozens)
+    has a true majority of matches among its candidate pairs. Its matches disagree outright on
+    one identifying field now and then (a venue abbreviated, a title cut short), so the
+    independent estimate of the prior is a wide range, whose floor (the highest recall the
+    rule could have) lies under one half while its point estimate and the truth lie above.
+    The majority check reads the point estimate: EM's majority stands, and the diagnostics do
+    not call the prior implausible. Held below one half, EM took a narrower concept than the
+    entity and lost matches."""
+    from linkage.comparators import Exact
+    from linkage.diagnostics import _scorer
+    from linkage.scoring._fellegi_sunter import distinct_patterns
+
+    rng = np.random.default_rng(7)
+    n, share = 20_000, 0.6
+    match = rng.random(n) < share
+    m_text, u_text = [0.1, 0.2, 0.7], [0.75, 0.15, 0.1]  # else, near, exact
+    columns = []
+    for m, u in [(m_text, u_text)] * 3 + [([0.2, 0.8], [0.8, 0.2])]:
+        columns.append(np.where(match, rng.choice(len(m), size=n, p=m),
+                                rng.choice(len(u), size=n, p=u)))
+    levels = np.stack(columns, axis=1)
+    comparisons = [JaroWinkler(c, thresholds=[0.8]) for c in ("title", "author", "venue")]
+    comparisons.append(Exact("year"))
+    patterns, counts = distinct_patterns(levels, [3, 3, 3, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        scorer = FellegiSunter(identifying=["title", "author", "venue"]).fit_patterns(
+            comparisons, patterns, counts)
+    d = scorer.diagnostics
+    low, high = d["prior_independent_range"]
+    assert low < 0.5 < d["prior_independent"] and high > share  # the trap: floor under 1/2
+    assert abs(scorer.prior_ - match.mean()) <= 0.02
+    assert d["prior_held"] is None
+    assert not any("most candidate pairs match" in p for p in d["problems"])
+    assert not any(e["code"] == "implausible_prior" for e in _scorer(scorer))
+    X = ComparisonMatrix(comparisons, levels, np.zeros(levels.shape, np.float32))
+    linked = scorer.match_weight(X) >= scorer.threshold
+    assert (linked & match).sum() / match.sum() >= 0.95
+    assert (linked & match).sum() / linked.sum() >= 0.95
