@@ -433,8 +433,13 @@ class FellegiSunter(Scorer):
             # matches (`_match_like`), which costs the matches with an error there; that is
             # the lesser fault where one non-match class found no plausible prior unless held
             # (it took a key's chance pairs, which agree on the key's fields, for matches).
+            # The extra components are kinds of non-match: a mixture that takes the prior
+            # out of the independent range the one-class fit lies in has let a component take
+            # a kind of match (the matches recorded in another style, which disagree on
+            # several fields together), and its match class is only the closest copies.
             if (gain > 0.5 * extra * math.log(counts.sum()) and mixture["lam"] < MAJORITY
                     and (held is not None or not _match_like(mixture, sizes))
+                    and not _leaves_range(data, fit["lam"], mixture["lam"], held)
                     and not mixture["failed"]
                     and _label_fit(mixture) >= _label_fit(fit) - _LABEL_MARGIN):
                 fit = mixture
@@ -1654,6 +1659,18 @@ def _prior_ratio(data: _Data, lam: float) -> float | None:
     if lam < low:
         return lam / max(low, lowest)
     return 1.0
+
+def _leaves_range(data: _Data, before: float, after: float,
+                  held: tuple[float, float] | None = None) -> bool:
+    """Whether a prior of `after` lies outside the independent range (`_independent_prior`)
+    while `before` lies within it; where EM held the prior within `held`, a prior on held's
+    floor counts as outside (EM stopped it there on its way out)."""
+    if _prior_ratio(data, before) != 1.0:
+        return False
+    if held is not None and after <= held[0] * (1.0 + 1e-6):
+        return True
+    return _prior_ratio(data, after) != 1.0
+
 
 def _rule_recall(data: _Data) -> tuple[float, float] | None:
     """How many of the matches the rule of `_rule_pairs` finds, estimated without EM: for each
