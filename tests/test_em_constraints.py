@@ -620,3 +620,48 @@ def test_a_majority_the_independent_estimate_supports_is_not_held_to_one_half():
     linked = scorer.match_weight(X) >= scorer.threshold
     assert (linked & match).sum() / match.sum() >= 0.95
     assert (linked & match).sum() / linked.sum() >= 0.95
+
+
+def test_a_kind_of_non_match_may_not_take_the_matches_recorded_in_another_style():
+    """Citations of one paper come as close copies and in other styles (another venue string,
+    a year or page range of another version), whose disagreements on venue, year and pages go
+    together. A mixture of non-match kinds fits those better than one non-match class does, by
+    taking the matches of the other style for one more kind of non-match: its prior falls
+    below the independent estimate, its match class holds the close copies only. The mixture
+    is there to tell kinds of non-match apart, so it is not kept where it moves the prior out
+    of the independent range the one-class fit lies in."""
+    from linkage.comparators import Exact
+    from linkage.scoring._fellegi_sunter import distinct_patterns
+
+    rng = np.random.default_rng(0)
+    # title, author, venue: else, near, exact; year, pages: else, exact
+    kinds = [  # (level shares per comparison, share of pairs, match)
+        ([[.02, .2, .78], [.05, .35, .6], [.1, .3, .6], [.05, .95], [.1, .9]], .35, 1),
+        ([[.02, .2, .78], [.05, .4, .55], [.5, .3, .2], [.4, .6], [.7, .3]], .25, 1),
+        ([[.9, .08, .02], [.1, .4, .5], [.5, .3, .2], [.6, .4], [.97, .03]], .25, 0),
+        ([[.6, .35, .05], [.7, .25, .05], [.3, .3, .4], [.7, .3], [.98, .02]], .15, 0),
+    ]
+    n = 20_000
+    levels = np.concatenate([
+        np.stack([rng.choice(len(p), size=int(n * share), p=p) for p in spec], axis=1)
+        for spec, share, _ in kinds])
+    kind = np.concatenate([np.full(int(n * share), k) for k, (_, share, _) in
+                           enumerate(kinds)])
+    match = np.isin(kind, [0, 1])
+    comparisons = [JaroWinkler(c, thresholds=[0.8]) for c in ("title", "author", "venue")]
+    comparisons += [Exact("year"), Exact("pages")]
+    patterns, counts = distinct_patterns(levels, [3, 3, 3, 2, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        scorer = FellegiSunter(identifying=["title", "author", "venue"]).fit_patterns(
+            comparisons, patterns, counts)
+    d = scorer.diagnostics
+    low, high = d["prior_independent_range"]
+    assert low <= scorer.prior_ <= high
+    mixtures = [s for s in d["starts"] if "kinds of non-match" in s["start"]]
+    assert mixtures and all(s["prior"] < low for s in mixtures)  # the trap is there
+    X = ComparisonMatrix(comparisons, levels, np.zeros(levels.shape, np.float32))
+    linked = scorer.match_weight(X) >= scorer.threshold
+    assert linked[kind == 0].mean() >= 0.95  # the close copies
+    assert linked[kind == 1].mean() >= 0.5  # and most of the other style
+    assert (linked & match).sum() / linked.sum() >= 0.95
