@@ -434,8 +434,13 @@ class FellegiSunter(Scorer):
             # matches (`_match_like`), which costs the matches with an error there; that is
             # the lesser fault where one non-match class found no plausible prior unless held
             # (it took a key's chance pairs, which agree on the key's fields, for matches).
+            # The extra components are kinds of non-match: a mixture that takes the prior
+            # out of the independent range the one-class fit lies in has let a component take
+            # a kind of match (the matches recorded in another style, which disagree on
+            # several fields together), and its match class is only the closest copies.
             if (gain > 0.5 * extra * math.log(counts.sum()) and mixture["lam"] < MAJORITY
                     and (held is not None or not _match_like(mixture, data))
+                    and not _leaves_range(data, fit["lam"], mixture["lam"], held)
                     and not mixture["failed"]
                     and _label_fit(mixture) >= _label_fit(fit) - _LABEL_MARGIN):
                 fit = mixture
@@ -821,8 +826,7 @@ class FellegiSunter(Scorer):
             # The geometric middle of the range, and the range itself (see _independent_prior);
             # its floor where the range is open above.
             "prior_independent": None if independent is None else _round(
-                independent[0] if independent[1] >= 1.0
-                else math.sqrt(independent[0] * independent[1])),
+                independent_point(independent)),
             "prior_independent_range": None if independent is None else [
                 _round(independent[0]), _round(independent[1])],
             "prior_independent_fields": fields,
@@ -1758,6 +1762,18 @@ def _prior_ratio(data: _Data, lam: float) -> float | None:
         return lam / max(low, lowest)
     return 1.0
 
+def _leaves_range(data: _Data, before: float, after: float,
+                  held: tuple[float, float] | None = None) -> bool:
+    """Whether a prior of `after` lies outside the independent range (`_independent_prior`)
+    while `before` lies within it; where EM held the prior within `held`, a prior on held's
+    floor counts as outside (EM stopped it there on its way out)."""
+    if _prior_ratio(data, before) != 1.0:
+        return False
+    if held is not None and after <= held[0] * (1.0 + 1e-6):
+        return True
+    return _prior_ratio(data, after) != 1.0
+
+
 def _rule_recall(data: _Data) -> tuple[float, float] | None:
     """How many of the matches the rule of `_rule_pairs` finds, estimated without EM: for each
     of its comparisons, the shares of exact, disagreeing and other (or null) levels among the
@@ -1893,15 +1909,40 @@ def _label_fit(fit: dict) -> float:
 
 
 
+def independent_point(independent: tuple[float, float]) -> float:
+    """The independent estimate of the prior as one figure: the geometric middle of its range
+    (the recall of the rule lies between a floor and a ceiling, and the middle is no more
+    than a factor of the range's square root from either end), or its floor where the range
+    is open above (two rule fields: the recall is unknown)."""
+    low, high = independent
+    return low if high >= 1.0 else math.sqrt(low * high)
+
+
+def majority_confirmed(independent: tuple[float, float] | None) -> bool:
+    """Whether the independent estimate says most candidate pairs match: its point estimate
+    (`independent_point`) is above one half. Not its floor: the floor is the prior under the
+    highest recall the rule can have (no outright disagreement among the pairs it finds is a
+    match's), the most pessimistic reading of the rule's pairs. A table whose entities
+    are cited dozens of times (clusters of 60 records, most of a record's nearest records the
+    same thing) has a floor a little under one half once blocking takes a few more neighbours
+    per record, while the middle and the truth stay above it; holding its prior below one half
+    then makes EM learn a narrower concept than "same entity" (same version of a paper), and
+    recall falls. Where a key lets in more chance pairs than matches (a household, a given name
+    and birth date at scale), the middle is well under one half."""
+    return independent is not None and independent_point(independent) > MAJORITY
+
+
 def _plausible_range(independent: tuple[float, float]) -> tuple[float, float]:
     """The priors a fit may have, given the independent estimate: within it, and no
-    majority of matches among the candidates unless the estimate's floor says so. Blocking
-    keeps pairs that share a key, and most such pairs are different things; at scale a key of
-    two identifying fields (a given name and a birth date) lets in more chance pairs than
-    matches, which agree on those fields as matches do, and EM can take "same given name and
-    birth date" for the match class (`linkage.diagnostics` calls such a prior unreliable)."""
+    majority of matches among the candidates unless the estimate says so
+    (`majority_confirmed`). Blocking keeps pairs that share a key, and most such pairs are
+    different things; at scale a key of two identifying fields (a given name and a birth date)
+    lets in more chance pairs than matches, which agree on those fields as matches do, and EM
+    can take "same given name and birth date" for the match class (`linkage.diagnostics` calls
+    such a prior unreliable)."""
     low, high = independent
-    return (low, high) if low > MAJORITY else (low, min(high, max(low, MAJORITY)))
+    return (low, high) if majority_confirmed(independent) else (
+        low, min(high, max(low, MAJORITY)))
 
 
 def _failed_checks(data: _Data, fit: dict) -> list[str]:
@@ -1915,7 +1956,7 @@ def _failed_checks(data: _Data, fit: dict) -> list[str]:
                       "the independent estimate "
                       f"({data.prior_independent[0]:.4g} to {data.prior_independent[1]:.4g})")
     elif data.check_prior and data.prior_independent is not None and \
-            fit["lam"] > MAJORITY >= data.prior_independent[0]:
+            fit["lam"] > MAJORITY and not majority_confirmed(data.prior_independent):
         failed.append(f"its prior ({fit['lam']:.4g}) says most candidate pairs match, which "
                       "the independent estimate "
                       f"({data.prior_independent[0]:.4g} to {data.prior_independent[1]:.4g}) "
