@@ -394,7 +394,7 @@ def labels_threshold(weights: np.ndarray, y: np.ndarray, current: float, *,
     w = np.asarray(weights, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n_match, n_non = int(np.sum(y == 1.0)), int(np.sum(y == 0.0))
-    if min(n_match, n_non) < MIN_EACH:
+    if min(n_match, n_non) < MIN_EACH and (len(y) < 2 * MIN_EACH or not one_to_one):
         return float(current), (f"rules: fewer than {MIN_EACH} labelled pairs of each class "
                                 "(the threshold is left where the model put it)")
     errors_now = int(np.sum((w >= current) != (y == 1.0)))
@@ -519,12 +519,17 @@ def _guarded(scorer, pairs: _Judged, y: np.ndarray, report: dict, *, fit, random
     pair either got wrong) and by at least `MIN_CORRECTED`; the in-sample candidates are
     measured on the very pairs they saw, so the margin is the least they must beat; ties go
     to the simpler model."""
+    def clearly(fewer: int, than: int) -> bool:
+        gain = than - fewer
+        return gain >= MIN_CORRECTED and gain > math.sqrt(than + fewer)
+
     n_match, n_non = int(y.sum()), int(len(y) - y.sum())
     base = fit(copy.deepcopy(scorer), None)
     base_errors = _errors(base, pairs, y)
     report.update(mode="unlabelled", rule=GUARD_RULE, unlabelled_errors=base_errors,
                   threshold_source="rules (the unlabelled model)")
-    if min(n_match, n_non) < MIN_EACH:
+    few = min(n_match, n_non) < MIN_EACH
+    if few and not pairs.one_to_one:
         report["kept_because"] = (f"fewer than {MIN_EACH} labelled pairs of each class "
                                   f"({n_match} matches, {n_non} non-matches): label more")
         return base
@@ -533,6 +538,14 @@ def _guarded(scorer, pairs: _Judged, y: np.ndarray, report: dict, *, fit, random
     sub: dict = {}
     moved.threshold, errors = _labelled_threshold(moved, pairs, y, sub)
     candidates.append(("threshold", moved, errors, sub["threshold_source"]))
+    if few:  # one threshold only: the labels of one class can show a band (`_shown`)
+        if clearly(errors, base_errors):
+            report.update(mode="threshold", threshold_source=sub["threshold_source"])
+            return moved
+        report["kept_because"] = (f"fewer than {MIN_EACH} labelled pairs of each class "
+                                  f"({n_match} matches, {n_non} non-matches) and they do not "
+                                  "clearly ask for another threshold: label more")
+        return base
     semi = fit(scorer, (pairs.matrix.levels.copy(), y.astype(np.int8)))
     sub = {}
     semi.threshold, errors = _labelled_threshold(semi, pairs, y, sub)
@@ -548,10 +561,6 @@ def _guarded(scorer, pairs: _Judged, y: np.ndarray, report: dict, *, fit, random
         report["supervised_cv_errors"] = cv_errors
         candidates.append(("supervised", supervised, cv_errors,
                            "cross-validation on the labels"))
-    def clearly(fewer: int, than: int) -> bool:
-        gain = than - fewer
-        return gain >= MIN_CORRECTED and gain > math.sqrt(than + fewer)
-
     # Each candidate must clearly beat the unlabelled model and every simpler candidate: the
     # in-sample ones are judged on the pairs they learned from, so a richer model that only
     # matches a moved threshold on those pairs has shown nothing more.
@@ -752,16 +761,19 @@ def active_pairs(run, n: int, *, seed: int = 0,
     used_patterns: set = set()
 
     def pick(rows: np.ndarray, reason: str) -> bool:
-        """A pair of the best pattern among `rows` not yet picked (already labelled patterns
-        last; then the most pairs; then nearest the threshold; then the seeded draw)."""
-        rows = rows[~np.isin(pattern[rows], list(used_patterns))]
+        """A pair of `rows` (a band, nearest the threshold first) of a pattern not yet
+        picked: already labelled patterns last; then the pair nearest the band's middle rank,
+        so that the bands' labels sample the weight axis evenly (the place where the matches
+        give out is what a threshold needs; the band's edge nearest the threshold says no
+        more than the band before it); then the seeded draw."""
+        middle = (len(rows) - 1) / 2.0
+        rank = np.arange(len(rows), dtype=np.float64)
+        keep = ~np.isin(pattern[rows], list(used_patterns))
+        rows, rank = rows[keep], rank[keep]
         if len(rows) == 0:
             return False
-        _, inverse, sizes = np.unique(pattern[rows], return_inverse=True, return_counts=True)
-        size_of = sizes[inverse]
         seen = np.isin(pattern[rows], list(labelled_patterns))
-        gap = np.abs(weight[rows] - threshold)
-        best = np.lexsort((tiebreak[rows], gap, -size_of, seen))[0]
+        best = np.lexsort((tiebreak[rows], np.abs(rank - middle), seen))[0]
         row = int(rows[best])
         picked_rows.append(row)
         why.append(reason)
