@@ -684,6 +684,38 @@ def _log_bands(count: int, bands: int) -> list[np.ndarray]:
     return [np.arange(a, b) for a, b in zip(starts, ends, strict=True) if b > a]
 
 
+def _labels_ask(pairs: pd.DataFrame, keys: np.ndarray, known: np.ndarray, weight: np.ndarray,
+                done: list[pd.DataFrame], mode: str, threshold: float,
+                linkable: np.ndarray | None) -> tuple[float, float] | None:
+    """The span of thresholds the labelled candidate pairs ask for (low, high: between the
+    labelled weights around the threshold with the least labelled errors nearest the run's
+    own, `choose_threshold`), by the weights the run decides them by, where it
+    differs from the run's threshold (labels of one class ask for a threshold just past the
+    farthest of them); else None. `linkable`
+    (a one-to-one link): the pairs the assignment keeps, the others linked at no threshold."""
+    rows = np.flatnonzero(known if linkable is None else known & linkable)
+    if len(rows) == 0:
+        return None
+    table = pd.concat([t for t in done if "label" in t.columns], ignore_index=True) \
+        if any("label" in t.columns for t in done) else None
+    if table is None:
+        return None
+    labels = pd.to_numeric(table["label"], errors="coerce")
+    answer = dict(zip(_pair_keys(table["id_l"], table["id_r"], mode), labels, strict=True))
+    y = np.array([answer.get(k, np.nan) for k in keys[rows]], dtype=np.float64)
+    ok = np.isin(y, (0.0, 1.0))
+    rows, y = rows[ok], y[ok]
+    if len(y) == 0:
+        return None
+    w = weight[rows]
+    asked, _ = choose_threshold(w, y, threshold)
+    if asked == threshold or not np.isfinite(asked):
+        return None
+    below, above = w[w < asked], w[w >= asked]
+    return (float(below.max()) if len(below) else -math.inf,
+            float(above.min()) if len(above) else math.inf)
+
+
 def active_pairs(run, n: int, *, seed: int = 0,
                  exclude: pd.DataFrame | None = None) -> pd.DataFrame:
     """The `n` candidate pairs of a run whose labels would change its model most, as the CSV
@@ -794,6 +826,22 @@ def active_pairs(run, n: int, *, seed: int = 0,
         odds[chained[open_rows]] = np.inf  # its own probability does not decide it
         orders.append((open_rows[np.lexsort((tiebreak[open_rows], seen_before, odds))],
                        "uncertain: match probability nearest one half"))
+    asked = _labels_ask(pairs, keys, known, weight, done, mode, threshold,
+                        assigned if one_to_one_link and len(pairs) else None)
+    if asked is not None:
+        # Bisection: the labels so far bracket the threshold they ask for (between the
+        # labelled weights around it, `choose_threshold`); the pairs at the middle rank of
+        # that bracket halve it, where pairs near the run's own threshold, already labelled
+        # on both sides, would say again what is known. (Ranks, not weights: a bracket open
+        # on one side reaches the tail of the weights.)
+        low, high = asked
+        inside = open_rows[(weight[open_rows] > low) & (weight[open_rows] < high)]
+        if len(inside):
+            inside = inside[np.lexsort((tiebreak[inside], weight[inside]))]
+            middle = np.abs(np.arange(len(inside)) - (len(inside) - 1) / 2.0)
+            seen_inside = np.isin(pattern[inside], list(labelled_patterns))
+            orders.insert(0, (inside[np.lexsort((tiebreak[inside], middle, seen_inside))],
+                              "uncertain: halving the span of thresholds the labels ask for"))
     cursor = [0] * len(orders)
     turn = 0
     while len(picked_rows) < n_uncertain and any(
