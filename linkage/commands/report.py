@@ -71,7 +71,8 @@ def command(run_dir, labels_path, bands, on, target, out_path):
 
     \b
     linkage report out/customers
-    linkage report out/customers --labels labels.csv --out out/customers/report-labelled.html
+    linkage report out/customers --labels out/customers.labels.csv \\
+        --out out/customers/report-labelled.html
     """
     from linkage.report import render_html
     from linkage.result import Result
