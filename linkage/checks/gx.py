@@ -59,11 +59,33 @@ with warnings.catch_warnings():
         import great_expectations as gx
         from great_expectations.compatibility import pydantic
         from great_expectations.core.metric_domain_types import MetricDomainTypes
-        from great_expectations.execution_engine import PandasExecutionEngine
-        from great_expectations.expectations.expectation import BatchExpectation
+        from great_expectations.core.result_format import ResultFormat
+        from great_expectations.execution_engine import (
+            PandasExecutionEngine,
+            SparkDFExecutionEngine,
+        )
+        from great_expectations.expectations.expectation import (
+            BatchExpectation,
+            render_suite_parameter_string,
+        )
+        from great_expectations.expectations.expectation_configuration import parse_result_format
         from great_expectations.expectations.metrics.metric_provider import metric_value
         from great_expectations.expectations.metrics.table_metric_provider import (
             TableMetricProvider,
+        )
+        from great_expectations.render import (
+            AtomicDiagnosticRendererType,
+            LegacyDiagnosticRendererType,
+            LegacyRendererType,
+            RenderedAtomicContent,
+            RenderedStringTemplateContent,
+            RenderedTableContent,
+            renderedAtomicValueSchema,
+        )
+        from great_expectations.render.renderer.renderer import renderer
+        from great_expectations.render.renderer_configuration import (
+            RendererConfiguration,
+            RendererValueType,
         )
     except ImportError as err:
         raise ImportError(
@@ -86,6 +108,20 @@ def _batch(execution_engine, metric_domain_kwargs) -> pd.DataFrame:
     return frame
 
 
+def _spark_batch(execution_engine, metric_domain_kwargs) -> pd.DataFrame:
+    """A Spark batch as pandas, on the driver (`toPandas`, through Arrow when enabled).
+
+    The measurements are linkage's local engine's, so a Spark batch is brought to the driver
+    whole: its rows must fit in the driver's memory (and `spark.driver.maxResultSize`). For
+    tables past that, run `linkage check --engine spark` instead, which dedupes on the cluster.
+    Values come back as Spark holds them: strings as str, nulls as None."""
+    from linkage.engines.spark._session import quiet_pyspark
+
+    frame = _batch(execution_engine, metric_domain_kwargs)
+    with quiet_pyspark():
+        return frame.toPandas()
+
+
 # --- metrics: the measurements of linkage.checks.measures, for the pandas engine -------------
 
 
@@ -101,6 +137,15 @@ class DuplicateRate(TableMetricProvider):
         kwargs = metric_value_kwargs
         return measures.duplicate_rate(
             _batch(execution_engine, metric_domain_kwargs), kwargs["rules"],
+            id_column=kwargs.get("id_column"), max_examples=kwargs["max_examples"],
+        )
+
+    @metric_value(engine=SparkDFExecutionEngine)
+    def _spark(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+               runtime_configuration):
+        kwargs = metric_value_kwargs
+        return measures.duplicate_rate(
+            _spark_batch(execution_engine, metric_domain_kwargs), kwargs["rules"],
             id_column=kwargs.get("id_column"), max_examples=kwargs["max_examples"],
         )
 
@@ -121,6 +166,16 @@ class NormalizedDuplicates(TableMetricProvider):
             max_examples=kwargs["max_examples"],
         )
 
+    @metric_value(engine=SparkDFExecutionEngine)
+    def _spark(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+               runtime_configuration):
+        kwargs = metric_value_kwargs
+        return measures.normalized_duplicates(
+            _spark_batch(execution_engine, metric_domain_kwargs), kwargs["columns"],
+            kwargs.get("normalize"), id_column=kwargs.get("id_column"),
+            max_examples=kwargs["max_examples"],
+        )
+
 
 class TrainEvalLeakage(TableMetricProvider):
     """Eval items sharing a passage with the batch (the training set)."""
@@ -135,6 +190,14 @@ class TrainEvalLeakage(TableMetricProvider):
         kwargs = dict(metric_value_kwargs)
         eval_data = kwargs.pop("eval_data")
         return measures.train_eval_leakage(_batch(execution_engine, metric_domain_kwargs),
+                                           eval_data, **kwargs)
+
+    @metric_value(engine=SparkDFExecutionEngine)
+    def _spark(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+               runtime_configuration):
+        kwargs = dict(metric_value_kwargs)
+        eval_data = kwargs.pop("eval_data")
+        return measures.train_eval_leakage(_spark_batch(execution_engine, metric_domain_kwargs),
                                            eval_data, **kwargs)
 
 
@@ -152,10 +215,161 @@ def _check_name(owner: str, parameter: str, value: Any) -> None:
         raise RulesError(f"{owner}: `{parameter}` must be a column name. Got {value!r} instead.")
 
 
+# --- rendering and result_format, shared ----------------------------------------------------
+
+
+def _count(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def _percent(share: Any) -> str:
+    """0.01 -> '1%', 0.0125 -> '1.25%' (up to 4 significant digits, no trailing zeros)."""
+    if isinstance(share, bool) or not isinstance(share, int | float):
+        return str(share)
+    return f"{float(share) * 100:.4g}%"
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return ", ".join(_cell(v) for v in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_cell(v)}" for k, v in value.items())
+    return "null" if value is None else str(value)
+
+
+class _LinkageExpectation(BatchExpectation):
+    """What linkage's expectations share: Data Docs renderers (a sentence for the expectation,
+    a sentence for what was observed, the example clusters/rows as a table, atomic and legacy)
+    and results shaped by `result_format` as GX's own expectations shape theirs:
+
+    - BOOLEAN_ONLY: `success` alone (GX empties the result);
+    - BASIC: `observed_value` and the counts;
+    - SUMMARY: BASIC plus `examples`, at most `partial_unexpected_count` of them (default 20)
+      and at most `max_examples`;
+    - COMPLETE: everything measured, every example the metric listed (`max_examples`), the
+      parameters echoed, and any warnings the run gave.
+
+    Subclasses give `_sentence`, `_observed`, `_sample` and `_BASIC_KEYS`; `_validate` stays
+    abstract here, so GX registers only the subclasses.
+    """
+
+    _BASIC_KEYS: ClassVar[tuple[str, ...]] = ()
+
+    # --- what each expectation says -------------------------------------------------------
+
+    @classmethod
+    def _sentence(cls, kwargs: dict) -> tuple[str, dict[str, str]]:  # pragma: no cover
+        raise NotImplementedError
+
+    @classmethod
+    def _observed(cls, result: dict) -> str | None:  # pragma: no cover
+        raise NotImplementedError
+
+    @classmethod
+    def _sample(cls, result: dict) -> tuple[list[str], list[list[str]]] | None:
+        raise NotImplementedError  # pragma: no cover
+
+    # --- result_format --------------------------------------------------------------------
+
+    def _shaped(self, result: dict, runtime_configuration: dict | None) -> dict:
+        chosen = parse_result_format((runtime_configuration or {}).get("result_format")
+                                     or ResultFormat.BASIC)
+        level = str(getattr(chosen["result_format"], "value", chosen["result_format"]))
+        if level == ResultFormat.COMPLETE.value:
+            return result
+        if level == ResultFormat.BOOLEAN_ONLY.value:
+            return {}
+        shaped = {key: result[key] for key in ("observed_value", *self._BASIC_KEYS)
+                  if key in result}
+        if level == ResultFormat.SUMMARY.value:
+            shaped["examples"] = result.get("examples", [])[:chosen["partial_unexpected_count"]]
+        return shaped
+
+    # --- renderers ------------------------------------------------------------------------
+
+    @classmethod
+    def _kwargs(cls, configuration, result) -> dict:
+        if configuration is None and result is not None:
+            configuration = result.expectation_config
+        return dict(configuration.kwargs) if configuration is not None else {}
+
+    @classmethod
+    def _prescriptive_template(cls, renderer_configuration: RendererConfiguration):
+        template, params = cls._sentence(dict(renderer_configuration.kwargs))
+        for name, value in params.items():
+            renderer_configuration.add_param(name=name, param_type=RendererValueType.STRING,
+                                             value=value)
+        renderer_configuration.template_str = template
+        return renderer_configuration
+
+    @classmethod
+    @renderer(renderer_type=LegacyRendererType.PRESCRIPTIVE)
+    @render_suite_parameter_string
+    def _prescriptive_renderer(cls, configuration=None, result=None,
+                               runtime_configuration=None):
+        template, params = cls._sentence(cls._kwargs(configuration, result))
+        styling = (runtime_configuration or {}).get("styling", {})
+        return [RenderedStringTemplateContent(
+            content_block_type="string_template",
+            string_template={"template": template, "params": params, "styling": styling},
+        )]
+
+    @classmethod
+    def _observed_text(cls, result) -> str:
+        measured = (result.result if result is not None else None) or {}
+        if result is not None and result.exception_info and not measured:
+            info = result.exception_info
+            if "exception_message" not in info:
+                info = next(iter(info.values()), {}) if info else {}
+            if info.get("raised_exception"):
+                return f"Could not run: {info.get('exception_message')}"
+        return (cls._observed(measured) if measured else None) or "--"
+
+    @classmethod
+    @renderer(renderer_type=AtomicDiagnosticRendererType.OBSERVED_VALUE)
+    def _atomic_diagnostic_observed_value(cls, configuration=None, result=None,
+                                          runtime_configuration=None):
+        renderer_configuration = RendererConfiguration(
+            configuration=configuration or (result.expectation_config if result else None),
+            result=result, runtime_configuration=runtime_configuration)
+        renderer_configuration.add_param(name="observed_value",
+                                         param_type=RendererValueType.STRING,
+                                         value=cls._observed_text(result))
+        value = renderedAtomicValueSchema.load({
+            "template": "$observed_value",
+            "params": renderer_configuration.params.dict(),
+            "schema": {"type": "com.superconductive.rendered.string"},
+        })
+        return RenderedAtomicContent(name=AtomicDiagnosticRendererType.OBSERVED_VALUE,
+                                     value=value, value_type="StringValueType")
+
+    @classmethod
+    @renderer(renderer_type=LegacyDiagnosticRendererType.OBSERVED_VALUE)
+    def _diagnostic_observed_value_renderer(cls, configuration=None, result=None,
+                                            runtime_configuration=None):
+        return cls._observed_text(result)
+
+    @classmethod
+    @renderer(renderer_type=LegacyDiagnosticRendererType.UNEXPECTED_TABLE)
+    def _diagnostic_unexpected_table_renderer(cls, configuration=None, result=None,
+                                              runtime_configuration=None):
+        measured = (result.result if result is not None else None) or {}
+        sample = cls._sample(measured) if measured.get("examples") else None
+        if not sample:
+            return None
+        header, rows = sample
+        return [RenderedTableContent(
+            content_block_type="table",
+            header_row=header,
+            table=rows,
+            styling={"body": {"classes": ["table-bordered", "table-sm", "mt-3"]}},
+        )]
+
+
 # --- the expectations ------------------------------------------------------------------------
 
 
-class ExpectDuplicateRateToBeBelow(BatchExpectation):
+class ExpectDuplicateRateToBeBelow(_LinkageExpectation):
     """Expect linkage's dedupe, with `rules`, to mark at most `max_rate` of the records as
     duplicates: the same test as `linkage check --max-duplicate-rate`, inside a GX suite.
 
@@ -208,13 +422,45 @@ class ExpectDuplicateRateToBeBelow(BatchExpectation):
                   execution_engine=None) -> dict:
         measured = metrics["linkage.duplicate_rate"]
         rate = measured["duplicate_rate"]
-        return {
-            "success": rate <= self.max_rate,
-            "result": {"observed_value": rate, "max_rate": self.max_rate, **measured},
-        }
+        result = {"observed_value": rate, "max_rate": self.max_rate, **measured}
+        return {"success": rate <= self.max_rate,
+                "result": self._shaped(result, runtime_configuration)}
+
+    _BASIC_KEYS: ClassVar[tuple[str, ...]] = ("max_rate", "duplicate_rate", "records",
+                                              "duplicates", "clusters_with_duplicates")
+
+    @classmethod
+    def _sentence(cls, kwargs: dict) -> tuple[str, dict[str, str]]:
+        rules = kwargs.get("rules")
+        named = (f"rules {rules}" if isinstance(rules, str)
+                 else "the rules given inline" if rules is not None else "its rules")
+        template = ("Linkage's dedupe with $rules must mark at most $max_rate of the records "
+                    "as duplicates.")
+        params = {"rules": named, "max_rate": _percent(kwargs.get("max_rate", 0.01))}
+        if kwargs.get("id_column"):
+            template += " Records are named by $id_column."
+            params["id_column"] = str(kwargs["id_column"])
+        return template, params
+
+    @classmethod
+    def _observed(cls, result: dict) -> str | None:
+        if "duplicates" not in result:
+            return None
+        clusters = result.get("clusters_with_duplicates")
+        text = (f"{_count(result['duplicates'])} of {_count(result['records'])} records "
+                f"({_percent(result['duplicate_rate'])}) marked as duplicates")
+        if clusters is not None:
+            text += f", in {_count(clusters)} clusters"
+        return text + "."
+
+    @classmethod
+    def _sample(cls, result: dict):
+        rows = [[_cell(e.get("cluster_id")), _cell(e.get("representative_id")),
+                 _cell(e.get("ids"))] for e in result["examples"]]
+        return ["Cluster", "Kept record", "Records in the cluster"], rows
 
 
-class ExpectNoExactDuplicatesAfterNormalization(BatchExpectation):
+class ExpectNoExactDuplicatesAfterNormalization(_LinkageExpectation):
     """Expect no two rows to be identical in `columns` once those are normalized.
 
     Without a `normalize` step a column goes through the `text` normalizer (NFKC, case-fold,
@@ -268,13 +514,40 @@ class ExpectNoExactDuplicatesAfterNormalization(BatchExpectation):
     def _validate(self, metrics: dict, runtime_configuration: dict | None = None,
                   execution_engine=None) -> dict:
         measured = metrics["linkage.normalized_duplicates"]
-        return {
-            "success": measured["groups"] == 0,
-            "result": {"observed_value": measured["duplicate_rows"], **measured},
-        }
+        result = {"observed_value": measured["duplicate_rows"], **measured}
+        return {"success": measured["groups"] == 0,
+                "result": self._shaped(result, runtime_configuration)}
+
+    _BASIC_KEYS: ClassVar[tuple[str, ...]] = ("records", "duplicate_rows", "groups",
+                                              "rows_in_groups")
+
+    @classmethod
+    def _sentence(cls, kwargs: dict) -> tuple[str, dict[str, str]]:
+        columns = kwargs.get("columns") or []
+        steps = {step.get("column"): step.get("type") for step in kwargs.get("normalize") or []}
+        how = ", ".join(f"{c} as {steps[c]}" if c in steps else f"{c} as text" for c in columns)
+        template = ("No two rows may be identical in $columns once normalized ($how).")
+        return template, {"columns": ", ".join(map(str, columns)), "how": how}
+
+    @classmethod
+    def _observed(cls, result: dict) -> str | None:
+        if "duplicate_rows" not in result:
+            return None
+        return (f"{_count(result['duplicate_rows'])} of {_count(result['records'])} rows copy "
+                f"an earlier row, in {_count(result['groups'])} groups.")
+
+    @classmethod
+    def _sample(cls, result: dict):
+        examples = result["examples"]
+        columns = list(examples[0].get("normalized", {}))
+        with_ids = any("ids" in e for e in examples)
+        header = ["Rows", *(["Ids"] if with_ids else []), *columns]
+        rows = [[_cell(e.get("rows")), *([_cell(e.get("ids"))] if with_ids else []),
+                 *(_cell(e.get("normalized", {}).get(c)) for c in columns)] for e in examples]
+        return header, rows
 
 
-class ExpectNoTrainEvalLeakage(BatchExpectation):
+class ExpectNoTrainEvalLeakage(_LinkageExpectation):
     """Expect no item of `eval_data` to appear in the batch, the training set: no shared
     `ngram`-word passage (`char_ngram` characters for Hangul/CJK text), and no identical
     normalized text. The finding is `linkage decontaminate`'s.
@@ -331,10 +604,42 @@ class ExpectNoTrainEvalLeakage(BatchExpectation):
     def _validate(self, metrics: dict, runtime_configuration: dict | None = None,
                   execution_engine=None) -> dict:
         measured = metrics["linkage.train_eval_leakage"]
-        return {
-            "success": measured["leaked_eval_items"] == 0,
-            "result": {"observed_value": measured["leaked_eval_items"], **measured},
-        }
+        result = {"observed_value": measured["leaked_eval_items"], **measured}
+        return {"success": measured["leaked_eval_items"] == 0,
+                "result": self._shaped(result, runtime_configuration)}
+
+    _BASIC_KEYS: ClassVar[tuple[str, ...]] = ("eval_records", "leaked_eval_items", "leak_rate",
+                                              "exact_matches", "train_records",
+                                              "contaminated_train_records")
+
+    @classmethod
+    def _sentence(cls, kwargs: dict) -> tuple[str, dict[str, str]]:
+        eval_data = kwargs.get("eval_data")
+        named = (eval_data if isinstance(eval_data, str)
+                 else "the eval set given inline" if eval_data is not None else "the eval set")
+        ngram = kwargs.get("ngram", 13)
+        char_ngram = kwargs.get("char_ngram") or 3 * ngram
+        template = ("No item of $eval_data may share a $ngram-word passage ($char_ngram "
+                    "characters for Hangul/CJK), or its whole normalized text, with a record "
+                    "of this training set, in column $text_column.")
+        return template, {"eval_data": str(named), "ngram": str(ngram),
+                          "char_ngram": str(char_ngram),
+                          "text_column": str(kwargs.get("text_column", "text"))}
+
+    @classmethod
+    def _observed(cls, result: dict) -> str | None:
+        if "leaked_eval_items" not in result:
+            return None
+        return (f"{_count(result['leaked_eval_items'])} of {_count(result['eval_records'])} "
+                f"eval items leaked ({_percent(result['leak_rate'])}), "
+                f"{_count(result['exact_matches'])} of them identical.")
+
+    @classmethod
+    def _sample(cls, result: dict):
+        rows = [[_cell(e.get("eval_id")), _cell(e.get("train_id")),
+                 "yes" if e.get("exact_match") else "no", _cell(e.get("example_ngram"))]
+                for e in result["examples"]]
+        return ["Eval item", "Training record", "Identical", "Shared passage"], rows
 
 
 def _eval_parameter(owner: str, eval_data: Any, text_column: str, eval_id: str | None):
