@@ -97,6 +97,8 @@ __all__ = [
     "ExpectNoExactDuplicatesAfterNormalization",
     "ExpectNoTrainEvalLeakage",
     "ephemeral_context",
+    "gate_checkpoint",
+    "gate_suite",
     "results_table",
 ]
 
@@ -709,3 +711,66 @@ def results_table(validation_result) -> pd.DataFrame:
         )
     return pd.DataFrame({name: pd.Series(values, dtype=bool if name == "success" else object)
                          for name, values in columns.items()})
+
+
+# --- a ready suite and checkpoint -----------------------------------------------------------
+
+
+def gate_suite(rules: Any, *, max_rate: float = 0.01, name: str = "linkage-gate",
+               exact_columns: list[str] | None = None,
+               max_examples: int = measures.MAX_EXAMPLES) -> gx.ExpectationSuite:
+    """The suite `linkage check` amounts to, for a rules file, ready to add to a context:
+
+    - every column the rules read exists (GX's `ExpectColumnToExist`), so a renamed column
+      fails by name rather than inside the dedupe;
+    - the rules' `id_column`, when set, is unique and never null (GX's stock expectations);
+    - no two rows are identical in `exact_columns` once normalized as the rules normalize
+      them (default: the columns the rules compare);
+    - linkage's dedupe marks at most `max_rate` of the records as duplicates.
+
+    `rules` is a path (kept as a path in the suite, so it must be readable where the suite
+    runs), a mapping or a `linkage.Rules`.
+    """
+    owner = "gate_suite"
+    loaded = measures.load_rules(rules, owner=owner)
+    plain_rules = str(rules) if isinstance(rules, str | Path) else loaded.to_dict()
+    suite = gx.ExpectationSuite(name=name)
+    for column in loaded.columns():
+        suite.add_expectation(gx.expectations.ExpectColumnToExist(column=column))
+    if loaded.id_column:
+        suite.add_expectation(gx.expectations.ExpectColumnValuesToBeUnique(
+            column=loaded.id_column))
+        suite.add_expectation(gx.expectations.ExpectColumnValuesToNotBeNull(
+            column=loaded.id_column))
+    if exact_columns is None:
+        exact_columns = list(dict.fromkeys(c.column for c in loaded.comparisons))
+    if exact_columns:
+        steps = [dict(step) for step in loaded.to_dict().get("normalize") or []
+                 if step.get("column") in exact_columns and not step.get("output")]
+        suite.add_expectation(ExpectNoExactDuplicatesAfterNormalization(
+            columns=list(exact_columns), normalize=steps or None, id_column=loaded.id_column,
+            max_examples=max_examples))
+    suite.add_expectation(ExpectDuplicateRateToBeBelow(rules=plain_rules, max_rate=max_rate,
+                                                       max_examples=max_examples))
+    return suite
+
+
+def gate_checkpoint(context, suite: gx.ExpectationSuite, *, name: str = "linkage-gate",
+                    data_docs: bool = True, result_format: str = "SUMMARY"):
+    """A checkpoint that validates a pandas DataFrame against `suite` in `context`, and
+    updates the context's Data Docs after each run when `data_docs` is set (a file context
+    writes them under gx/uncommitted/data_docs/local_site/). Run it with
+    `checkpoint.run(batch_parameters={"dataframe": frame})`."""
+    batch = (context.data_sources.add_pandas(f"{name}-source").add_dataframe_asset("table")
+             .add_batch_definition_whole_dataframe("whole"))
+    suite = context.suites.add(suite)
+    definition = context.validation_definitions.add(
+        gx.ValidationDefinition(name=name, data=batch, suite=suite))
+    actions = []
+    if data_docs:
+        from great_expectations.checkpoint import UpdateDataDocsAction
+
+        actions.append(UpdateDataDocsAction(name="update_data_docs"))
+    return context.checkpoints.add(gx.Checkpoint(
+        name=name, validation_definitions=[definition], actions=actions,
+        result_format={"result_format": result_format}))
