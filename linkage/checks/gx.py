@@ -1,4 +1,5 @@
-"""Great Expectations (1.x) expectations built on linkage's own checks, for pandas batches.
+"""Great Expectations (1.x) expectations built on linkage's own checks, for pandas and Spark
+batches.
 
     import great_expectations as gx
     from linkage.checks.gx import (ExpectDuplicateRateToBeBelow, ephemeral_context,
@@ -25,9 +26,22 @@ The three expectations:
   shares an n-gram passage, or its whole normalized text, with a training record.
 
 Each is a `BatchExpectation` whose measurement is a table metric registered for the pandas
-execution engine (`linkage.duplicate_rate`, `linkage.normalized_duplicates`,
+and the Spark execution engines (`linkage.duplicate_rate`, `linkage.normalized_duplicates`,
 `linkage.train_eval_leakage`), so it mixes with stock expectations in any suite, validation
-definition or checkpoint. Results carry the measured numbers and a few example ids.
+definition or checkpoint. On Spark the metric collects the batch to the driver (`toPandas`)
+and measures it with linkage's local engine: the same numbers as on pandas, for batches that
+fit in the driver's memory (`linkage check --engine spark` is the gate for larger tables).
+
+Results follow `result_format` as GX's own expectations do: BOOLEAN_ONLY (success only),
+BASIC (the observed value and the counts), SUMMARY (plus up to `partial_unexpected_count`
+example clusters or rows), COMPLETE (every measured field). In Data Docs each expectation reads
+as a sentence ("Linkage's dedupe with rules rules/customers.yaml must mark at most 1% of the
+records as duplicates."), its observed value as a sentence, and its examples as a table, through
+both the atomic and the legacy renderers.
+
+`gate_suite(rules)` builds a ready suite for a rules file (columns exist, ids unique and not
+null, no normalized copies, the duplicate rate), and `gate_checkpoint(context, suite)` a
+checkpoint on a pandas data source that updates Data Docs; docs/ETL.md shows them run.
 
 Parameters are checked when an expectation is made: a bad value raises `linkage.errors`'
 `RulesError` or `InputError` (not a pydantic error), naming the parameter, file or key and the
