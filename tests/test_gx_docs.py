@@ -227,3 +227,22 @@ def test_the_etl_guide_example_runs_as_written(tmp_path):
     assert lines[0] == "failed"
     assert lines[-1].startswith("file://") and "out/gx/gx/uncommitted/data_docs" in lines[-1]
     assert list((tmp_path / "out" / "gx").rglob("validations/**/*.html"))
+
+
+def test_gate_suite_holds_the_gate_and_saves_as_json():
+    gxc.ephemeral_context()  # GX builds suites only with a context active
+    rules = linkage.Rules.from_yaml(RULES)
+    suite = gxc.gate_suite(rules, max_rate=0.05, exact_columns=["name", "phone"])
+    stored = json.loads(json.dumps(suite.to_json_dict()))
+    kinds = [e["type"] for e in stored["expectations"]]
+    assert kinds.count("expect_column_to_exist") == len(rules.columns())
+    assert kinds[-3:] == ["expect_column_values_to_not_be_null",
+                          "expect_no_exact_duplicates_after_normalization",
+                          "expect_duplicate_rate_to_be_below"]
+    exact, rate = stored["expectations"][-2:]
+    # the rules' own normalizers for the chosen columns, so copies are judged as the rules do
+    assert exact["kwargs"]["normalize"] == [step.to_dict() for step in rules.normalize
+                                            if step.column in ("name", "phone")]
+    assert [step["type"] for step in exact["kwargs"]["normalize"]] == ["name", "phone"]
+    assert exact["kwargs"]["id_column"] == "customer_id"
+    assert rate["kwargs"]["max_rate"] == 0.05 and rate["kwargs"]["rules"] == rules.to_dict()

@@ -743,7 +743,8 @@ def gate_suite(rules: Any, *, max_rate: float = 0.01, name: str = "linkage-gate"
     - linkage's dedupe marks at most `max_rate` of the records as duplicates.
 
     `rules` is a path (kept as a path in the suite, so it must be readable where the suite
-    runs), a mapping or a `linkage.Rules`.
+    runs), a mapping or a `linkage.Rules`. Like any GX suite it is built with a context
+    active (`gx.get_context(...)` or `ephemeral_context()` first).
     """
     owner = "gate_suite"
     loaded = measures.load_rules(rules, owner=owner)
