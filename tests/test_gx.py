@@ -109,6 +109,10 @@ def test_duplicate_rate_fails_on_the_sample_and_passes_after_dedupe(gate, custom
     assert len(measured["examples"]) == 5
     assert example["representative_id"] in example["ids"] and len(example["ids"]) >= 2
     assert set(example["ids"]) <= set(customers["customer_id"])
+    # each member's own values, in the columns the rules read
+    by_id = customers.set_index("customer_id")
+    assert [r["name"] for r in example["records"]] == list(by_id.loc[example["ids"], "name"])
+    assert set(example["records"][0]) == set(Rules.from_yaml(RULES).columns()) - {"customer_id"}
 
     result, by_type = validate(
         gate, deduplicated, gxc.ExpectDuplicateRateToBeBelow(rules=str(RULES), max_rate=0.01))

@@ -103,10 +103,15 @@ def test_data_docs_show_sentences_and_sample_rows(tmp_path, customers):
         assert normalized.first.is_visible()
         assert page.get_by_text(re.compile(r"rows copy an earlier row, in \d+ groups\.")) \
             .first.is_visible()
-        # a sample cluster: its kept record and its members, in a table row
-        row = page.locator("tr", has=page.locator("td", has_text=first["representative_id"]))
-        assert row.first.is_visible()
-        assert ", ".join(first["ids"]) in row.first.inner_text()
+        # a sample cluster: each member a table row with its values (name, phone, ...)
+        for record_id, record in zip(first["ids"], first["records"], strict=True):
+            cell = page.locator("td").filter(has_text=re.compile(rf"^\s*{record_id}\s*$"))
+            row = cell.first.locator("xpath=..")  # the innermost row: the sample table's
+            assert row.is_visible()
+            cells = row.locator("td").all_inner_texts()
+            assert cells[:3] == [str(first["cluster_id"]), record_id,
+                                 first["actions"][first["ids"].index(record_id)]]
+            assert record["name"] in cells and len(cells) == 3 + len(record)
         text = body.inner_text()
         assert re.search(r"No two rows may be identical in\s+name,\s+birth_date", text)
         assert "kwargs" not in text and "**" not in text

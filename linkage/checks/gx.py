@@ -471,9 +471,21 @@ class ExpectDuplicateRateToBeBelow(_LinkageExpectation):
 
     @classmethod
     def _sample(cls, result: dict):
-        rows = [[_cell(e.get("cluster_id")), _cell(e.get("representative_id")),
-                 _cell(e.get("ids"))] for e in result["examples"]]
-        return ["Cluster", "Kept record", "Records in the cluster"], rows
+        """One row per record of each example cluster: the cluster, the record's id, whether
+        it is kept or marked duplicate, and its values (results from before the values were
+        listed show the ids alone)."""
+        examples = result["examples"]
+        columns = list(dict.fromkeys(c for e in examples for r in e.get("records") or []
+                                     for c in r))
+        rows = []
+        for e in examples:
+            records = e.get("records") or [{} for _ in e.get("ids", [])]
+            actions = e.get("actions") or ["" for _ in e.get("ids", [])]
+            for record_id, action, record in zip(e.get("ids", []), actions, records,
+                                                 strict=False):
+                rows.append([_cell(e.get("cluster_id")), _cell(record_id), _cell(action),
+                             *(_cell(record.get(c)) for c in columns)])
+        return ["Cluster", "Record", "Action", *columns], rows
 
 
 class ExpectNoExactDuplicatesAfterNormalization(_LinkageExpectation):
