@@ -117,6 +117,11 @@ def test_data_docs_show_sentences_and_sample_rows(tmp_path, customers):
         assert "kwargs" not in text and "**" not in text
         assert "expect_duplicate_rate_to_be_below(" not in text
         assert not re.search(r"\$[a-z_]+", text)  # every template parameter filled in
+        # the suite's own page (the legacy prescriptive renderer) reads the same
+        page.goto((site / "expectations" / "linkage-gate.html").resolve().as_uri())
+        assert page.get_by_text(sentence).first.is_visible()
+        suite_text = page.locator("body").inner_text()
+        assert "kwargs" not in suite_text and not re.search(r"\$[a-z_]+", suite_text)
 
 
 def test_leakage_renders_a_sentence_and_the_leaked_items():
