@@ -138,7 +138,42 @@ def _spark_batch(execution_engine, metric_domain_kwargs) -> pd.DataFrame:
         return frame.toPandas()
 
 
-# --- metrics: the measurements of linkage.checks.measures, for the pandas engine -------------
+# --- metrics: the measurements of linkage.checks.measures, for the pandas and Spark engines ---
+
+
+def _providers(measure):
+    """The engine methods of a metric provider: the batch of either engine (a Spark one
+    brought to the driver, `_spark_batch`) measured by `measure(frame, value_kwargs)`."""
+
+    @metric_value(engine=PandasExecutionEngine)
+    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                runtime_configuration):
+        return measure(_batch(execution_engine, metric_domain_kwargs), metric_value_kwargs)
+
+    @metric_value(engine=SparkDFExecutionEngine)
+    def _spark(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+               runtime_configuration):
+        return measure(_spark_batch(execution_engine, metric_domain_kwargs),
+                       metric_value_kwargs)
+
+    return _pandas, _spark
+
+
+def _duplicate_rate(frame: pd.DataFrame, kwargs: dict) -> dict:
+    return measures.duplicate_rate(frame, kwargs["rules"], id_column=kwargs.get("id_column"),
+                                   max_examples=kwargs["max_examples"])
+
+
+def _normalized_duplicates(frame: pd.DataFrame, kwargs: dict) -> dict:
+    return measures.normalized_duplicates(frame, kwargs["columns"], kwargs.get("normalize"),
+                                          id_column=kwargs.get("id_column"),
+                                          max_examples=kwargs["max_examples"])
+
+
+def _train_eval_leakage(frame: pd.DataFrame, kwargs: dict) -> dict:
+    kwargs = dict(kwargs)
+    eval_data = kwargs.pop("eval_data")
+    return measures.train_eval_leakage(frame, eval_data, **kwargs)
 
 
 class DuplicateRate(TableMetricProvider):
@@ -146,24 +181,7 @@ class DuplicateRate(TableMetricProvider):
 
     metric_name = "linkage.duplicate_rate"
     value_keys = ("rules", "id_column", "max_examples")
-
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-                runtime_configuration):
-        kwargs = metric_value_kwargs
-        return measures.duplicate_rate(
-            _batch(execution_engine, metric_domain_kwargs), kwargs["rules"],
-            id_column=kwargs.get("id_column"), max_examples=kwargs["max_examples"],
-        )
-
-    @metric_value(engine=SparkDFExecutionEngine)
-    def _spark(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-               runtime_configuration):
-        kwargs = metric_value_kwargs
-        return measures.duplicate_rate(
-            _spark_batch(execution_engine, metric_domain_kwargs), kwargs["rules"],
-            id_column=kwargs.get("id_column"), max_examples=kwargs["max_examples"],
-        )
+    _pandas, _spark = _providers(_duplicate_rate)
 
 
 class NormalizedDuplicates(TableMetricProvider):
@@ -171,26 +189,7 @@ class NormalizedDuplicates(TableMetricProvider):
 
     metric_name = "linkage.normalized_duplicates"
     value_keys = ("columns", "normalize", "id_column", "max_examples")
-
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-                runtime_configuration):
-        kwargs = metric_value_kwargs
-        return measures.normalized_duplicates(
-            _batch(execution_engine, metric_domain_kwargs), kwargs["columns"],
-            kwargs.get("normalize"), id_column=kwargs.get("id_column"),
-            max_examples=kwargs["max_examples"],
-        )
-
-    @metric_value(engine=SparkDFExecutionEngine)
-    def _spark(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-               runtime_configuration):
-        kwargs = metric_value_kwargs
-        return measures.normalized_duplicates(
-            _spark_batch(execution_engine, metric_domain_kwargs), kwargs["columns"],
-            kwargs.get("normalize"), id_column=kwargs.get("id_column"),
-            max_examples=kwargs["max_examples"],
-        )
+    _pandas, _spark = _providers(_normalized_duplicates)
 
 
 class TrainEvalLeakage(TableMetricProvider):
@@ -199,22 +198,7 @@ class TrainEvalLeakage(TableMetricProvider):
     metric_name = "linkage.train_eval_leakage"
     value_keys = ("eval_data", "text_column", "ngram", "char_ngram", "train_id", "eval_id",
                   "max_examples")
-
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-                runtime_configuration):
-        kwargs = dict(metric_value_kwargs)
-        eval_data = kwargs.pop("eval_data")
-        return measures.train_eval_leakage(_batch(execution_engine, metric_domain_kwargs),
-                                           eval_data, **kwargs)
-
-    @metric_value(engine=SparkDFExecutionEngine)
-    def _spark(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-               runtime_configuration):
-        kwargs = dict(metric_value_kwargs)
-        eval_data = kwargs.pop("eval_data")
-        return measures.train_eval_leakage(_spark_batch(execution_engine, metric_domain_kwargs),
-                                           eval_data, **kwargs)
+    _pandas, _spark = _providers(_train_eval_leakage)
 
 
 # --- parameter checks, shared ---------------------------------------------------------------
