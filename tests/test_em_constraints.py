@@ -591,7 +591,6 @@ def test_a_majority_the_independent_estimate_supports_is_not_held_to_one_half():
     entity and lost matches."""
     from linkage.comparators import Exact
     from linkage.diagnostics import _scorer
-    from linkage.scoring._fellegi_sunter import distinct_patterns
 
     rng = np.random.default_rng(7)
     n, share = 20_000, 0.6
@@ -604,11 +603,7 @@ def test_a_majority_the_independent_estimate_supports_is_not_held_to_one_half():
     levels = np.stack(columns, axis=1)
     comparisons = [JaroWinkler(c, thresholds=[0.8]) for c in ("title", "author", "venue")]
     comparisons.append(Exact("year"))
-    patterns, counts = distinct_patterns(levels, [3, 3, 3, 2])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", LinkageWarning)
-        scorer = FellegiSunter(identifying=["title", "author", "venue"]).fit_patterns(
-            comparisons, patterns, counts)
+    scorer = _citation_fit(comparisons, levels, [3, 3, 3, 2])
     d = scorer.diagnostics
     low, high = d["prior_independent_range"]
     assert low < 0.5 < d["prior_independent"] and high > share  # the trap: floor under 1/2
@@ -622,6 +617,17 @@ def test_a_majority_the_independent_estimate_supports_is_not_held_to_one_half():
     assert (linked & match).sum() / linked.sum() >= 0.95
 
 
+def _citation_fit(comparisons, levels: np.ndarray, sizes: list[int]) -> FellegiSunter:
+    """EM on citation-like level patterns, title, author and venue identifying."""
+    from linkage.scoring._fellegi_sunter import distinct_patterns
+
+    patterns, counts = distinct_patterns(levels, sizes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        return FellegiSunter(identifying=["title", "author", "venue"]).fit_patterns(
+            comparisons, patterns, counts)
+
+
 def test_a_kind_of_non_match_may_not_take_the_matches_recorded_in_another_style():
     """Citations of one paper come as close copies and in other styles (another venue string,
     a year or page range of another version), whose disagreements on venue, year and pages go
@@ -631,7 +637,6 @@ def test_a_kind_of_non_match_may_not_take_the_matches_recorded_in_another_style(
     is there to tell kinds of non-match apart, so it is not kept where it moves the prior out
     of the independent range the one-class fit lies in."""
     from linkage.comparators import Exact
-    from linkage.scoring._fellegi_sunter import distinct_patterns
 
     rng = np.random.default_rng(0)
     # title, author, venue: else, near, exact; year, pages: else, exact
@@ -650,11 +655,7 @@ def test_a_kind_of_non_match_may_not_take_the_matches_recorded_in_another_style(
     match = np.isin(kind, [0, 1])
     comparisons = [JaroWinkler(c, thresholds=[0.8]) for c in ("title", "author", "venue")]
     comparisons += [Exact("year"), Exact("pages")]
-    patterns, counts = distinct_patterns(levels, [3, 3, 3, 2, 2])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", LinkageWarning)
-        scorer = FellegiSunter(identifying=["title", "author", "venue"]).fit_patterns(
-            comparisons, patterns, counts)
+    scorer = _citation_fit(comparisons, levels, [3, 3, 3, 2, 2])
     d = scorer.diagnostics
     low, high = d["prior_independent_range"]
     assert low <= scorer.prior_ <= high
