@@ -897,7 +897,7 @@ class _MatchIndex:
         wanted = [c for s in rules.normalize for c in s.inputs]
         for blocker in rules.blocking:
             wanted += list(blocker.columns)
-        wanted += [c.column for c in rules.comparisons]
+        wanted += [c for comparison in rules.comparisons for c in comparison.columns]
         self.input_columns = [c for c in dict.fromkeys(wanted) if c not in produced]
         id_name = result.summary_data.get("id_column") or "row_id"
         self.record_ids = records[id_name].to_numpy()

@@ -338,7 +338,7 @@ def identity_columns(rules: Rules) -> list[str]:
     """What records must agree on to be copies of each other: every (normalized) column the
     blockers and comparisons read, and what the guards read, so a guard sees copies alike."""
     columns = [c for b in rules.blocking for c in b.columns]
-    columns += [c.column for c in rules.comparisons]
+    columns += [c for comparison in rules.comparisons for c in comparison.columns]
     columns += [c for g in rules.guards for cs in g.input_columns().values() for c in cs]
     return list(dict.fromkeys([*columns, *rules.group_columns]))
 
@@ -458,6 +458,9 @@ def compare_pairs(
             levels[:, c], sims[:, c] = comparison.compare_codes(values, left, right)
         else:
             levels[:, c], sims[:, c] = comparison.compare(values[left], values[right])
+        if getattr(comparison, "swapped_with", None):
+            _mark_swaps(comparison, values, work[comparison.swapped_with], left, right,
+                        levels[:, c])
         if comparison.output_name in tf_columns:
             exact = levels[:, c] == len(comparison.level_labels) - 1
             if isinstance(values, EncodedColumn):
@@ -467,6 +470,23 @@ def compare_pairs(
         if bar is not None:
             bar.update(1)
     return ComparisonMatrix(list(comparisons), levels, sims, tf)
+
+
+def _mark_swaps(comparison, own, other, left: np.ndarray, right: np.ndarray,
+                levels: np.ndarray) -> None:
+    """Move the pairs that disagree ("else") but read as `comparison.swaps` to the level
+    `swapped`, in place."""
+    rows = np.flatnonzero(levels == 0)
+    if not len(rows):
+        return
+    if isinstance(own, EncodedColumn) and isinstance(other, EncodedColumn):
+        swapped = comparison.swaps_codes(own, other, left[rows], right[rows])
+    else:
+        own = own.values() if isinstance(own, EncodedColumn) else own
+        other = other.values() if isinstance(other, EncodedColumn) else other
+        swapped = comparison.swaps(own[left[rows]], other[right[rows]], other[left[rows]],
+                                   own[right[rows]])
+    levels[rows[swapped]] = comparison.level_labels.index("swapped")
 
 
 def _encoded_frequencies(column: EncodedColumn, left: np.ndarray,

@@ -469,6 +469,8 @@ class Rules(Configurable):
                 needed.setdefault(c, f"blocking[{k}]")
         for k, c in enumerate(self.comparisons):
             needed.setdefault(c.column, f"comparisons[{k}].column")
+            for other in c.columns[1:]:
+                needed.setdefault(other, f"comparisons[{k}].swapped_with")
         if self.source_column:
             needed.setdefault(self.source_column, "source_column")
         for c in self.keep.columns:

@@ -295,6 +295,7 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
                                                      max_pairs, sizes)
     derived = _derived_columns(work, usable)
     comparisons = [c for c in map(_comparison, usable) if c and c["column"] not in derived]
+    _name_swaps(comparisons, usable)
     # Agreeing on a common value (Smith, 김, London) is weaker evidence than on a rare one.
     tf = [c["column"] for c in comparisons
           if next(p for p in usable if p.column == c["column"]).kind
@@ -314,6 +315,21 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
     if paired:
         rules["rename_right"] = dict(paired)
     return Suggestion(rules, profiles, measured, per_key_budget, len(frame))
+
+
+def _name_swaps(comparisons: list[dict], profiles: list[ColumnProfile]) -> None:
+    """Where a table has one given-name and one surname column, each one's comparison also
+    reads the other, for records whose two names were entered the other way round (a level
+    `swapped`; see `SimilarityComparison`). Only for exactly one of each: with several, which
+    two were swapped is not a question the values answer."""
+    compared = {c["column"]: c for c in comparisons}
+    kinds = {p.column: p.kind for p in profiles if p.column in compared}
+    given = [c for c, kind in kinds.items() if kind == "given_name"]
+    surname = [c for c, kind in kinds.items() if kind == "surname"]
+    if len(given) != 1 or len(surname) != 1:
+        return
+    compared[given[0]]["swapped_with"] = surname[0]
+    compared[surname[0]]["swapped_with"] = given[0]
 
 
 _TOKENS = re.compile(r"[^\W_]+")

@@ -441,3 +441,56 @@ def test_output_name_and_round_trip():
     from linkage.comparators import Comparison
 
     assert Comparison.from_dict(data) == comparison
+
+
+# ------------------------------------------------------------------ names entered swapped
+
+
+SWAP_LEFT = {"given": ["lee", "anna", "lee", None, "olga", "john"],
+             "family": ["jackson", "smith", "jackson", "jones", "garcia", "brown"]}
+SWAP_RIGHT = {"given": ["jackson", "anna", "lea", "jones", "garcia", "peter"],
+              "family": ["le", "smith", "jackson", "maria", None, "john"]}
+
+
+def _swap_levels(encoded: bool) -> tuple[np.ndarray, np.ndarray, list[str], list[str]]:
+    from linkage.normalize._encoded import encode_series
+    from linkage.pipeline import compare_pairs
+
+    both = {c: pd.Series(SWAP_LEFT[c] + SWAP_RIGHT[c], dtype=object) for c in SWAP_LEFT}
+    work = {c: encode_series(v) if encoded else v.to_numpy() for c, v in both.items()}
+    given = JaroWinkler("given", swapped_with="family")
+    family = JaroWinkler("family", swapped_with="given")
+    left, right = np.arange(6), np.arange(6) + 6
+    matrix = compare_pairs([given, family], work, left, right)
+    return matrix.levels[:, 0], matrix.levels[:, 1], given.level_labels, family.level_labels
+
+
+@pytest.mark.parametrize("encoded", [True, False])
+def test_swapped_names_get_their_own_level(encoded):
+    given, family, labels, _ = _swap_levels(encoded)
+    assert labels == ["else", ">=0.8", ">=0.92", "swapped", "exact"]
+    named = [labels[k] if k >= 0 else "null" for k in given]
+    # lee jackson / jackson le: each name is the other's, "le" within a typo of "lee"
+    assert named[0] == "swapped"
+    assert named[1] == "exact"  # not swapped: the names agree as they stand
+    assert named[2] in (">=0.8", ">=0.92")  # a typo in place is no swap
+    assert named[3] == "null"  # a missing given name: neither agreement nor a swap
+    assert named[4] == "else"  # the other record's surname is missing: no swap can be read
+    assert named[5] == "else"  # one name crosses over (john), the other does not (brown/peter)
+    fam = [labels[k] if k >= 0 else "null" for k in family]
+    assert fam[0] == "swapped" and fam[1] == "exact" and fam[4] == "null"
+
+
+def test_swaps_agree_between_encoded_and_plain_columns():
+    assert all(np.array_equal(a, b) for a, b in zip(_swap_levels(True)[:2],
+                                                    _swap_levels(False)[:2], strict=True))
+
+
+def test_swapped_with_round_trips_and_is_checked():
+    from linkage._schema import SchemaViolation
+
+    c = JaroWinkler("given", swapped_with="family")
+    assert c.to_dict()["swapped_with"] == "family" and c.columns == ["given", "family"]
+    assert JaroWinkler("given").level_labels == ["else", ">=0.8", ">=0.92", "exact"]
+    with pytest.raises(SchemaViolation, match="swapped_with"):
+        JaroWinkler("given", swapped_with="given")

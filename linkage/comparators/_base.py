@@ -47,6 +47,11 @@ class Comparison(Configurable):
         self.name = name
 
     @property
+    def columns(self) -> list[str]:
+        """Every column this comparison reads (its own, and any it reads beside it)."""
+        return [self.column]
+
+    @property
     def output_name(self) -> str:
         """The name used for this comparison's columns in `pairs` and in scorer weights."""
         return self.name or self.column
@@ -157,19 +162,87 @@ def check_thresholds(owner: object, thresholds: list[float]) -> list[float]:
 
 class SimilarityComparison(Comparison):
     """A similarity in [0, 1] cut into levels: else, one per threshold (lowest first), exact
-    (equal values). Subclasses give `_similarity` over arrays of distinct value pairs."""
+    (equal values). Subclasses give `_similarity` over arrays of distinct value pairs.
+
+    `swapped_with` names a second column whose values may have been entered in this one's
+    place (a given name in the surname field and the surname in the given-name field, a
+    transposition common in forms). A pair that disagrees here ("else") but where this column
+    of each record agrees with the other column of the other record (both ways, each at the
+    lowest threshold or above) gets the level `swapped`, just below exact. The similarity
+    stays the one of this column.
+    """
 
     equal_is_exact = True
 
     def __init__(
-        self, column: str, *, thresholds: list[float] = (0.92, 0.8), name: str | None = None
+        self, column: str, *, thresholds: list[float] = (0.92, 0.8), name: str | None = None,
+        swapped_with: str | None = None,
     ):
         super().__init__(column, name=name)
         self.thresholds = check_thresholds(self, thresholds)
+        check(swapped_with is None or (isinstance(swapped_with, str) and swapped_with != ""
+                                       and swapped_with != column), self, "swapped_with",
+              "must be the name of another column (or null)", swapped_with)
+        self.swapped_with = swapped_with
+
+    @property
+    def columns(self) -> list[str]:
+        return [self.column] + ([self.swapped_with] if self.swapped_with else [])
 
     @property
     def level_labels(self) -> list[str]:
-        return ["else", *(f">={t:g}" for t in sorted(self.thresholds)), "exact"]
+        swapped = ["swapped"] if self.swapped_with else []
+        return ["else", *(f">={t:g}" for t in sorted(self.thresholds)), *swapped, "exact"]
+
+    def swaps(self, own_left: np.ndarray, other_right: np.ndarray, other_left: np.ndarray,
+              own_right: np.ndarray) -> np.ndarray:
+        """Which pairs read as swapped: this column of the left record agrees with the other
+        column of the right one, and the other way round (values as object arrays)."""
+        out = np.zeros(len(own_left), dtype=bool)
+        floor = min(self.thresholds) if self.thresholds else 1.0
+        first = self.compare(own_left, other_right)[1] >= floor  # NaN (missing) is False
+        rows = np.flatnonzero(first)
+        if len(rows):
+            out[rows] = self.compare(other_left[rows], own_right[rows])[1] >= floor
+        return out
+
+    def swaps_codes(self, own: EncodedColumn, other: EncodedColumn, left: np.ndarray,
+                    right: np.ndarray) -> np.ndarray:
+        """`swaps` of the records `left[i]`, `right[i]` of two encoded columns, each distinct
+        pair of values scored once (one code space for both columns' values)."""
+        out = np.zeros(len(left), dtype=bool)
+        if not len(left):
+            return out
+        values = np.concatenate([own.all_uniques(), other.all_uniques()])
+        joint, uniques = pd.factorize(values)
+        uniques = np.asarray(uniques, dtype=object)
+        to_own, to_other = joint[: own.distinct], joint[own.distinct:]
+        floor = min(self.thresholds) if self.thresholds else 1.0
+
+        def agree(a_col, a_map, a_rows, b_col, b_map, b_rows) -> np.ndarray:
+            ca, cb = a_col.codes[a_rows], b_col.codes[b_rows]
+            ok = a_col.present(ca) & b_col.present(cb)
+            result = np.zeros(len(a_rows), dtype=bool)
+            if not ok.any():
+                return result
+            ja, jb = a_map[ca[ok]].astype(np.int64), b_map[cb[ok]].astype(np.int64)
+            inverse, distinct = pd.factorize(ja * len(uniques) + jb)
+            a, b = distinct // len(uniques), distinct % len(uniques)
+            held = np.zeros(len(uniques), dtype=bool)
+            held[a] = True
+            held[b] = True
+            position = np.cumsum(held) - 1
+            sims = np.asarray(self._similarity_codes(uniques[held], position[a], position[b]),
+                              dtype=np.float32)
+            sims[a == b] = 1.0
+            result[ok] = (sims >= floor)[inverse]
+            return result
+
+        first = agree(own, to_own, left, other, to_other, right)
+        rows = np.flatnonzero(first)
+        if len(rows):
+            out[rows] = agree(other, to_other, left[rows], own, to_own, right[rows])
+        return out
 
     def _similarity(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -182,7 +255,12 @@ class SimilarityComparison(Comparison):
         exact = np.asarray(left == right, dtype=bool)
         sims = np.clip(np.asarray(self._similarity(left, right), dtype=np.float32), 0.0, 1.0)
         sims[exact] = 1.0
-        return levels_from_thresholds(sims, exact, self.thresholds), sims
+        return self._levels(sims, exact), sims
+
+    def _levels(self, sims: np.ndarray, exact: np.ndarray) -> np.ndarray:
+        levels = levels_from_thresholds(sims, np.zeros(len(sims), dtype=bool), self.thresholds)
+        levels[exact] = len(self.level_labels) - 1
+        return levels
 
     def _score_codes(
         self, uniques: np.ndarray, a: np.ndarray, b: np.ndarray
@@ -191,7 +269,7 @@ class SimilarityComparison(Comparison):
         sims = np.asarray(self._similarity_codes(uniques, a, b), dtype=np.float32)
         sims = np.clip(sims, 0.0, 1.0)
         sims[exact] = 1.0
-        return levels_from_thresholds(sims, exact, self.thresholds), sims
+        return self._levels(sims, exact), sims
 
 
 def workers(pairs: int) -> int:

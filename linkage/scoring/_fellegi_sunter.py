@@ -377,6 +377,7 @@ class FellegiSunter(Scorer):
         rule = _rule_pairs(data)
         random_rule = _random_rule_share(data, random)
         data.prior_independent, data.rule_recall = _independent_prior(data, rule, random_rule)
+        data.rule_pairs = float(data.counts[rule].sum())
         data.check_prior = self.prior is None
 
         # Several starts, each run to convergence with the constraints in every M-step; the
@@ -1601,6 +1602,7 @@ class _Data:
     labelled: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     prior_independent: tuple[float, float] | None = None  # see `_independent_prior`
     rule_recall: tuple[float, float] | None = None
+    rule_pairs: float = 0.0  # candidate pairs the rule of `_rule_pairs` finds
     check_prior: bool = False  # whether a fit's prior must agree with `prior_independent`
     caps: list[float] = dataclass_field(default_factory=list)  # see `_disagreement_caps`
     floors: list[float] = dataclass_field(default_factory=list)  # `_disagreement_floors`
@@ -1771,7 +1773,14 @@ def _leaves_range(data: _Data, before: float, after: float,
         return False
     if held is not None and after <= held[0] * (1.0 + 1e-6):
         return True
-    return _prior_ratio(data, after) != 1.0
+    ratio = _prior_ratio(data, after)
+    if ratio is None:
+        return False
+    # The range is counted from the pairs the rule finds: a count of n has a sampling error
+    # of about 1 / sqrt(n) of itself, so a prior within two of those of an end is not out of
+    # it (a small table's range is a few per cent wide in its own noise).
+    slack = 1.0 + 2.0 / math.sqrt(max(data.rule_pairs, 1.0))
+    return not 1.0 / slack <= ratio <= slack
 
 
 def _rule_recall(data: _Data) -> tuple[float, float] | None:

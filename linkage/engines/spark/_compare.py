@@ -18,7 +18,8 @@ def with_values(pairs, work, comparisons: list, names: dict[str, str]):
     """The pairs (l, r, ...) with both records' compared values: `L<c>` and `R<c>`."""
     from pyspark.sql import functions as F
 
-    columns = list(dict.fromkeys(names[c.column] for c in comparisons))
+    columns = list(dict.fromkeys(names[c] for comparison in comparisons
+                                 for c in comparison.columns))
     left = work.select(F.col("row").alias("l"), *[F.col(c).alias(f"L{c}") for c in columns])
     right = work.select(F.col("row").alias("r"), *[F.col(c).alias(f"R{c}") for c in columns])
     return pairs.join(left, "l").join(right, "r")
@@ -64,6 +65,13 @@ def compare_batches(comparisons: list, names: dict[str, str], tf_columns: list[s
                 column = names[comparison.column]
                 levels, sims = comparison.compare(text(batch[f"L{column}"]),
                                                   text(batch[f"R{column}"]))
+                if getattr(comparison, "swapped_with", None):
+                    other = names[comparison.swapped_with]
+                    rows = np.flatnonzero(levels == 0)
+                    swapped = comparison.swaps(
+                        text(batch[f"L{column}"])[rows], text(batch[f"R{other}"])[rows],
+                        text(batch[f"L{other}"])[rows], text(batch[f"R{column}"])[rows])
+                    levels[rows[swapped]] = comparison.level_labels.index("swapped")
                 out[f"lev{k}"] = levels
                 out[f"sim{k}"] = sims
                 if comparison.output_name in tf_columns:

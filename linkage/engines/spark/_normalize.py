@@ -26,7 +26,7 @@ def work_columns(rules: Rules) -> tuple[dict[str, str], list[str]]:
         needed += [*step.inputs, step.target]
     for blocker in rules.blocking:
         needed += list(blocker.columns)
-    needed += [c.column for c in rules.comparisons]
+    needed += [c for comparison in rules.comparisons for c in comparison.columns]
     needed += identity_columns(rules)  # the guards' columns: copies must agree on them too
     # every column the local engine holds: an oversized block of a one-key blocker is sorted
     # by the data's other columns, in the local order (`local_order`)
