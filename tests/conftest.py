@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -15,15 +16,75 @@ DATASETS = Path(os.environ.get("LINKAGE_DATASETS", ROOT.parent / "shared" / "dat
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """Run `python -m linkage ...` as a user would, capturing its output."""
-    return subprocess.run(
-        [sys.executable, "-m", "linkage", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd or ROOT,
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
-        timeout=600,
-    )
+    """Run `python -m linkage ...` as a user would, capturing its output.
+
+    Each run is a process of its own, forked from a server that has done the imports once
+    (tests/_cli_server.py): the same exit code and output as a fresh `python -m linkage`,
+    without a second of imports per run. `LINKAGE_TEST_FRESH_CLI=1` starts a fresh
+    interpreter for every run instead."""
+    command = [sys.executable, "-m", "linkage", *map(str, args)]
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    server = None if os.environ.get("LINKAGE_TEST_FRESH_CLI") else _cli_server()
+    if server is None:
+        return subprocess.run(command, capture_output=True, text=True, cwd=cwd or ROOT,
+                              env=env, timeout=600)
+    import json
+    import socket
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="linkage-cli-") as folder:
+        out, err = Path(folder) / "stdout", Path(folder) / "stderr"
+        request = {"args": command[3:], "cwd": str(cwd or ROOT), "env": env,
+                   "stdout": str(out), "stderr": str(err)}
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(600)
+            connection.connect(server)
+            connection.sendall((json.dumps(request) + "\n").encode())
+            with connection.makefile("rb") as reply:
+                pid = int(reply.readline() or 0)
+                try:
+                    line = reply.readline()
+                except TimeoutError:
+                    line = b""
+                if not line.strip():
+                    if pid:
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(pid, 9)
+                    raise subprocess.TimeoutExpired(command, 600)
+        code = int(line)
+        return subprocess.CompletedProcess(command, code,
+                                           out.read_text(encoding="utf-8"),
+                                           err.read_text(encoding="utf-8"))
+
+
+_SERVER: dict = {}
+
+
+def _cli_server() -> str | None:
+    """The socket of the warm command-line server, started on first use (None if it could
+    not start: then runs start fresh interpreters)."""
+    if "path" in _SERVER:
+        return _SERVER["path"]
+    import atexit
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="lkcli")
+    path = os.path.join(folder, "socket")
+    process = subprocess.Popen([sys.executable, "-m", "tests._cli_server", path], cwd=ROOT,
+                               env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+                               stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    ready = process.stdout.readline().strip() == b"ready"
+    _SERVER["path"] = path if ready else None
+
+    def stop() -> None:
+        process.kill()
+        process.wait()
+        with contextlib.suppress(OSError):
+            os.remove(path)
+            os.rmdir(folder)
+
+    atexit.register(stop)
+    return _SERVER["path"]
 
 
 def run_clis(*calls: tuple, cwd: Path | None = None) -> list[subprocess.CompletedProcess]:
