@@ -1,0 +1,280 @@
+"""The records a reviewer judges a run by: which ones the report shows, and the bounded sample
+of their values that a run keeps for it (`report_records.parquet`).
+
+Which records (`pick`), from the run's tables alone, so the run and `linkage report RUN_DIR`
+choose the same ones:
+
+- removed records (dedupe): `REMOVED_SHOWN` of the records marked `duplicate`, chosen by a
+  hash of their id (spread over the table, the same on every run), each with the record kept
+  in its place (its `representative_id`);
+- the pairs nearest the threshold: the `BORDERLINE_SHOWN` lowest at or above it and the
+  `BORDERLINE_SHOWN` highest below it;
+- the largest clusters and the weakest: a cluster's joining edge is the weakest pair of its
+  maximum spanning tree over the accepted pairs (the pair without which the cluster falls in
+  two groups, at the highest weight that still holds it together); the weakest clusters are
+  those whose joining edge is lowest.
+
+Every choice is bounded (a few dozen records however large the run) and breaks ties by id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:
+    from linkage.result import Result
+
+REMOVED_SHOWN = 12
+BORDERLINE_SHOWN = 8
+CLUSTERS_SHOWN = 4
+MEMBERS_SHOWN = 8
+VALUE_CHARS = 200  # longer values are cut before they are compared and shown
+SIDE = "record_side"  # link runs: "left" or "right", as in clusters.parquet's `source`
+FILE = "report_records.parquet"
+
+Key = tuple[str, str]  # (side, id as text); side is "" in a dedupe run
+
+
+@dataclass
+class Cluster:
+    cluster_id: Any
+    size: int
+    members: list[Key]  # the shown members: the joining pair first, then by rank
+    groups: dict[Key, str]  # member -> "A" or "B", the two sides of the joining edge
+    edge: tuple[Key, Key, float] | None  # the joining pair and its weight
+    representative: Key | None
+
+
+@dataclass
+class Picked:
+    removed: list[tuple[Key, Key, float | None]] = field(default_factory=list)
+    above: list[tuple[Key, Key, float, bool]] = field(default_factory=list)
+    below: list[tuple[Key, Key, float, bool]] = field(default_factory=list)
+    largest: list[Cluster] = field(default_factory=list)
+    weakest: list[Cluster] = field(default_factory=list)
+
+    def keys(self) -> list[Key]:
+        found: dict[Key, None] = {}
+        for a, b, _ in self.removed:
+            found.update({a: None, b: None})
+        for a, b, *_ in self.above + self.below:
+            found.update({a: None, b: None})
+        for c in self.largest + self.weakest:
+            found.update(dict.fromkeys(c.members))
+        return list(found)
+
+
+def _text(values: pd.Series) -> np.ndarray:
+    return values.astype(str).to_numpy(dtype=object)
+
+
+def _threshold(result: Result) -> float | None:
+    from linkage.report._sections import threshold_of
+
+    return threshold_of(result)
+
+
+def _order_key(text: np.ndarray) -> np.ndarray:
+    """A hash of each id: a spread that does not depend on the input's order."""
+    return np.array([hashlib.blake2b(t.encode("utf-8"), digest_size=8).hexdigest()
+                     for t in text], dtype=object)
+
+
+def pick(result: Result) -> Picked:
+    """The records and pairs the report shows (see the module's text)."""
+    picked = Picked()
+    clusters = result.clusters
+    if clusters is None or len(clusters) == 0:
+        return picked
+    link = result.summary_data.get("mode", result.mode) == "link"
+    id_name = result.summary_data.get("id_column") or clusters.columns[0]
+    if id_name not in clusters.columns:
+        id_name = clusters.columns[0]
+    frame = clusters[[c for c in (id_name, "source", "cluster_id", "action",
+                                  "representative_id") if c in clusters.columns]]
+    ids = _text(frame[id_name])
+    sides = _text(frame["source"]) if link and "source" in frame.columns \
+        else np.full(len(frame), "", dtype=object)
+    keys = list(zip(sides.tolist(), ids.tolist(), strict=True))
+    pairs = result.pairs
+    threshold = _threshold(result)
+
+    # -- removed records, each with the record kept in its place
+    if not link and "action" in frame.columns:
+        removed = np.flatnonzero(frame["action"].astype(str).to_numpy() == "duplicate")
+        if len(removed):
+            order = np.lexsort((ids[removed], _order_key(ids[removed])))
+            chosen = removed[order[:REMOVED_SHOWN]]
+            chosen = chosen[np.argsort(ids[chosen], kind="stable")]
+            representative = _text(frame["representative_id"])
+            weights = _pair_weights(pairs, [(ids[i], representative[i]) for i in chosen])
+            picked.removed = [(("", ids[i]), ("", representative[i]),
+                               weights.get((ids[i], representative[i])))
+                              for i in chosen]
+
+    if pairs is None or len(pairs) == 0 or "match_weight" not in pairs.columns:
+        return picked
+    columns = ["id_l", "id_r", "match_weight"] + (["is_match"] if "is_match" in pairs.columns
+                                                  else [])
+    table = pairs[columns]
+    left, right = _text(table["id_l"]), _text(table["id_r"])
+    weight = table["match_weight"].to_numpy(dtype=float)
+    is_match = table["is_match"].to_numpy(dtype=bool) if "is_match" in table.columns \
+        else np.zeros(len(table), dtype=bool)
+    side_l, side_r = ("left", "right") if link else ("", "")
+
+    # -- the pairs nearest the threshold, on both sides
+    if threshold is not None:
+        finite = np.isfinite(weight)
+        for name, mask, ascending in (("above", finite & (weight >= threshold), True),
+                                      ("below", finite & (weight < threshold), False)):
+            at = np.flatnonzero(mask)
+            if not len(at):
+                continue
+            signed = weight[at] if ascending else -weight[at]
+            order = np.lexsort((right[at], left[at], signed))[:BORDERLINE_SHOWN]
+            setattr(picked, name, [((side_l, left[i]), (side_r, right[i]), float(weight[i]),
+                                    bool(is_match[i])) for i in at[order]])
+
+    # -- the largest clusters and the weakest
+    if link and result.links is not None and len(result.links):
+        links = result.links
+        el = [(side_l, v) for v in _text(links["id_l"])]
+        er = [(side_r, v) for v in _text(links["id_r"])]
+        ew = links["match_weight"].to_numpy(dtype=float)
+    else:
+        el = [(side_l, v) for v in left[is_match]]
+        er = [(side_r, v) for v in right[is_match]]
+        ew = weight[is_match]
+    picked.largest, picked.weakest = _clusters(frame, keys, el, er, ew, link)
+    return picked
+
+
+def _pair_weights(pairs, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], float]:
+    """The match weight of each wanted pair of ids (either order) that was a candidate."""
+    if pairs is None or not wanted or "match_weight" not in pairs.columns:
+        return {}
+    table = pairs[["id_l", "id_r", "match_weight"]]
+    left, right = table["id_l"].astype(str), table["id_r"].astype(str)
+    names = {a for a, _ in wanted} | {b for _, b in wanted}
+    near = (left.isin(names) & right.isin(names)).to_numpy()
+    found = {}
+    for a, b, w in zip(left[near], right[near], table["match_weight"][near], strict=True):
+        found[(a, b)] = found[(b, a)] = float(w)
+    return {pair: found[pair] for pair in wanted if pair in found}
+
+
+def _clusters(frame: pd.DataFrame, keys: list[Key], el: list[Key], er: list[Key],
+              ew: np.ndarray, link: bool) -> tuple[list[Cluster], list[Cluster]]:
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
+
+    n = len(keys)
+    position = {k: i for i, k in enumerate(keys)}
+    cluster = frame["cluster_id"].to_numpy()
+    a = np.array([position.get(k, -1) for k in el], dtype=np.int64)
+    b = np.array([position.get(k, -1) for k in er], dtype=np.int64)
+    ok = (a >= 0) & (b >= 0) & (a != b)
+    a, b, w = a[ok], b[ok], np.asarray(ew, dtype=float)[ok]
+    w = np.where(np.isnan(w), np.inf, w)  # a pair a stage matched holds like the strongest
+    sizes = pd.Series(cluster).value_counts(sort=False)
+    several = sizes[sizes > 1]
+    if several.empty or not len(a):
+        return [], []
+    # The maximum spanning forest: strongest pairs first, ties by the records' positions.
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    order = np.lexsort((hi, lo, -w))
+    cost = np.empty(len(order), dtype=np.float64)
+    cost[order] = np.arange(1, len(order) + 1, dtype=np.float64)
+    graph = coo_matrix((cost, (lo, hi)), shape=(n, n)).tocsr()  # duplicates: summed, rare
+    tree = minimum_spanning_tree(graph).tocoo()
+    rank_of = {(int(x), int(y)): k for k, (x, y) in enumerate(zip(lo, hi, strict=True))}
+    tree_edges = [rank_of.get((int(x), int(y))) for x, y in zip(tree.row, tree.col,
+                                                                 strict=True)]
+    tree_edges = np.array([e for e in tree_edges if e is not None], dtype=np.int64)
+    if not len(tree_edges):
+        return [], []
+    te_cluster = cluster[lo[tree_edges]]
+    te_cost = cost[tree_edges]
+    joins = pd.DataFrame({"cluster": te_cluster, "edge": tree_edges, "cost": te_cost})
+    joins = joins.sort_values(["cluster", "cost"], kind="stable").groupby(
+        "cluster", sort=True).tail(1).set_index("cluster")["edge"]
+    joins = joins[joins.index.isin(several.index)]
+    if joins.empty:
+        return [], []
+    # The two groups of each joining edge: the forest without the joining edges.
+    rest = np.setdiff1d(tree_edges, joins.to_numpy())
+    _, component = connected_components(
+        coo_matrix((np.ones(len(rest)), (lo[rest], hi[rest])), shape=(n, n)), directed=False)
+
+    size_of = several.to_dict()
+    largest = sorted(joins.index, key=lambda c: (-size_of[c], str(c)))[:CLUSTERS_SHOWN]
+    weakest_order = sorted(joins.index, key=lambda c: (w[joins[c]], -size_of[c], str(c)))
+    weakest = [c for c in weakest_order if c not in largest][:CLUSTERS_SHOWN]
+    chosen = set(largest) | set(weakest)
+    rows = np.flatnonzero(pd.Series(cluster).isin(chosen).to_numpy())
+    representative = _text(frame["representative_id"]) if "representative_id" in frame \
+        else None
+    by_cluster: dict[Any, list[int]] = {}
+    for i in rows:
+        by_cluster.setdefault(cluster[i], []).append(int(i))
+
+    def build(c) -> Cluster:
+        edge = int(joins[c])
+        x, y = int(lo[edge]), int(hi[edge])
+        members = by_cluster[c]
+        rep = None
+        if representative is not None:
+            rep_id = representative[members[0]]
+            rep = next((keys[i] for i in members if keys[i][1] == rep_id), None)
+        rank = sorted(members, key=lambda i: (i not in (x, y), keys[i] != rep,
+                                              keys[i][0], keys[i][1]))
+        shown = rank[:MEMBERS_SHOWN]
+        groups = {keys[i]: ("A" if component[i] == component[x] else
+                            "B" if component[i] == component[y] else "")
+                  for i in shown}
+        return Cluster(cluster_id=c, size=int(size_of[c]), members=[keys[i] for i in shown],
+                       groups=groups, edge=(keys[x], keys[y], float(w[edge])),
+                       representative=rep)
+
+    return [build(c) for c in largest], [build(c) for c in weakest]
+
+
+def sample(result: Result, records: pd.DataFrame, *, id_name: str,
+           source: np.ndarray | None = None) -> pd.DataFrame:
+    """The rows of `records` (the run's input records, in the order of clusters.parquet, as
+    the pipeline holds them) that the report shows: the columns the rules read, as text
+    (missing stays missing), the id first, `record_side` first in a link run."""
+    link = result.mode == "link"
+    wanted = pick(result).keys()
+    columns = [c for c in dict.fromkeys([id_name, *result.rules.columns(),
+                                         *result.rules.report_columns]) if c in records.columns]
+    ids = records[id_name].astype(str).to_numpy(dtype=object)
+    sides = np.where(np.asarray(source) == 0, "left", "right") if link and source is not None \
+        else np.full(len(ids), "", dtype=object)
+    first: dict[Key, int] = {}
+    near = np.flatnonzero(pd.Series(ids).isin({k[1] for k in wanted}).to_numpy())
+    for i in near.tolist():
+        first.setdefault((str(sides[i]), ids[i]), i)
+    rows = np.array(sorted(first[k] for k in wanted if k in first), dtype=np.int64)
+    taken = records.iloc[rows][columns].reset_index(drop=True)
+    out = pd.DataFrame({c: pd.Series([None if _missing(v) else str(v)[:VALUE_CHARS * 2]
+                                      for v in taken[c]], dtype=object) for c in columns})
+    if link:
+        out.insert(0, SIDE, pd.Series(sides[rows], dtype=object))
+    keys = list(zip(out[SIDE] if link else [""] * len(out), out[id_name].astype(str),
+                    strict=True))
+    order = sorted(range(len(out)), key=lambda i: keys[i])
+    return out.iloc[order].reset_index(drop=True)
+
+
+def _missing(value: object) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
