@@ -17,7 +17,7 @@ import pytest
 import linkage as lk
 from linkage.calibrate import calibrate, sample_pairs
 from linkage.charts import bar_chart_svg, precision_svg, s_curve_svg, shares_svg
-from linkage.errors import LinkageWarning
+from linkage.errors import InputError, LinkageWarning
 from linkage.report import render_html
 from linkage.result import Result
 from linkage.text.lsh import resolve_params, s_curve
@@ -127,12 +127,16 @@ def browser():
                 owner = svg.evaluate("e => e.closest('figure') ? e.closest('figure').id : ''")
                 boxes[owner or f"svg-{k}"] = svg.bounding_box()
             sections = page.eval_on_selector_all("section", "all => all.map(s => s.id)")
+            marked = page.query_selector("table.pair del, table.pair ins")
+            shot = marked.screenshot() if marked is not None and marked.is_visible() else b""
+            log_axis = page.query_selector("#chart-weights svg[data-scale='log']") is not None
             return {"console": list(console_errors), "errors": list(page_errors),
                     "requests": list(requests), "dialogs": list(dialogs), "svgs": boxes,
                     "sections": sections, "figures": page.eval_on_selector_all(
                         "figure.chart", "all => all.map(f => f.id)"),
                     "scripts": page.evaluate("document.querySelectorAll('script').length"),
-                    "text": page.inner_text("body")}
+                    "text": page.inner_text("body"), "marked_shot": shot,
+                    "log_axis": log_axis}
 
         yield show
 
@@ -162,8 +166,9 @@ def test_customers_page_in_a_browser(customers, browser):
     _offline(page)
     seen = browser(customers / "report.html")
     _assert_clean(seen)
-    assert seen["sections"] == ["overview", "stages", "scores", "model", "removals",
-                                "clusters"]  # no labels, no LSH, no guards: no such sections
+    assert seen["sections"] == ["overview", "stages", "scores", "borderline", "removed",
+                                "model", "removals", "clusters",
+                                "cluster-records"]  # no labels, LSH, guards: no such sections
     assert {"chart-blockers", "chart-weights", "chart-rule-weights", "chart-removals-0",
             "chart-cluster-sizes"} <= set(seen["figures"])
     summary = json.loads((customers / "summary.json").read_text())
@@ -246,7 +251,8 @@ def test_fellegi_sunter_page_with_labels_in_a_browser(febrl, browser, tmp_path):
     _assert_clean(seen)
     # Half of FEBRL1 is duplicates, above `max_removal_rate`: a diagnostic, shown first.
     assert seen["sections"] == ["diagnostics", "overview", "stages", "scores", "precision",
-                                "model", "removals", "clusters"]
+                                "borderline", "removed", "model", "removals", "clusters",
+                                "cluster-records"]
     assert {"chart-mu", "chart-match-weights", "chart-precision"} <= set(seen["figures"])
     # The m/u bars and the match-weight bars are the scorer's parameters.
     table = run.scorer.parameter_table()
@@ -341,8 +347,9 @@ def test_lsh_page_has_the_s_curve_and_the_guards_in_a_browser(documents, browser
     run, out = documents
     seen = browser(out / "report.html")
     _assert_clean(seen)
-    assert seen["sections"] == ["overview", "stages", "scores", "model", "removals",
-                                "clusters", "guards", "lsh"]
+    assert seen["sections"] == ["overview", "stages", "scores", "borderline", "removed",
+                                "model", "removals", "clusters", "cluster-records", "guards",
+                                "lsh"]
     page = (out / "report.html").read_text(encoding="utf-8")
     blocker = run.rules.blocking[0]
     bands, rows = resolve_params(blocker.threshold, blocker.num_perm, blocker.bands,
@@ -470,3 +477,46 @@ def test_report_charts_are_well_formed_and_escaped():
     assert float(middle.get("data-j")) == pytest.approx((1 / 20) ** (1 / 5))
     with pytest.raises(ValueError, match="positive integers"):
         s_curve_svg(0, 5)
+
+
+# ---------------------------------------------------------------------- records (issue 16)
+
+
+def test_report_shows_records_with_differences_in_a_browser(customers, browser, tmp_path):
+    """The records themselves: removed ones with the record kept, the pairs on both sides of
+    the threshold, and the clusters' joining pairs, differences marked and visible."""
+    page = (customers / "report.html").read_text(encoding="utf-8")
+    assert (customers / "report_records.parquet").is_file()
+    seen = browser(customers / "report.html")
+    _assert_clean(seen)
+    for section_id in ("borderline", "removed", "cluster-records"):
+        assert section_id in seen["sections"]
+    elements = _Elements(page)
+    kinds = {a.get("data-kind") for a in elements.find("table", "pair")}
+    assert {"removed", "borderline-above", "borderline-below", "join-largest"} <= kinds
+    threshold = float(json.loads((customers / "summary.json").read_text())["stages"]["score"]
+                      ["threshold"])
+    above = [float(a["data-weight"]) for a in elements.find("table", "pair")
+             if a.get("data-kind") == "borderline-above"]
+    below = [float(a["data-weight"]) for a in elements.find("table", "pair")
+             if a.get("data-kind") == "borderline-below"]
+    assert above and below and min(above) >= threshold > max(below)
+    assert "pair(s) just below the threshold" in seen["text"]
+    assert len(seen["marked_shot"]) > 100  # a marked difference, drawn and visible
+    assert seen["log_axis"]
+
+
+def test_redacted_values_never_reach_the_page(customers, tmp_path):
+    run = Result.load(customers)
+    emails = [e for e in run.records["email"].dropna() if len(e) > 3]
+    assert emails
+    plain = render_html(run)
+    assert any(e in plain for e in emails)
+    for mode in ("hash", "mask"):
+        page = render_html(run, redact="email,name", redact_mode=mode)
+        assert not any(e in page for e in emails), mode
+        names = [n for n in run.records["name"].dropna() if len(n) > 3]
+        assert not any(html.escape(n) in page or n in page for n in names), mode
+        assert page == render_html(run, redact=["email", "name"], redact_mode=mode)
+    with pytest.raises(InputError):
+        render_html(run, redact="no_such_column")

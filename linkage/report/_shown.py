@@ -37,7 +37,7 @@ class Records:
         if frame is None or frame.empty:
             return
         id_name = self.id_name if self.id_name in frame.columns else \
-            [c for c in frame.columns if c != SIDE][0]
+            next(c for c in frame.columns if c != SIDE)
         self.id_name = id_name
         self.columns = [str(c) for c in frame.columns if c not in (SIDE, id_name)]
         sides = frame[SIDE].astype(str).tolist() if SIDE in frame.columns else [""] * len(frame)
