@@ -119,13 +119,12 @@ def pick(result: Result) -> Picked:
 
     if pairs is None or len(pairs) == 0 or "match_weight" not in pairs.columns:
         return picked
-    columns = ["id_l", "id_r", "match_weight"] + (["is_match"] if "is_match" in pairs.columns
-                                                  else [])
-    table = pairs[columns]
-    left, right = _text(table["id_l"]), _text(table["id_r"])
-    weight = table["match_weight"].to_numpy(dtype=float)
-    is_match = table["is_match"].to_numpy(dtype=bool) if "is_match" in table.columns \
-        else np.zeros(len(table), dtype=bool)
+    # Column by column, ids as text only for the rows chosen: a run of millions of pairs
+    # costs its weights here, not a copy of its pairs.
+    weight = pairs["match_weight"].to_numpy(dtype=float)
+    is_match = pairs["is_match"].to_numpy(dtype=bool) if "is_match" in pairs.columns \
+        else np.zeros(len(weight), dtype=bool)
+    wanted = np.flatnonzero(is_match)
     side_l, side_r = ("left", "right") if link else ("", "")
 
     # -- the pairs nearest the threshold, on both sides
@@ -137,9 +136,22 @@ def pick(result: Result) -> Picked:
             if not len(at):
                 continue
             signed = weight[at] if ascending else -weight[at]
-            order = np.lexsort((right[at], left[at], signed))[:BORDERLINE_SHOWN]
-            setattr(picked, name, [((side_l, left[i]), (side_r, right[i]), float(weight[i]),
-                                    bool(is_match[i])) for i in at[order]])
+            # the nearest, with every pair tied with the last of them, then ties by id
+            cut = np.sort(signed)[min(BORDERLINE_SHOWN, len(at)) - 1]
+            at = at[signed <= cut]
+            setattr(picked, name, at)
+            wanted = np.union1d(wanted, at)
+    ids_l, ids_r = _take_ids(pairs, "id_l", wanted), _take_ids(pairs, "id_r", wanted)
+    left = pd.Series(_text(ids_l), index=wanted, dtype=object)
+    right = pd.Series(_text(ids_r), index=wanted, dtype=object)
+    for name in ("above", "below"):
+        at = getattr(picked, name)
+        if isinstance(at, list):
+            continue
+        signed = weight[at] if name == "above" else -weight[at]
+        order = np.lexsort((right[at].to_numpy(), left[at].to_numpy(), signed))
+        setattr(picked, name, [((side_l, left[i]), (side_r, right[i]), float(weight[i]),
+                                bool(is_match[i])) for i in at[order][:BORDERLINE_SHOWN]])
 
     # -- the largest clusters and the weakest
     if link and result.links is not None and len(result.links):
@@ -148,23 +160,48 @@ def pick(result: Result) -> Picked:
         er = [(side_r, v) for v in _text(links["id_r"])]
         ew = links["match_weight"].to_numpy(dtype=float)
     else:
-        el = [(side_l, v) for v in left[is_match]]
-        er = [(side_r, v) for v in right[is_match]]
-        ew = weight[is_match]
+        matched = np.flatnonzero(is_match)
+        el = [(side_l, v) for v in left[matched]]
+        er = [(side_r, v) for v in right[matched]]
+        ew = weight[matched]
     picked.largest, picked.weakest = _clusters(frame, keys, el, er, ew, link)
     return picked
+
+
+def _take_ids(pairs, column: str, rows: np.ndarray) -> pd.Series:
+    """`pairs[column]` at `rows`; from a Parquet file, through Arrow (compact strings)."""
+    path = getattr(pairs, "path", None)
+    if path is not None and getattr(pairs, "_frame", None) is None:
+        import pyarrow.parquet as pq
+
+        taken = pq.read_table(path, columns=[column]).column(0).take(rows)
+        return pd.Series(taken.to_pylist(), dtype=object)
+    return pairs[column].iloc[rows].reset_index(drop=True)
 
 
 def _pair_weights(pairs, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], float]:
     """The match weight of each wanted pair of ids (either order) that was a candidate."""
     if pairs is None or not wanted or "match_weight" not in pairs.columns:
         return {}
-    table = pairs[["id_l", "id_r", "match_weight"]]
-    left, right = table["id_l"].astype(str), table["id_r"].astype(str)
-    names = {a for a, _ in wanted} | {b for _, b in wanted}
-    near = (left.isin(names) & right.isin(names)).to_numpy()
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names = sorted({a for a, _ in wanted} | {b for _, b in wanted})
+    path = getattr(pairs, "path", None)
+    if path is not None and getattr(pairs, "_frame", None) is None:
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path, columns=["id_l", "id_r", "match_weight"])
+    else:
+        table = pa.Table.from_pandas(pairs[["id_l", "id_r", "match_weight"]],
+                                     preserve_index=False)
+    values = pa.array(names, type=pa.string())
+    near = pc.and_(pc.is_in(pc.cast(table.column("id_l"), pa.string()), value_set=values),
+                   pc.is_in(pc.cast(table.column("id_r"), pa.string()), value_set=values))
+    close = table.filter(near).to_pandas()
+    left, right = close["id_l"].astype(str), close["id_r"].astype(str)
     found = {}
-    for a, b, w in zip(left[near], right[near], table["match_weight"][near], strict=True):
+    for a, b, w in zip(left, right, close["match_weight"], strict=True):
         found[(a, b)] = found[(b, a)] = float(w)
     return {pair: found[pair] for pair in wanted if pair in found}
 
