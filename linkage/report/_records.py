@@ -191,14 +191,19 @@ def _pair_weights(pairs, wanted: list[tuple[str, str]]) -> dict[tuple[str, str],
     if path is not None and getattr(pairs, "_frame", None) is None:
         import pyarrow.parquet as pq
 
-        table = pq.read_table(path, columns=["id_l", "id_r", "match_weight"])
+        batches = pq.ParquetFile(path).iter_batches(  # a batch at a time: bounded memory
+            batch_size=65536, columns=["id_l", "id_r", "match_weight"])
     else:
-        table = pa.Table.from_pandas(pairs[["id_l", "id_r", "match_weight"]],
-                                     preserve_index=False)
+        batches = pa.Table.from_pandas(pairs[["id_l", "id_r", "match_weight"]],
+                                       preserve_index=False).to_batches(65536)
     values = pa.array(names, type=pa.string())
-    near = pc.and_(pc.is_in(pc.cast(table.column("id_l"), pa.string()), value_set=values),
-                   pc.is_in(pc.cast(table.column("id_r"), pa.string()), value_set=values))
-    close = table.filter(near).to_pandas()
+    parts = []
+    for batch in batches:
+        near = pc.and_(pc.is_in(pc.cast(batch.column(0), pa.string()), value_set=values),
+                       pc.is_in(pc.cast(batch.column(1), pa.string()), value_set=values))
+        parts.append(batch.filter(near).to_pandas())
+    close = pd.concat(parts, ignore_index=True) if parts else \
+        pd.DataFrame(columns=["id_l", "id_r", "match_weight"])
     left, right = close["id_l"].astype(str), close["id_r"].astype(str)
     found = {}
     for a, b, w in zip(left, right, close["match_weight"], strict=True):
