@@ -83,6 +83,8 @@ def side_by_side(run_dir: Path, summary: dict, chosen: pd.DataFrame,
     id_col = summary["id_column"]
     left = tables[0]
     right = tables[-1]
+    if len(tables) == 2:  # a link: the right table under the left's names, as the run read it
+        right = right.rename(columns=_rename_right(run_dir))
     if id_col not in left.columns:  # row numbers were the ids
         left = left.assign(**{id_col: np.arange(len(left))})
         right = right.assign(**{id_col: np.arange(len(right))})
@@ -96,6 +98,17 @@ def side_by_side(run_dir: Path, summary: dict, chosen: pd.DataFrame,
     out = out.drop(columns=["_kl", "_kr"])
     out["label"] = ""
     return out.reset_index(drop=True)
+
+
+def _rename_right(run_dir: Path) -> dict[str, str]:
+    """The `rename_right` of the rules a link run saved (right name -> left name), or {}."""
+    path = Path(run_dir) / "rules.yaml"
+    if not path.is_file():
+        return {}
+    import yaml
+
+    rules = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return dict(rules.get("rename_right") or {})
 
 
 def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:

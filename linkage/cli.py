@@ -27,7 +27,8 @@ EXAMPLES = """
 \b
 Examples:
   linkage dedupe sample_data/customers.csv --rules rules/customers.yaml --out out/customers
-  linkage link left.csv right.csv --rules rules/febrl.yaml --out out/link
+  linkage link sample_data/link_left.csv sample_data/link_right.csv --rules rules/link.yaml \\
+      --out out/link
   linkage validate rules/customers.yaml
   linkage explain out/customers C-000123
 """
@@ -184,22 +185,29 @@ def _checkpoint(out: Path, resume: bool) -> Path | None:
     return out.with_name(out.name + ".checkpoint") if resume else None
 
 
-LABELS_LOOP = """
+def _labels_loop(run: str, truth: str) -> str:
+    """The active-learning loop as a help epilog, on a shipped sample (`run`: the command and
+    its tables) whose truth file can stand in for the person who labels."""
+    return f"""
 \b
 LABELS (active learning: a few labels fix what the model cannot learn alone):
-  linkage dedupe people.csv --out run
-  linkage sample run --active --n 25 --out todo.csv   # or: linkage review run --active
-  # fill the `label` column of todo.csv: 1 match, 0 non-match (blank: unsure)
-  linkage dedupe people.csv --labels todo.csv --out run
-  linkage sample run --active --n 25 --out todo2.csv  # new pairs only
-  linkage dedupe people.csv --labels todo2.csv --out run  # adds to run/labels.csv
+  linkage {run} --out out/run
+  linkage sample out/run --active --n 25 --out todo.csv   # or: linkage review out/run --active
+  # fill the `label` column of todo.csv: 1 match, 0 non-match (blank: unsure); on the
+  # sample its truth can: python -m linkage.synth answer todo.csv --truth {truth}
+  linkage {run} --labels todo.csv --out out/run
+  linkage sample out/run --active --n 25 --out todo2.csv  # new pairs only
+  linkage {run} --labels todo2.csv --out out/run  # adds to out/run/labels.csv
 \b
 Each rerun into the same --out adds its labels to the ones that run used (kept in
-run/labels.csv). The labels pin Fellegi-Sunter's m and prior (semi-supervised EM); the
+labels.csv there). The labels pin Fellegi-Sunter's m and prior (semi-supervised EM); the
 supervised scorer is trained on them too and used instead where it misclassifies fewer of
 them in cross-validation. The threshold comes from the labels; summary.json says how they
 were used (`labels`).
 """
+
+
+LABELS_LOOP = _labels_loop("dedupe sample_data/households.csv", "sample_data/households_truth.csv")
 
 
 def _labels(paths: tuple[Path, ...], out: Path) -> list[Path] | None:
@@ -262,7 +270,8 @@ def dedupe(input_path, rules_path, out, id_column, sep, encoding, progress, mode
         _finish(result, out, _checkpoint(out, resume), progress)
 
 
-@main.command(epilog=LABELS_LOOP.replace("dedupe people.csv", "link left.csv right.csv")
+@main.command(epilog=_labels_loop("link sample_data/link_left.csv sample_data/link_right.csv "
+                                  "--rules rules/link.yaml", "sample_data/link_truth.csv")
               + EXAMPLES)
 @click.argument("left", type=click.Path(path_type=Path))
 @click.argument("right", type=click.Path(path_type=Path))
@@ -383,7 +392,8 @@ def check(input_path, rules_path, max_duplicate_rate, id_column, sep, encoding, 
     1 always means the gate failed.
 
     \b
-    linkage check customers.csv --rules rules/customers.yaml --max-duplicate-rate 0.01 --json
+    linkage check sample_data/customers.csv --rules rules/customers.yaml \\
+        --max-duplicate-rate 0.01 --json
     """
     import json as json_module
 
@@ -514,7 +524,7 @@ def suggest(inputs, sep, encoding):
     """Profile INPUT (or INPUT and RIGHT, to link) and print suggested rules as YAML.
 
     \b
-    linkage suggest customers.csv > rules.yaml
+    linkage suggest sample_data/households.csv > rules.yaml
     """
     from linkage.io import read
     from linkage.settings import Rules

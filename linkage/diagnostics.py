@@ -125,15 +125,19 @@ def _scorer(scorer: Any) -> list[dict]:
 
 def _majority_confirmed(found: dict) -> bool:
     """Whether the prior estimated independently of EM (pairs that agree on several
-    identifying fields) also says most candidate pairs match: its floor is above one half, and
-    EM's prior is not far from it (the fit did not fail). A table whose records cite a few
+    identifying fields) also says most candidate pairs match: its point estimate is above one
+    half (`FellegiSunter`'s `majority_confirmed`, the check EM's fit meets too), and EM's prior
+    is not far from it (the fit did not fail). A table whose records cite a few
     works many times (a citation table, a log of repeated submissions) has clusters of dozens,
     and then most of a record's nearest records are truly the same thing; EM's majority is no
     sign of a wrong concept there."""
+    from linkage.scoring._fellegi_sunter import majority_confirmed
+
     low_high = found.get("prior_independent_range")
     if not low_high or low_high[0] is None:
         return False
-    return float(low_high[0]) > MAJORITY and not _fit_failed(found)
+    return majority_confirmed((float(low_high[0]), float(low_high[1]))) and \
+        not _fit_failed(found)
 
 
 def _fit_failed(found: dict) -> bool:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +42,9 @@ __all__ = [
     "TRANSACTION_COLUMNS",
     "TRANSACTION_KEY",
     "TRAPS",
+    "answer",
     "csv_text",
+    "customer_updates",
     "customers",
     "labelled_texts",
     "main",
@@ -50,8 +53,11 @@ __all__ = [
     "summary",
     "transactions",
     "traps",
+    "write_customer_updates",
     "write_customers",
+    "write_households",
     "write_labelled_texts",
+    "write_link",
     "write_transactions",
 ]
 
@@ -1250,6 +1256,15 @@ def customers(n_people: int = 1400, seed: int = 7) -> tuple[pd.DataFrame, pd.Dat
     Returns (records, truth): records has `CUSTOMER_COLUMNS` (all strings, missing is NaN), and
     truth maps every `customer_id` to a `person_id`. The same arguments give the same frames.
     """
+    records, truth, _people, _used = _customers(n_people, seed)
+    return records, truth
+
+
+def _customers(
+    n_people: int, seed: int
+) -> tuple[pd.DataFrame, pd.DataFrame, list[_Person], dict[str, bool]]:
+    """customers(), and the people behind it (person i is `P-{i + 1}`) with the e-mail
+    addresses and phone numbers it used, from which later loads go on."""
     if n_people < 1:
         raise ValueError(f"n_people must be at least 1, got {n_people}")
     rng = np.random.default_rng(seed)
@@ -1277,7 +1292,55 @@ def customers(n_people: int = 1400, seed: int = 7) -> tuple[pd.DataFrame, pd.Dat
     # Python's str, which turns None into the text "None").
     records = records.astype(pd.StringDtype())
     truth = pd.DataFrame({"customer_id": ids, "person_id": [owners[i] for i in order]}, dtype="str")
-    return records, truth
+    return records, truth, people, used
+
+
+def customer_updates(
+    days: int = 2, per_day: int = 150, n_people: int = 1400, seed: int = 7
+) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
+    """The loads that follow `customers(n_people, seed)`: `days` tables (day 2, day 3, ...) of
+    about `per_day` new records each, for `linkage update`.
+
+    Half of a day's records are later records of people already on file (from the first table
+    or an earlier day), with a duplicate's noise (typos, formats, blanks, moves); the others are
+    new people, a fifth of them with two records that day. Ids go on where the previous table
+    stopped (`C-002005` ...), new people's where the people stopped (`P-01401` ...). Returns
+    one (records, truth) per day, shaped as customers()'s; the same arguments give the same
+    frames.
+    """
+    if days < 1 or per_day < 2:
+        raise ValueError(f"days must be at least 1 and per_day at least 2, got {days}, {per_day}")
+    first, _truth, people, used = _customers(n_people, seed)
+    rng = np.random.default_rng([seed, 2])  # a stream of its own: the first table stays as it is
+    width = max(5, len(str(n_people)))
+    owners = [f"P-{i + 1:0{width}d}" for i in range(len(people))]
+    next_id = len(first) + 1
+    id_width = max(6, len(str(len(first))))
+    tables = []
+    for _day in range(days):
+        rows, who = [], []
+        for i in rng.choice(len(people), per_day // 2, replace=False):
+            rows.append(_render_record(rng, people[i], dup=True, used=used))
+            who.append(owners[i])
+        while len(rows) < per_day:
+            lang, country = _draw_lang(rng)
+            person = _new_person(rng, lang, country, used)
+            person.email = _new_email(rng, person, used)
+            people.append(person)
+            owners.append(f"P-{len(people):0{width}d}")
+            for j in range(1 + int(rng.random() < 0.2)):
+                rows.append(_render_record(rng, person, dup=j > 0, used=used))
+                who.append(owners[-1])
+        order = rng.permutation(len(rows))
+        ids = [f"C-{next_id + i:0{id_width}d}" for i in range(len(rows))]
+        next_id += len(rows)
+        records = pd.DataFrame([rows[i] for i in order], columns=CUSTOMER_COLUMNS[1:])
+        records.insert(0, "customer_id", ids)
+        records = records.astype(pd.StringDtype())
+        truth = pd.DataFrame({"customer_id": ids, "person_id": [who[i] for i in order]},
+                             dtype="str")
+        tables.append((records, truth))
+    return tables
 
 
 def summary(records: pd.DataFrame, truth: pd.DataFrame, id_col: str = "person_id") -> dict:
@@ -2386,14 +2449,97 @@ def write_labelled_texts(
     return records, truth
 
 
-DATASETS = ("customers", "transactions", "texts")
+def write_customer_updates(
+    out_dir: str | Path, days: int = 2, per_day: int = 150, n_people: int = 1400, seed: int = 7
+) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
+    """Write customers_day2.csv, customers_day3.csv ... (each with its *_truth.csv): the loads
+    that follow customers.csv (`customer_updates`); return the frames."""
+    tables = customer_updates(days, per_day, n_people=n_people, seed=seed)
+    for day, (records, truth) in enumerate(tables, start=2):
+        _write_pair(out_dir, f"customers_day{day}", records, truth)
+    return tables
+
+
+def write_link(out_dir: str | Path, n_rows: int = 600, seed: int = 42) -> None:
+    """Write link_left.csv and link_right.csv, two person tables to link whose columns differ
+    (`traps(trap="link_columns")`), and link_truth.csv: every record of both (`record_id`,
+    the left ids `P...` and the right ids `R...` apart) with its `entity_id`."""
+    _mode, (left, right), pairs = traps(n_rows, seed=seed, trap="link_columns")
+    entity = dict(zip(pairs["id_r"], pairs["id_l"], strict=True))
+    ids = pd.concat([left["rec_id"], right["id"]], ignore_index=True)
+    owner = ids.map(lambda i: entity.get(i, i))
+    number = pd.Series(pd.factorize(owner)[0] + 1)
+    truth = pd.DataFrame({"record_id": ids, "entity_id": number.map("E-{:04d}".format)})
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, frame in (("link_left.csv", left), ("link_right.csv", right),
+                        ("link_truth.csv", truth)):
+        (out / name).write_text(csv_text(frame), encoding="utf-8", newline="")
+
+
+def write_households(out_dir: str | Path, n_rows: int = 500, seed: int = 42) -> None:
+    """Write households.csv and households_truth.csv: people of one household share surname,
+    address and city (`traps(trap="households")`)."""
+    _mode, (records,), truth = traps(n_rows, seed=seed, trap="households")
+    _write_pair(out_dir, "households", records, truth)
+
+
+def answer(todo: str | Path, truth: str | Path, out: str | Path | None = None) -> pd.DataFrame:
+    """Play the person who labels: fill the `label` column of a `linkage sample` file (1 when
+    `id_l` and `id_r` are the same entity in `truth`, else 0) and write it back (or to `out`).
+
+    `truth` is a CSV of record id (first column) and entity (second), as the samples' *_truth.csv
+    files. Only for trying the labelling loop on the samples: a run never reads a truth file.
+    """
+    pairs = pd.read_csv(todo, dtype=str, keep_default_na=False)
+    table = pd.read_csv(truth, dtype=str, keep_default_na=False)
+    entity = dict(zip(table.iloc[:, 0], table.iloc[:, 1], strict=True))
+    missing = sorted({*pairs["id_l"], *pairs["id_r"]} - entity.keys())
+    if missing:
+        raise ValueError(f"{truth} has no entity for {len(missing)} id(s) of {todo}, e.g. "
+                         f"{missing[0]!r}: is it the truth of the table that run read?")
+    same = [entity[a] == entity[b] for a, b in zip(pairs["id_l"], pairs["id_r"], strict=True)]
+    pairs["label"] = ["1" if s else "0" for s in same]
+    Path(out or todo).write_text(csv_text(pairs), encoding="utf-8", newline="")
+    return pairs
+
+
+DATASETS = ("customers", "transactions", "texts", "updates", "link", "households")
+
+
+def _answer_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m linkage.synth answer",
+        description="Fill the `label` column of a `linkage sample` CSV from a sample's truth "
+        "file (1 same entity, 0 not), in place of a person: for trying the labelling loop.",
+    )
+    parser.add_argument("todo", help="the CSV `linkage sample` wrote (id_l, id_r, label, ...)")
+    parser.add_argument("--truth", required=True,
+                        help="record id and entity, e.g. sample_data/customers_truth.csv")
+    parser.add_argument("--out", default=None, help="write here instead of over TODO")
+    args = parser.parse_args(argv)
+    try:
+        pairs = answer(args.todo, args.truth, args.out)
+    except (OSError, ValueError, KeyError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    matches = int((pairs["label"] == "1").sum())
+    print(f"labelled {len(pairs)} pairs in {args.out or args.todo} from {args.truth}: "
+          f"{matches} same, {len(pairs) - matches} different")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["answer"]:
+        return _answer_main(argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m linkage.synth",
-        description="Write the synthetic samples: customers.csv, transactions.csv and "
-        "labelled_text.csv, each with a *_truth.csv.",
+        description="Write the synthetic samples: customers.csv (and the later loads "
+        "customers_day2.csv, customers_day3.csv), transactions.csv, labelled_text.csv, "
+        "households.csv, each with a *_truth.csv, and link_left.csv, link_right.csv with "
+        "link_truth.csv. `python -m linkage.synth answer TODO --truth FILE` fills a "
+        "`linkage sample` file's labels from a truth file.",
     )
     parser.add_argument("--out", default="sample_data", help="output folder (default: %(default)s)")
     parser.add_argument(
@@ -2407,7 +2553,8 @@ def main(argv: list[str] | None = None) -> int:
         "--seed",
         type=int,
         default=None,
-        help="random seed (default: 7 for customers, 11 for transactions, 13 for texts)",
+        help="random seed (default: 7 for customers and updates, 11 for transactions, 13 for "
+        "texts, 42 for link and households)",
     )
     args = parser.parse_args(argv)
     chosen = DATASETS if args.dataset == "all" else (args.dataset,)
@@ -2426,6 +2573,18 @@ def main(argv: list[str] | None = None) -> int:
         records, truth = write_labelled_texts(args.out, seed=seed)
         kinds = ", ".join(f"{k} {v}" for k, v in truth["kind"].value_counts().items())
         print(f"wrote labelled_text.csv and labelled_text_truth.csv to {args.out}: {kinds}")
+    if "updates" in chosen:
+        seed = 7 if args.seed is None else args.seed
+        tables = write_customer_updates(args.out, n_people=args.people, seed=seed)
+        rows = ", ".join(f"day {d} {len(r)} rows" for d, (r, _t) in enumerate(tables, start=2))
+        print(f"wrote customers_day2.csv, customers_day3.csv and their truth to {args.out}: "
+              f"{rows}")
+    if "link" in chosen:
+        write_link(args.out, seed=42 if args.seed is None else args.seed)
+        print(f"wrote link_left.csv, link_right.csv and link_truth.csv to {args.out}")
+    if "households" in chosen:
+        write_households(args.out, seed=42 if args.seed is None else args.seed)
+        print(f"wrote households.csv and households_truth.csv to {args.out}")
     return 0
 
 

@@ -371,15 +371,19 @@ def accuracy_table(result, labels: pd.DataFrame) -> pd.DataFrame:
     if positives == 0:
         raise InputError("labels: no pair is labelled a match (1): precision and recall need "
                          "some.")
-    rows = []
-    for t in np.unique(w[~np.isnan(w)]):
-        chosen = w >= t
-        tp = int(np.sum(chosen & (y == 1)))
-        p = tp / int(chosen.sum()) if chosen.any() else 1.0
-        r = tp / positives
-        rows.append({"threshold": float(t), "precision": p, "recall": r,
-                     "f1": 2 * p * r / (p + r) if p + r else 0.0, "predicted": int(chosen.sum())})
-    return pd.DataFrame(rows)
+    scored = ~np.isnan(w)
+    order = np.argsort(-w[scored], kind="stable")  # heaviest first
+    ws, ys = w[scored][order], y[scored][order]
+    thresholds, first = np.unique(-ws, return_index=True)  # each weight's first place
+    last = np.append(first[1:], len(ws)) - 1  # ... and its last: ties go in together
+    predicted = last + 1
+    tp = np.cumsum(ys)[last]
+    precision = tp / predicted
+    recall = tp / positives
+    total = precision + recall
+    f1 = np.divide(2 * precision * recall, total, out=np.zeros_like(total), where=total > 0)
+    return pd.DataFrame({"threshold": -thresholds, "precision": precision, "recall": recall,
+                         "f1": f1, "predicted": predicted}).iloc[::-1].reset_index(drop=True)
 
 
 def accuracy_charts(result, labels, *, path: str | Path | None = None):

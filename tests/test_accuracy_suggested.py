@@ -61,7 +61,7 @@ def test_dblp_acm_suggested(tmp_path, datasets):
 
 
 def test_historical_50k_suggested(tmp_path, datasets):
-    """Splink's tutorial settings reach about 0.76 here; the target is 0.85.
+    """Splink's tutorial settings reach about 0.76 here; issue 14's target is 0.90.
 
     Before the non-match mixture, EM chained 24,000 records into one cluster.
     """
@@ -85,4 +85,4 @@ def test_historical_50k_suggested(tmp_path, datasets):
         pair_count(["e"])
     precision, recall = both / predicted, both / actual
     f1 = 2 * precision * recall / (precision + recall)
-    assert f1 >= 0.85, (precision, recall, f1)
+    assert f1 >= 0.90, (precision, recall, f1)  # issue 14's target

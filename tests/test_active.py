@@ -526,3 +526,35 @@ def test_a_dedupe_asks_about_the_merges_its_clusters_make_not_pairs_a_chain_deci
     assert np.all(np.abs(at - threshold) <= np.abs(weight[rows] - threshold) + 1e-9)
     chained = at > weight[rows] + 1e-9
     assert len(set(at[chained].round(9))) == chained.sum()  # one question per merge
+
+
+def test_one_to_one_labels_of_one_class_move_the_threshold_where_they_show_the_band():
+    """A one-to-one link whose labelled pairs below the threshold are all matches (the labeller
+    saw no non-match yet): six of six show the band mostly matches (95% lower bound above one
+    half), so the threshold comes down past them; a dedupe, where matches chain, keeps it,
+    and four of four do not show it."""
+    w = np.array([-9.0, -8.0, -7.0, -6.0, -5.0, -4.0, 2.0, 3.0])
+    y = np.ones(len(w))
+    threshold, why = labels_threshold(w, y, 0.0, one_to_one=True)
+    assert -9.0 - 1e-3 < threshold < -9.0 and why == "labels"
+    assert labels_threshold(w, y, 0.0)[0] == 0.0
+    assert labels_threshold(w[2:], y[2:], 0.0, one_to_one=True)[0] == 0.0
+
+
+def test_active_picks_halve_the_span_of_thresholds_the_labels_ask_for():
+    """Labels so far: matches down to -10, a non-match at -30. The span they leave open is
+    (-30, -10); the next picks sit at its middle rank, not near the run's own threshold."""
+    weight = np.linspace(-40.0, 10.0, 101)
+    ids = [f"a{k}" for k in range(101)]
+    pairs = pd.DataFrame({"id_l": ids, "id_r": [f"b{k}" for k in range(101)],
+                          "match_weight": weight})
+    keys = linkage.active._pair_keys(pairs["id_l"], pairs["id_r"], "link")
+    labelled = np.isin(weight, [-30.0, -10.0, -5.0, 5.0])
+    done = [pd.DataFrame({"id_l": pairs["id_l"][labelled], "id_r": pairs["id_r"][labelled],
+                          "label": [0, 1, 1, 1]})]
+    span = linkage.active._labels_ask(pairs, keys, labelled, weight, done, "link", 0.0, None)
+    assert span == (-30.0, -10.0)
+    # Labels that agree with the threshold ask for nothing.
+    done = [done[0].assign(label=[0, 0, 0, 1])]
+    assert linkage.active._labels_ask(pairs, keys, labelled, weight, done, "link", 0.0,
+                                      None) is None

@@ -94,3 +94,19 @@ def test_an_input_not_found_from_here_says_where_to_work_from(run_dir, tmp_path,
     monkeypatch.chdir(tmp_path)
     with pytest.raises(InputError, match="folder the run was started in"):
         sample_pairs(moved, [0.5, 0.9], 5)
+
+
+def test_a_link_whose_right_table_names_its_columns_otherwise_is_sampled(tmp_path,
+                                                                           monkeypatch):
+    """rules/link.yaml renames the right table's id and fields (`rename_right`): the pairs to
+    label show both records under the left's names, the right's own columns beside them."""
+    from tests.conftest import ROOT
+
+    monkeypatch.chdir(ROOT)  # the run records its inputs as given: relative to the root
+    done = run_cli("link", "sample_data/link_left.csv", "sample_data/link_right.csv",
+                   "--rules", "rules/link.yaml", "--out", tmp_path / "link")
+    assert done.returncode == 0, done.stderr
+    todo = sample_pairs(tmp_path / "link", [0.5, 0.9], 5)
+    assert len(todo) > 0 and todo["id_r"].str.startswith("R").all()
+    assert {"first_name_l", "first_name_r", "surname_r", "mobile_r", "email_l"} <= set(todo)
+    assert todo["surname_r"].notna().all() and not {"family_name_r", "id_r_r"} & set(todo)

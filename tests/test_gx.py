@@ -36,8 +36,9 @@ def gate():
     return context, batch
 
 
-def validate(gate, frame: pd.DataFrame, *expectations):
-    """Run a fresh suite of `expectations` on `frame`; results by expectation type."""
+def validate(gate, frame: pd.DataFrame, *expectations, result_format="COMPLETE"):
+    """Run a fresh suite of `expectations` on `frame`; results by expectation type
+    (COMPLETE results unless told otherwise: the tests read every measured field)."""
     context, batch = gate
     name = f"suite-{next(_names)}"
     suite = context.suites.add(gx.ExpectationSuite(name=name))
@@ -45,7 +46,7 @@ def validate(gate, frame: pd.DataFrame, *expectations):
         suite.add_expectation(expectation)
     definition = context.validation_definitions.add(
         gx.ValidationDefinition(name=name, data=batch, suite=suite))
-    result = definition.run(batch_parameters={"dataframe": frame})
+    result = definition.run(batch_parameters={"dataframe": frame}, result_format=result_format)
     by_type = {r.expectation_config.type: r for r in result.results}
     return result, by_type
 
@@ -108,6 +109,10 @@ def test_duplicate_rate_fails_on_the_sample_and_passes_after_dedupe(gate, custom
     assert len(measured["examples"]) == 5
     assert example["representative_id"] in example["ids"] and len(example["ids"]) >= 2
     assert set(example["ids"]) <= set(customers["customer_id"])
+    # each member's own values, in the columns the rules read
+    by_id = customers.set_index("customer_id")
+    assert [r["name"] for r in example["records"]] == list(by_id.loc[example["ids"], "name"])
+    assert set(example["records"][0]) == set(Rules.from_yaml(RULES).columns()) - {"customer_id"}
 
     result, by_type = validate(
         gate, deduplicated, gxc.ExpectDuplicateRateToBeBelow(rules=str(RULES), max_rate=0.01))

@@ -279,3 +279,67 @@ def test_generate_persons_script(tmp_path: Path) -> None:
     assert records.astype(object).fillna("<NA>").astype(str).equals(
         fresh.astype(object).fillna("<NA>").astype(str)
     )
+
+
+# ------------------------------------------------- the README's other samples, and the oracle
+
+# What `python -m linkage.synth --out sample_data` writes beyond customers, transactions and texts.
+README_SAMPLES = ("customers_day2.csv", "customers_day2_truth.csv", "customers_day3.csv",
+                  "customers_day3_truth.csv", "link_left.csv", "link_right.csv",
+                  "link_truth.csv", "households.csv", "households_truth.csv")
+
+
+def test_readme_samples_are_committed_as_generated(tmp_path: Path) -> None:
+    for dataset in ("updates", "link", "households"):
+        synth.main(["--out", str(tmp_path), "--dataset", dataset])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(README_SAMPLES)
+    for name in README_SAMPLES:
+        assert (tmp_path / name).read_bytes() == (SAMPLE / name).read_bytes(), name
+
+
+def test_customer_updates_go_on_from_customers(sample) -> None:
+    first, truth = sample
+    days = synth.customer_updates(days=2, per_day=150)
+    ids = [*first["customer_id"]]
+    known = set(truth["person_id"])
+    for records, day_truth in days:
+        assert list(records.columns) == list(first.columns)
+        assert (records["customer_id"] == day_truth["customer_id"]).all()
+        assert not set(records["customer_id"]) & set(ids)  # new, unique ids, numbered on
+        assert records["customer_id"].min() > max(ids)
+        old = day_truth["person_id"].isin(known)
+        assert 0.4 <= old.mean() <= 0.6  # half are later records of people already on file
+        assert day_truth.loc[~old, "person_id"].duplicated().any()  # and new people twice
+        ids += list(records["customer_id"])
+        known |= set(day_truth["person_id"])
+    again = synth.customer_updates(days=2, per_day=150)
+    pd.testing.assert_frame_equal(again[1][0], days[1][0])
+    with pytest.raises(ValueError):
+        synth.customer_updates(days=0)
+
+
+def test_link_samples_differ_in_columns_and_their_truth_covers_both() -> None:
+    left = pd.read_csv(SAMPLE / "link_left.csv", dtype=str)
+    right = pd.read_csv(SAMPLE / "link_right.csv", dtype=str)
+    truth = pd.read_csv(SAMPLE / "link_truth.csv", dtype=str)
+    assert "email" in left and "email" not in right and "mobile" in right
+    assert sorted(truth["record_id"]) == sorted([*left["rec_id"], *right["id"]])
+    entity = dict(zip(truth["record_id"], truth["entity_id"], strict=True))
+    shared = {entity[i] for i in left["rec_id"]} & {entity[i] for i in right["id"]}
+    assert 100 <= len(shared) <= len(right)
+
+
+def test_answer_fills_labels_from_the_truth(tmp_path: Path) -> None:
+    todo = tmp_path / "todo.csv"
+    pd.DataFrame({"picked": ["a", "b"], "id_l": ["C-000001", "C-000001"],
+                  "id_r": ["C-000002", "C-000003"], "label": ["", ""]}).to_csv(todo, index=False)
+    truth = tmp_path / "truth.csv"
+    truth.write_text("customer_id,person_id\nC-000001,P-1\nC-000002,P-1\nC-000003,P-2\n")
+    done = subprocess.run([sys.executable, "-m", "linkage.synth", "answer", str(todo),
+                           "--truth", str(truth)], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert pd.read_csv(todo, dtype=str)["label"].tolist() == ["1", "0"]
+    truth.write_text("customer_id,person_id\nC-000001,P-1\n")
+    done = subprocess.run([sys.executable, "-m", "linkage.synth", "answer", str(todo),
+                           "--truth", str(truth)], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 2 and "C-000002" in done.stderr

@@ -38,6 +38,9 @@ SAMPLE_ROWS = 100_000  # rows profiled and measured, all tables together
 PAIRS_PER_RECORD = 40
 FLOOR_PAIRS = 250_000
 KEY_SHARE = 10
+# A key of `rescue_keys` may propose this many pairs per record: it finds the few records whose
+# names and dates all differ, and its other pairs are non-matches that dilute the candidates.
+RESCUE_PAIRS_PER_RECORD = 4
 MAX_WINDOW = 10  # the widest sorted-neighbourhood window a key falls back to
 AGREE_SLACK = 0.1  # parts shared by likely matches this much less often count as equal
 
@@ -221,6 +224,28 @@ class _Measure:
         return round(float((self.codes(key) >= 0).sum()) * self.grow)
 
 
+def rescue_keys(profiles) -> list[list[str]]:
+    """Keys of two fields of different kinds, and the postcode alone: a record whose names and
+    birth date are all recorded otherwise (a nickname, a surname typo that changes its sound
+    code, another year) is still found by its name with a place (a birthplace, a trade), its
+    birth year with a postcode or a place, its postcode with a place, or its postcode.
+    Without them such a record has no candidate pair at all, whatever the scorer makes of it.
+    They are not precise: their budget is a few pairs per record (`RESCUE_PAIRS_PER_RECORD`),
+    and one above it is refined like any other key."""
+    by_kind: dict[str, list[str]] = {}
+    for p in profiles:
+        by_kind.setdefault(p.kind, []).append(p.column)
+    names = [c for k in (*_NAMES, *_HANGUL) for c in by_kind.get(k, [])]
+    dates = [c for k in _DATES for c in by_kind.get(k, [])]
+    postcodes = [c for k in _POSTCODES for c in by_kind.get(k, [])][:1]
+    others = by_kind.get("other", [])[:2]
+    keys: list[list[str]] = [[a, o] for a in names for o in others]
+    keys += [[p, f"year({d})"] for d in dates for p in postcodes + others]
+    keys += [[p, o] for p in postcodes for o in others]
+    keys += [[p] for p in postcodes]
+    return keys
+
+
 def candidate_keys(profiles) -> list[list[str]]:
     """Candidate keys, the most precise first (which of them fit is measured)."""
     by_kind: dict[str, list[str]] = {}
@@ -269,6 +294,8 @@ def candidate_keys(profiles) -> list[list[str]]:
             keys.append([postcodes[0], f"first({c}, 6)"])
     for c in by_kind.get("text", [])[:1] + by_kind.get("company", [])[:1]:
         keys.append([f"first({c}, 8)"])
+    # Last, as the budget's last call: keys for records whose names and dates all differ.
+    keys += [k for k in rescue_keys(profiles) if k not in keys]
     weak = {p.column for p in profiles if p.kind in NEVER_ALONE and p.distinct <= 0.3}
     out: list[list[str]] = []
     for key in keys:
@@ -331,6 +358,7 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
         except (KeyError, ValueError):  # a column the normalizers removed, a bad part
             return None
 
+    rescue = rescue_keys(profiles)
     candidates = [(key, estimate(key)) for key in candidate_keys(profiles)]
     candidates = [(key, count) for key, count in candidates if count is not None]
     # Likely matches: pairs sharing a key that proposes at most one pair per record.
@@ -343,7 +371,9 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
             trial.outcome = "dropped: no two records share it"
             continue
         chosen, chosen_pairs = key, count
-        if count > budget:
+        # A rescue key's pairs are mostly non-matches: a few per record at most.
+        limit = min(budget, RESCUE_PAIRS_PER_RECORD * n) if key in rescue else budget
+        if count > limit:
             options = []  # (share of likely matches kept, pairs, refined key)
             for part in refinements(profiles, key):
                 refined = [*key, part]
@@ -351,7 +381,7 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
                 if pairs is not None and pairs > 0:
                     kept = round(measure.agreement([part], key, likely), 2)
                     options.append((kept, pairs, refined))
-            fits = [o for o in options if o[1] <= budget]
+            fits = [o for o in options if o[1] <= limit]
             if fits:
                 # The part that likely matches most often share (recall); of parts about as
                 # often shared, the one that brings fewest pairs (cost, and fewer non-matches).
@@ -365,7 +395,7 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
                 best = [o[2][-1] for o in sorted(options, key=lambda o: -o[0])[:1]]
                 sort_key = key + best
                 present = measure.present(key)
-                window = min(MAX_WINDOW, 1 + budget // max(present, 1))
+                window = min(MAX_WINDOW, 1 + limit // max(present, 1))
                 sn_pairs = present * (window - 1)
                 if window < 2:
                     trial.outcome = "dropped: even a window of 2 is above the budget"

@@ -1,4 +1,5 @@
-"""Great Expectations (1.x) expectations built on linkage's own checks, for pandas batches.
+"""Great Expectations (1.x) expectations built on linkage's own checks, for pandas and Spark
+batches.
 
     import great_expectations as gx
     from linkage.checks.gx import (ExpectDuplicateRateToBeBelow, ephemeral_context,
@@ -25,9 +26,22 @@ The three expectations:
   shares an n-gram passage, or its whole normalized text, with a training record.
 
 Each is a `BatchExpectation` whose measurement is a table metric registered for the pandas
-execution engine (`linkage.duplicate_rate`, `linkage.normalized_duplicates`,
+and the Spark execution engines (`linkage.duplicate_rate`, `linkage.normalized_duplicates`,
 `linkage.train_eval_leakage`), so it mixes with stock expectations in any suite, validation
-definition or checkpoint. Results carry the measured numbers and a few example ids.
+definition or checkpoint. On Spark the metric collects the batch to the driver (`toPandas`)
+and measures it with linkage's local engine: the same numbers as on pandas, for batches that
+fit in the driver's memory (`linkage check --engine spark` is the gate for larger tables).
+
+Results follow `result_format` as GX's own expectations do: BOOLEAN_ONLY (success only),
+BASIC (the observed value and the counts), SUMMARY (plus up to `partial_unexpected_count`
+example clusters or rows), COMPLETE (every measured field). In Data Docs each expectation reads
+as a sentence ("Linkage's dedupe with rules rules/customers.yaml must mark at most 1% of the
+records as duplicates."), its observed value as a sentence, and its examples as a table, through
+both the atomic and the legacy renderers.
+
+`gate_suite(rules)` builds a ready suite for a rules file (columns exist, ids unique and not
+null, no normalized copies, the duplicate rate), and `gate_checkpoint(context, suite)` a
+checkpoint on a pandas data source that updates Data Docs; docs/ETL.md shows them run.
 
 Parameters are checked when an expectation is made: a bad value raises `linkage.errors`'
 `RulesError` or `InputError` (not a pydantic error), naming the parameter, file or key and the
@@ -59,11 +73,33 @@ with warnings.catch_warnings():
         import great_expectations as gx
         from great_expectations.compatibility import pydantic
         from great_expectations.core.metric_domain_types import MetricDomainTypes
-        from great_expectations.execution_engine import PandasExecutionEngine
-        from great_expectations.expectations.expectation import BatchExpectation
+        from great_expectations.core.result_format import ResultFormat
+        from great_expectations.execution_engine import (
+            PandasExecutionEngine,
+            SparkDFExecutionEngine,
+        )
+        from great_expectations.expectations.expectation import (
+            BatchExpectation,
+            render_suite_parameter_string,
+        )
+        from great_expectations.expectations.expectation_configuration import parse_result_format
         from great_expectations.expectations.metrics.metric_provider import metric_value
         from great_expectations.expectations.metrics.table_metric_provider import (
             TableMetricProvider,
+        )
+        from great_expectations.render import (
+            AtomicDiagnosticRendererType,
+            LegacyDiagnosticRendererType,
+            LegacyRendererType,
+            RenderedAtomicContent,
+            RenderedStringTemplateContent,
+            RenderedTableContent,
+            renderedAtomicValueSchema,
+        )
+        from great_expectations.render.renderer.renderer import renderer
+        from great_expectations.render.renderer_configuration import (
+            RendererConfiguration,
+            RendererValueType,
         )
     except ImportError as err:
         raise ImportError(
@@ -75,6 +111,8 @@ __all__ = [
     "ExpectNoExactDuplicatesAfterNormalization",
     "ExpectNoTrainEvalLeakage",
     "ephemeral_context",
+    "gate_checkpoint",
+    "gate_suite",
     "results_table",
 ]
 
@@ -86,7 +124,56 @@ def _batch(execution_engine, metric_domain_kwargs) -> pd.DataFrame:
     return frame
 
 
-# --- metrics: the measurements of linkage.checks.measures, for the pandas engine -------------
+def _spark_batch(execution_engine, metric_domain_kwargs) -> pd.DataFrame:
+    """A Spark batch as pandas, on the driver (`toPandas`, through Arrow when enabled).
+
+    The measurements are linkage's local engine's, so a Spark batch is brought to the driver
+    whole: its rows must fit in the driver's memory (and `spark.driver.maxResultSize`). For
+    tables past that, run `linkage check --engine spark` instead, which dedupes on the cluster.
+    Values come back as Spark holds them: strings as str, nulls as None."""
+    from linkage.engines.spark._session import quiet_pyspark
+
+    frame = _batch(execution_engine, metric_domain_kwargs)
+    with quiet_pyspark():
+        return frame.toPandas()
+
+
+# --- metrics: the measurements of linkage.checks.measures, for the pandas and Spark engines ---
+
+
+def _providers(measure):
+    """The engine methods of a metric provider: the batch of either engine (a Spark one
+    brought to the driver, `_spark_batch`) measured by `measure(frame, value_kwargs)`."""
+
+    @metric_value(engine=PandasExecutionEngine)
+    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                runtime_configuration):
+        return measure(_batch(execution_engine, metric_domain_kwargs), metric_value_kwargs)
+
+    @metric_value(engine=SparkDFExecutionEngine)
+    def _spark(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+               runtime_configuration):
+        return measure(_spark_batch(execution_engine, metric_domain_kwargs),
+                       metric_value_kwargs)
+
+    return _pandas, _spark
+
+
+def _duplicate_rate(frame: pd.DataFrame, kwargs: dict) -> dict:
+    return measures.duplicate_rate(frame, kwargs["rules"], id_column=kwargs.get("id_column"),
+                                   max_examples=kwargs["max_examples"])
+
+
+def _normalized_duplicates(frame: pd.DataFrame, kwargs: dict) -> dict:
+    return measures.normalized_duplicates(frame, kwargs["columns"], kwargs.get("normalize"),
+                                          id_column=kwargs.get("id_column"),
+                                          max_examples=kwargs["max_examples"])
+
+
+def _train_eval_leakage(frame: pd.DataFrame, kwargs: dict) -> dict:
+    kwargs = dict(kwargs)
+    eval_data = kwargs.pop("eval_data")
+    return measures.train_eval_leakage(frame, eval_data, **kwargs)
 
 
 class DuplicateRate(TableMetricProvider):
@@ -94,15 +181,7 @@ class DuplicateRate(TableMetricProvider):
 
     metric_name = "linkage.duplicate_rate"
     value_keys = ("rules", "id_column", "max_examples")
-
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-                runtime_configuration):
-        kwargs = metric_value_kwargs
-        return measures.duplicate_rate(
-            _batch(execution_engine, metric_domain_kwargs), kwargs["rules"],
-            id_column=kwargs.get("id_column"), max_examples=kwargs["max_examples"],
-        )
+    _pandas, _spark = _providers(_duplicate_rate)
 
 
 class NormalizedDuplicates(TableMetricProvider):
@@ -110,16 +189,7 @@ class NormalizedDuplicates(TableMetricProvider):
 
     metric_name = "linkage.normalized_duplicates"
     value_keys = ("columns", "normalize", "id_column", "max_examples")
-
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-                runtime_configuration):
-        kwargs = metric_value_kwargs
-        return measures.normalized_duplicates(
-            _batch(execution_engine, metric_domain_kwargs), kwargs["columns"],
-            kwargs.get("normalize"), id_column=kwargs.get("id_column"),
-            max_examples=kwargs["max_examples"],
-        )
+    _pandas, _spark = _providers(_normalized_duplicates)
 
 
 class TrainEvalLeakage(TableMetricProvider):
@@ -128,14 +198,7 @@ class TrainEvalLeakage(TableMetricProvider):
     metric_name = "linkage.train_eval_leakage"
     value_keys = ("eval_data", "text_column", "ngram", "char_ngram", "train_id", "eval_id",
                   "max_examples")
-
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-                runtime_configuration):
-        kwargs = dict(metric_value_kwargs)
-        eval_data = kwargs.pop("eval_data")
-        return measures.train_eval_leakage(_batch(execution_engine, metric_domain_kwargs),
-                                           eval_data, **kwargs)
+    _pandas, _spark = _providers(_train_eval_leakage)
 
 
 # --- parameter checks, shared ---------------------------------------------------------------
@@ -152,10 +215,161 @@ def _check_name(owner: str, parameter: str, value: Any) -> None:
         raise RulesError(f"{owner}: `{parameter}` must be a column name. Got {value!r} instead.")
 
 
+# --- rendering and result_format, shared ----------------------------------------------------
+
+
+def _count(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def _percent(share: Any) -> str:
+    """0.01 -> '1%', 0.0125 -> '1.25%' (up to 4 significant digits, no trailing zeros)."""
+    if isinstance(share, bool) or not isinstance(share, int | float):
+        return str(share)
+    return f"{float(share) * 100:.4g}%"
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return ", ".join(_cell(v) for v in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_cell(v)}" for k, v in value.items())
+    return "null" if value is None else str(value)
+
+
+class _LinkageExpectation(BatchExpectation):
+    """What linkage's expectations share: Data Docs renderers (a sentence for the expectation,
+    a sentence for what was observed, the example clusters/rows as a table, atomic and legacy)
+    and results shaped by `result_format` as GX's own expectations shape theirs:
+
+    - BOOLEAN_ONLY: `success` alone (GX empties the result);
+    - BASIC: `observed_value` and the counts;
+    - SUMMARY: BASIC plus `examples`, at most `partial_unexpected_count` of them (default 20)
+      and at most `max_examples`;
+    - COMPLETE: everything measured, every example the metric listed (`max_examples`), the
+      parameters echoed, and any warnings the run gave.
+
+    Subclasses give `_sentence`, `_observed`, `_sample` and `_BASIC_KEYS`; `_validate` stays
+    abstract here, so GX registers only the subclasses.
+    """
+
+    _BASIC_KEYS: ClassVar[tuple[str, ...]] = ()
+
+    # --- what each expectation says -------------------------------------------------------
+
+    @classmethod
+    def _sentence(cls, kwargs: dict) -> tuple[str, dict[str, str]]:  # pragma: no cover
+        raise NotImplementedError
+
+    @classmethod
+    def _observed(cls, result: dict) -> str | None:  # pragma: no cover
+        raise NotImplementedError
+
+    @classmethod
+    def _sample(cls, result: dict) -> tuple[list[str], list[list[str]]] | None:
+        raise NotImplementedError  # pragma: no cover
+
+    # --- result_format --------------------------------------------------------------------
+
+    def _shaped(self, result: dict, runtime_configuration: dict | None) -> dict:
+        chosen = parse_result_format((runtime_configuration or {}).get("result_format")
+                                     or ResultFormat.BASIC)
+        level = str(getattr(chosen["result_format"], "value", chosen["result_format"]))
+        if level == ResultFormat.COMPLETE.value:
+            return result
+        if level == ResultFormat.BOOLEAN_ONLY.value:
+            return {}
+        shaped = {key: result[key] for key in ("observed_value", *self._BASIC_KEYS)
+                  if key in result}
+        if level == ResultFormat.SUMMARY.value:
+            shaped["examples"] = result.get("examples", [])[:chosen["partial_unexpected_count"]]
+        return shaped
+
+    # --- renderers ------------------------------------------------------------------------
+
+    @classmethod
+    def _kwargs(cls, configuration, result) -> dict:
+        if configuration is None and result is not None:
+            configuration = result.expectation_config
+        return dict(configuration.kwargs) if configuration is not None else {}
+
+    @classmethod
+    def _prescriptive_template(cls, renderer_configuration: RendererConfiguration):
+        template, params = cls._sentence(dict(renderer_configuration.kwargs))
+        for name, value in params.items():
+            renderer_configuration.add_param(name=name, param_type=RendererValueType.STRING,
+                                             value=value)
+        renderer_configuration.template_str = template
+        return renderer_configuration
+
+    @classmethod
+    @renderer(renderer_type=LegacyRendererType.PRESCRIPTIVE)
+    @render_suite_parameter_string
+    def _prescriptive_renderer(cls, configuration=None, result=None,
+                               runtime_configuration=None):
+        template, params = cls._sentence(cls._kwargs(configuration, result))
+        styling = (runtime_configuration or {}).get("styling", {})
+        return [RenderedStringTemplateContent(
+            content_block_type="string_template",
+            string_template={"template": template, "params": params, "styling": styling},
+        )]
+
+    @classmethod
+    def _observed_text(cls, result) -> str:
+        measured = (result.result if result is not None else None) or {}
+        if result is not None and result.exception_info and not measured:
+            info = result.exception_info
+            if "exception_message" not in info:
+                info = next(iter(info.values()), {}) if info else {}
+            if info.get("raised_exception"):
+                return f"Could not run: {info.get('exception_message')}"
+        return (cls._observed(measured) if measured else None) or "--"
+
+    @classmethod
+    @renderer(renderer_type=AtomicDiagnosticRendererType.OBSERVED_VALUE)
+    def _atomic_diagnostic_observed_value(cls, configuration=None, result=None,
+                                          runtime_configuration=None):
+        renderer_configuration = RendererConfiguration(
+            configuration=configuration or (result.expectation_config if result else None),
+            result=result, runtime_configuration=runtime_configuration)
+        renderer_configuration.add_param(name="observed_value",
+                                         param_type=RendererValueType.STRING,
+                                         value=cls._observed_text(result))
+        value = renderedAtomicValueSchema.load({
+            "template": "$observed_value",
+            "params": renderer_configuration.params.dict(),
+            "schema": {"type": "com.superconductive.rendered.string"},
+        })
+        return RenderedAtomicContent(name=AtomicDiagnosticRendererType.OBSERVED_VALUE,
+                                     value=value, value_type="StringValueType")
+
+    @classmethod
+    @renderer(renderer_type=LegacyDiagnosticRendererType.OBSERVED_VALUE)
+    def _diagnostic_observed_value_renderer(cls, configuration=None, result=None,
+                                            runtime_configuration=None):
+        return cls._observed_text(result)
+
+    @classmethod
+    @renderer(renderer_type=LegacyDiagnosticRendererType.UNEXPECTED_TABLE)
+    def _diagnostic_unexpected_table_renderer(cls, configuration=None, result=None,
+                                              runtime_configuration=None):
+        measured = (result.result if result is not None else None) or {}
+        sample = cls._sample(measured) if measured.get("examples") else None
+        if not sample:
+            return None
+        header, rows = sample
+        return [RenderedTableContent(
+            content_block_type="table",
+            header_row=header,
+            table=rows,
+            styling={"body": {"classes": ["table-bordered", "table-sm", "mt-3"]}},
+        )]
+
+
 # --- the expectations ------------------------------------------------------------------------
 
 
-class ExpectDuplicateRateToBeBelow(BatchExpectation):
+class ExpectDuplicateRateToBeBelow(_LinkageExpectation):
     """Expect linkage's dedupe, with `rules`, to mark at most `max_rate` of the records as
     duplicates: the same test as `linkage check --max-duplicate-rate`, inside a GX suite.
 
@@ -208,13 +422,57 @@ class ExpectDuplicateRateToBeBelow(BatchExpectation):
                   execution_engine=None) -> dict:
         measured = metrics["linkage.duplicate_rate"]
         rate = measured["duplicate_rate"]
-        return {
-            "success": rate <= self.max_rate,
-            "result": {"observed_value": rate, "max_rate": self.max_rate, **measured},
-        }
+        result = {"observed_value": rate, "max_rate": self.max_rate, **measured}
+        return {"success": rate <= self.max_rate,
+                "result": self._shaped(result, runtime_configuration)}
+
+    _BASIC_KEYS: ClassVar[tuple[str, ...]] = ("max_rate", "duplicate_rate", "records",
+                                              "duplicates", "clusters_with_duplicates")
+
+    @classmethod
+    def _sentence(cls, kwargs: dict) -> tuple[str, dict[str, str]]:
+        rules = kwargs.get("rules")
+        named = (f"rules {rules}" if isinstance(rules, str)
+                 else "the rules given inline" if rules is not None else "its rules")
+        template = ("Linkage's dedupe with $rules must mark at most $max_rate of the records "
+                    "as duplicates.")
+        params = {"rules": named, "max_rate": _percent(kwargs.get("max_rate", 0.01))}
+        if kwargs.get("id_column"):
+            template += " Records are named by $id_column."
+            params["id_column"] = str(kwargs["id_column"])
+        return template, params
+
+    @classmethod
+    def _observed(cls, result: dict) -> str | None:
+        if "duplicates" not in result:
+            return None
+        clusters = result.get("clusters_with_duplicates")
+        text = (f"{_count(result['duplicates'])} of {_count(result['records'])} records "
+                f"({_percent(result['duplicate_rate'])}) marked as duplicates")
+        if clusters is not None:
+            text += f", in {_count(clusters)} clusters"
+        return text + "."
+
+    @classmethod
+    def _sample(cls, result: dict):
+        """One row per record of each example cluster: the cluster, the record's id, whether
+        it is kept or marked duplicate, and its values (results from before the values were
+        listed show the ids alone)."""
+        examples = result["examples"]
+        columns = list(dict.fromkeys(c for e in examples for r in e.get("records") or []
+                                     for c in r))
+        rows = []
+        for e in examples:
+            records = e.get("records") or [{} for _ in e.get("ids", [])]
+            actions = e.get("actions") or ["" for _ in e.get("ids", [])]
+            for record_id, action, record in zip(e.get("ids", []), actions, records,
+                                                 strict=False):
+                rows.append([_cell(e.get("cluster_id")), _cell(record_id), _cell(action),
+                             *(_cell(record.get(c)) for c in columns)])
+        return ["Cluster", "Record", "Action", *columns], rows
 
 
-class ExpectNoExactDuplicatesAfterNormalization(BatchExpectation):
+class ExpectNoExactDuplicatesAfterNormalization(_LinkageExpectation):
     """Expect no two rows to be identical in `columns` once those are normalized.
 
     Without a `normalize` step a column goes through the `text` normalizer (NFKC, case-fold,
@@ -268,13 +526,40 @@ class ExpectNoExactDuplicatesAfterNormalization(BatchExpectation):
     def _validate(self, metrics: dict, runtime_configuration: dict | None = None,
                   execution_engine=None) -> dict:
         measured = metrics["linkage.normalized_duplicates"]
-        return {
-            "success": measured["groups"] == 0,
-            "result": {"observed_value": measured["duplicate_rows"], **measured},
-        }
+        result = {"observed_value": measured["duplicate_rows"], **measured}
+        return {"success": measured["groups"] == 0,
+                "result": self._shaped(result, runtime_configuration)}
+
+    _BASIC_KEYS: ClassVar[tuple[str, ...]] = ("records", "duplicate_rows", "groups",
+                                              "rows_in_groups")
+
+    @classmethod
+    def _sentence(cls, kwargs: dict) -> tuple[str, dict[str, str]]:
+        columns = kwargs.get("columns") or []
+        steps = {step.get("column"): step.get("type") for step in kwargs.get("normalize") or []}
+        how = ", ".join(f"{c} as {steps[c]}" if c in steps else f"{c} as text" for c in columns)
+        template = ("No two rows may be identical in $columns once normalized ($how).")
+        return template, {"columns": ", ".join(map(str, columns)), "how": how}
+
+    @classmethod
+    def _observed(cls, result: dict) -> str | None:
+        if "duplicate_rows" not in result:
+            return None
+        return (f"{_count(result['duplicate_rows'])} of {_count(result['records'])} rows copy "
+                f"an earlier row, in {_count(result['groups'])} groups.")
+
+    @classmethod
+    def _sample(cls, result: dict):
+        examples = result["examples"]
+        columns = list(examples[0].get("normalized", {}))
+        with_ids = any("ids" in e for e in examples)
+        header = ["Rows", *(["Ids"] if with_ids else []), *columns]
+        rows = [[_cell(e.get("rows")), *([_cell(e.get("ids"))] if with_ids else []),
+                 *(_cell(e.get("normalized", {}).get(c)) for c in columns)] for e in examples]
+        return header, rows
 
 
-class ExpectNoTrainEvalLeakage(BatchExpectation):
+class ExpectNoTrainEvalLeakage(_LinkageExpectation):
     """Expect no item of `eval_data` to appear in the batch, the training set: no shared
     `ngram`-word passage (`char_ngram` characters for Hangul/CJK text), and no identical
     normalized text. The finding is `linkage decontaminate`'s.
@@ -331,10 +616,42 @@ class ExpectNoTrainEvalLeakage(BatchExpectation):
     def _validate(self, metrics: dict, runtime_configuration: dict | None = None,
                   execution_engine=None) -> dict:
         measured = metrics["linkage.train_eval_leakage"]
-        return {
-            "success": measured["leaked_eval_items"] == 0,
-            "result": {"observed_value": measured["leaked_eval_items"], **measured},
-        }
+        result = {"observed_value": measured["leaked_eval_items"], **measured}
+        return {"success": measured["leaked_eval_items"] == 0,
+                "result": self._shaped(result, runtime_configuration)}
+
+    _BASIC_KEYS: ClassVar[tuple[str, ...]] = ("eval_records", "leaked_eval_items", "leak_rate",
+                                              "exact_matches", "train_records",
+                                              "contaminated_train_records")
+
+    @classmethod
+    def _sentence(cls, kwargs: dict) -> tuple[str, dict[str, str]]:
+        eval_data = kwargs.get("eval_data")
+        named = (eval_data if isinstance(eval_data, str)
+                 else "the eval set given inline" if eval_data is not None else "the eval set")
+        ngram = kwargs.get("ngram", 13)
+        char_ngram = kwargs.get("char_ngram") or 3 * ngram
+        template = ("No item of $eval_data may share a $ngram-word passage ($char_ngram "
+                    "characters for Hangul/CJK), or its whole normalized text, with a record "
+                    "of this training set, in column $text_column.")
+        return template, {"eval_data": str(named), "ngram": str(ngram),
+                          "char_ngram": str(char_ngram),
+                          "text_column": str(kwargs.get("text_column", "text"))}
+
+    @classmethod
+    def _observed(cls, result: dict) -> str | None:
+        if "leaked_eval_items" not in result:
+            return None
+        return (f"{_count(result['leaked_eval_items'])} of {_count(result['eval_records'])} "
+                f"eval items leaked ({_percent(result['leak_rate'])}), "
+                f"{_count(result['exact_matches'])} of them identical.")
+
+    @classmethod
+    def _sample(cls, result: dict):
+        rows = [[_cell(e.get("eval_id")), _cell(e.get("train_id")),
+                 "yes" if e.get("exact_match") else "no", _cell(e.get("example_ngram"))]
+                for e in result["examples"]]
+        return ["Eval item", "Training record", "Identical", "Shared passage"], rows
 
 
 def _eval_parameter(owner: str, eval_data: Any, text_column: str, eval_id: str | None):
@@ -404,3 +721,67 @@ def results_table(validation_result) -> pd.DataFrame:
         )
     return pd.DataFrame({name: pd.Series(values, dtype=bool if name == "success" else object)
                          for name, values in columns.items()})
+
+
+# --- a ready suite and checkpoint -----------------------------------------------------------
+
+
+def gate_suite(rules: Any, *, max_rate: float = 0.01, name: str = "linkage-gate",
+               exact_columns: list[str] | None = None,
+               max_examples: int = measures.MAX_EXAMPLES) -> gx.ExpectationSuite:
+    """The suite `linkage check` amounts to, for a rules file, ready to add to a context:
+
+    - every column the rules read exists (GX's `ExpectColumnToExist`), so a renamed column
+      fails by name rather than inside the dedupe;
+    - the rules' `id_column`, when set, is unique and never null (GX's stock expectations);
+    - no two rows are identical in `exact_columns` once normalized as the rules normalize
+      them (default: the columns the rules compare);
+    - linkage's dedupe marks at most `max_rate` of the records as duplicates.
+
+    `rules` is a path (kept as a path in the suite, so it must be readable where the suite
+    runs), a mapping or a `linkage.Rules`. Like any GX suite it is built with a context
+    active (`gx.get_context(...)` or `ephemeral_context()` first).
+    """
+    owner = "gate_suite"
+    loaded = measures.load_rules(rules, owner=owner)
+    plain_rules = str(rules) if isinstance(rules, str | Path) else loaded.to_dict()
+    suite = gx.ExpectationSuite(name=name)
+    for column in loaded.columns():
+        suite.add_expectation(gx.expectations.ExpectColumnToExist(column=column))
+    if loaded.id_column:
+        suite.add_expectation(gx.expectations.ExpectColumnValuesToBeUnique(
+            column=loaded.id_column))
+        suite.add_expectation(gx.expectations.ExpectColumnValuesToNotBeNull(
+            column=loaded.id_column))
+    if exact_columns is None:
+        exact_columns = list(dict.fromkeys(c.column for c in loaded.comparisons))
+    if exact_columns:
+        steps = [dict(step) for step in loaded.to_dict().get("normalize") or []
+                 if step.get("column") in exact_columns and not step.get("output")]
+        suite.add_expectation(ExpectNoExactDuplicatesAfterNormalization(
+            columns=list(exact_columns), normalize=steps or None, id_column=loaded.id_column,
+            max_examples=max_examples))
+    suite.add_expectation(ExpectDuplicateRateToBeBelow(rules=plain_rules, max_rate=max_rate,
+                                                       max_examples=max_examples))
+    return suite
+
+
+def gate_checkpoint(context, suite: gx.ExpectationSuite, *, name: str = "linkage-gate",
+                    data_docs: bool = True, result_format: str = "SUMMARY"):
+    """A checkpoint that validates a pandas DataFrame against `suite` in `context`, and
+    updates the context's Data Docs after each run when `data_docs` is set (a file context
+    writes them under gx/uncommitted/data_docs/local_site/). Run it with
+    `checkpoint.run(batch_parameters={"dataframe": frame})`."""
+    batch = (context.data_sources.add_pandas(f"{name}-source").add_dataframe_asset("table")
+             .add_batch_definition_whole_dataframe("whole"))
+    suite = context.suites.add(suite)
+    definition = context.validation_definitions.add(
+        gx.ValidationDefinition(name=name, data=batch, suite=suite))
+    actions = []
+    if data_docs:
+        from great_expectations.checkpoint import UpdateDataDocsAction
+
+        actions.append(UpdateDataDocsAction(name="update_data_docs"))
+    return context.checkpoints.add(gx.Checkpoint(
+        name=name, validation_definitions=[definition], actions=actions,
+        result_format={"result_format": result_format}))

@@ -86,17 +86,19 @@ def duplicate_rate(frame: pd.DataFrame, rules: Any, *, id_column: str | None = N
     `duplicate` / records, the number `linkage check` compares with `--max-duplicate-rate`.
 
     `examples` lists the first `max_examples` clusters that hold duplicates (by cluster id):
-    the kept record's id and every member's id, enough to look them up with `linkage explain`.
+    the kept record's id and every member's id, enough to look them up with `linkage explain`,
+    and `records`: each member's values in the columns the rules read, so a reader of the
+    result (or of Data Docs) sees the rows themselves.
     """
     from linkage.api import dedupe
 
     owner = "ExpectDuplicateRateToBeBelow"
     if id_column is not None:
         require_columns(frame, [id_column], owner=owner, table="the batch", parameter="id_column")
+    loaded = load_rules(rules, owner=owner)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", LinkageWarning)
-        result = dedupe(frame, load_rules(rules, owner=owner), id_column=id_column,
-                        progress=False)
+        result = dedupe(frame, loaded, id_column=id_column, progress=False)
     notes = sorted({str(w.message) for w in caught if issubclass(w.category, LinkageWarning)})
     for other in caught:  # not ours to keep: let them reach the caller's own filters
         if not issubclass(other.category, LinkageWarning):
@@ -108,14 +110,23 @@ def duplicate_rate(frame: pd.DataFrame, rules: Any, *, id_column: str | None = N
     records = len(clusters)
     duplicates = int(is_duplicate.sum())
     with_duplicates = np.sort(pd.unique(clusters.loc[is_duplicate, "cluster_id"].to_numpy()))
+    shown = [c for c in loaded.columns() if c in frame.columns and c != id_name]
+    if id_name in frame.columns:  # the rows by id (ids are unique: dedupe checked them)
+        rows = frame.set_index(id_name)[shown]
+    else:  # no id column: the run named the rows by position
+        rows = frame[shown].reset_index(drop=True)
     examples = []
     for cluster_id in with_duplicates[:max_examples]:
         members = clusters[clusters["cluster_id"] == cluster_id]
+        ids = plain_list(members[id_name])
+        values = rows.loc[members[id_name].to_numpy()]
         examples.append({
             "cluster_id": plain(cluster_id),
             "representative_id": plain(members["representative_id"].iloc[0]),
-            "ids": plain_list(members[id_name]),
+            "ids": ids,
             "actions": plain_list(members["action"]),
+            "records": [{c: plain(v) for c, v in zip(shown, row, strict=True)}
+                        for row in values.itertuples(index=False, name=None)],
         })
     return {
         "records": records,

@@ -33,7 +33,7 @@ def command(new_run, labels_path, baseline, bands, on, max_drop, as_json):
 
     \b
     linkage drift out/customers-q2 out/customers-q1.labels.csv --baseline out/customers-q1
-    linkage drift out/new labels.csv --max-drop 0.05 --json
+    linkage drift out/customers-q2 out/customers-q1.labels.csv --max-drop 0.05 --json
     """
     import json
 

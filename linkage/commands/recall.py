@@ -40,7 +40,8 @@ def command(input_path, rules_path, n, kinds, fields_per_copy, seed, id_column, 
 
     \b
     linkage recall sample_data/customers.csv --rules rules/customers.yaml --inject 500
-    linkage recall customers.csv --rules rules.yaml --kinds typo,format --json --out out/recall
+    linkage recall sample_data/customers.csv --rules rules/customers.yaml --kinds typo,format \\
+        --json --out out/recall
     """
     import json
 

@@ -78,7 +78,8 @@ def command(run_dir, labels_path, bands, on, target, out_path, redact, redact_mo
 
     \b
     linkage report out/customers
-    linkage report out/customers --labels labels.csv --out out/customers/report-labelled.html
+    linkage report out/customers --labels out/customers.labels.csv \\
+        --out out/customers/report-labelled.html
     linkage report out/customers --redact email,phone --out shared.html
     """
     from linkage.report import render_html

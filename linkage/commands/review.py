@@ -68,7 +68,7 @@ def command(run_dir, labels_path, sample_path, bands, per_band, on, active, n_pa
 
     \b
     linkage review out/customers --active --n 25
-    linkage dedupe customers.csv --labels out/customers.labels.csv --out out/customers
+    linkage dedupe sample_data/customers.csv --labels out/customers.labels.csv --out out/customers
     """
     from linkage.review import serve
 

@@ -31,8 +31,10 @@ def command(input_path, column, min_documents, span_sentences, min_chars, into, 
     copyright line); the rest of each text is kept as it was. Rows are never dropped.
 
     \b
-    linkage strip-boilerplate crawl.parquet --column text --min-documents 3 --out out/stripped
-    linkage strip-boilerplate docs.csv --span-sentences 3 --into body_clean --out out/s
+    linkage strip-boilerplate sample_data/labelled_text.csv --column text --min-documents 3 \\
+        --out out/stripped
+    linkage strip-boilerplate sample_data/labelled_text.csv --column text --span-sentences 2 \\
+        --into text_clean --out out/s
     """
     from linkage.cli import claim
 

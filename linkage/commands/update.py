@@ -25,7 +25,7 @@ def command(run_dir, new_input, out, sep, encoding):
     new records), so it can be updated in turn.
 
     \b
-    linkage update out/customers new_customers.csv --out out/customers-2
+    linkage update out/customers sample_data/customers_day2.csv --out out/customers-2
     """
     from linkage.cli import _warnings_to_stderr, claim
     from linkage.incremental import update

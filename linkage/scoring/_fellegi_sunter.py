@@ -373,6 +373,7 @@ class FellegiSunter(Scorer):
             agree=[_agree_level(c, size) for c, size in zip(comparisons, sizes, strict=True)],
         )
         data.caps = _disagreement_caps(data)
+        data.floors = _disagreement_floors(data)
         rule = _rule_pairs(data)
         random_rule = _random_rule_share(data, random)
         data.prior_independent, data.rule_recall = _independent_prior(data, rule, random_rule)
@@ -433,8 +434,13 @@ class FellegiSunter(Scorer):
             # matches (`_match_like`), which costs the matches with an error there; that is
             # the lesser fault where one non-match class found no plausible prior unless held
             # (it took a key's chance pairs, which agree on the key's fields, for matches).
+            # The extra components are kinds of non-match: a mixture that takes the prior
+            # out of the independent range the one-class fit lies in has let a component take
+            # a kind of match (the matches recorded in another style, which disagree on
+            # several fields together), and its match class is only the closest copies.
             if (gain > 0.5 * extra * math.log(counts.sum()) and mixture["lam"] < MAJORITY
-                    and (held is not None or not _match_like(mixture, sizes))
+                    and (held is not None or not _match_like(mixture, data))
+                    and not _leaves_range(data, fit["lam"], mixture["lam"], held)
                     and not mixture["failed"]
                     and _label_fit(mixture) >= _label_fit(fit) - _LABEL_MARGIN):
                 fit = mixture
@@ -659,6 +665,7 @@ class FellegiSunter(Scorer):
             # blocking enriched the candidates' non-matches at a level (a key on the exact
             # value lets in exact agreements, not near ones): that is the right weight for a
             # candidate pair, and `diagnostics["blocking_dips"]` lists them.
+            g = _identifying_posterior(data, g)
             w_match = np.concatenate([data.counts * g, lab_m])
             w_non = np.concatenate([data.counts * (1.0 - g), lab_n])
             bound = []
@@ -702,9 +709,10 @@ class FellegiSunter(Scorer):
         for lo, hi in pooled:
             binds.append({"comparison": name, "constraint": "monotone",
                           "levels": labels[lo:hi + 1]})
-        if data.identifying[k] and nm[0] > data.caps[k]:
+        if data.identifying[k] and nm[0] > data.caps[k] * (1.0 + 1e-6):
             # The match class may disagree on an identifying field no more often than the
-            # surest matches do (`_disagreement_caps`).
+            # surest matches do (`_disagreement_caps`). (The E-step's posterior meets the cap
+            # already; its share at the cap, renormalised, is no binding here.)
             cap = data.caps[k]
             rest = nm[1:].sum()
             nm = nm.copy()
@@ -818,8 +826,7 @@ class FellegiSunter(Scorer):
             # The geometric middle of the range, and the range itself (see _independent_prior);
             # its floor where the range is open above.
             "prior_independent": None if independent is None else _round(
-                independent[0] if independent[1] >= 1.0
-                else math.sqrt(independent[0] * independent[1])),
+                independent_point(independent)),
             "prior_independent_range": None if independent is None else [
                 _round(independent[0]), _round(independent[1])],
             "prior_independent_fields": fields,
@@ -1032,7 +1039,7 @@ class FellegiSunter(Scorer):
             # ones do too. (Where they dip there, blocking let in exact agreements: see
             # `_blocking_dips`; the level below is no floor then.)
             table = self._weight_tables_[name]
-            floor = table[top - 1] if top > 0 and table[top - 1] <= table[top] else -np.inf
+            floor = table[top - 1] if top > 0 and table[top - 1] <= table[top] + 1e-9 else -np.inf
             values[use] = np.maximum(adjusted, floor)
         return values
 
@@ -1322,55 +1329,97 @@ def _blocking_dips(data: _Data, fit: dict) -> list[dict]:
 
 
 def _identifying_posterior(data: _Data, g: np.ndarray) -> np.ndarray:
-    """The E-step under the identifying constraint (posterior regularization): the posterior
-    nearest to `g` (in KL) under which at most `_IDENTIFYING_DISAGREE` of the expected
-    matches disagree outright on each identifying comparison. Capping m at "else" in the
-    M-step alone leaves the pairs where it lies in the match class whenever the other fields
-    outvote it (a household agrees on surname, address, postcode and city; its members differ
-    on given name and birth date), so EM keeps the group as its match class; here they leave
-    it. The nearest posterior lowers the log-odds of the disagreeing patterns by one shift per
-    comparison, found by bisection; the comparisons are visited twice, since one shift moves
-    the others' shares."""
-    fields = [k for k, flag in enumerate(data.identifying) if flag]
-    if not fields:
-        return g
+    """The E-step under the disagreement bounds (posterior regularization): the posterior
+    nearest to `g` (in KL) under which, for each bounded comparison, the share of the expected
+    matches that disagree outright on it lies within its bounds: at most its cap on an
+    identifying comparison (`_disagreement_caps`), at least its floor on another
+    (`_disagreement_floors`). Capping m at "else" in the M-step alone leaves the pairs where
+    it lies in the match class whenever the other fields outvote it (a household agrees on
+    surname, address, postcode and city; its members differ on given name and birth date), so
+    EM keeps the group as its match class; here they leave it. A floor works the other way:
+    where the candidates' non-matches agree on given name and birth date far more often than
+    random pairs (blocking keyed on them), a match that moved (another city, postcode and
+    address) looks like a non-match, none are left in the match class to say that matches
+    move, its m at "else" sinks to nothing, and every mover is lost; the floor keeps the
+    surest movers in. Each bound is linear in the posterior, so the nearest posterior shifts
+    the log-odds by a weighted sum of the bounds (`_projection_dual`)."""
     patterns, counts = data.patterns, data.counts
-    logit = np.log(np.clip(g, 1e-300, None)) - np.log(np.clip(1.0 - g, 1e-300, None))
-    differ = {k: (patterns[:, k] == 0).astype(np.float64) for k in fields}
-    seen = {k: patterns[:, k] != NULL_LEVEL for k in fields}
-    t = dict.fromkeys(fields, 0.0)
-    for _ in range(2):
-        for k in fields:
-            cap = data.caps[k]
-            base = logit - sum(t[j] * differ[j] for j in fields if j != k)
-
-            def share(x: float, base=base, k=k) -> float:
-                q = expit(base - x * differ[k]) * counts
-                total = q[seen[k]].sum()
-                return float(q[differ[k] > 0].sum() / total) if total > 0 else 0.0
-
-            if share(0.0) <= cap:
-                t[k] = 0.0
-                continue
-            lo, hi = 0.0, 1.0
-            while share(hi) > cap and hi < 1e3:
-                lo, hi = hi, hi * 2.0
-            for _ in range(40):
-                mid = 0.5 * (lo + hi)
-                lo, hi = (mid, hi) if share(mid) > cap else (lo, mid)
-            t[k] = hi
-    if not any(t.values()):
+    # Each bound is a linear constraint on the posterior: sum(counts * q * a) >= 0, with
+    # a = differ - floor * seen (a floor) or a = cap * seen - differ (a cap).
+    bounds = []
+    for k in range(len(data.names)):
+        differ = (patterns[:, k] == 0).astype(np.float64)
+        seen = (patterns[:, k] != NULL_LEVEL).astype(np.float64)
+        if data.identifying[k] and data.caps[k] < 1.0:
+            bounds.append(data.caps[k] * seen - differ)
+        if data.floors and data.floors[k] > 0.0:  # NaN: no floor
+            bounds.append(differ - data.floors[k] * seen)
+    if not bounds:
         return g
-    return expit(logit - sum(t[k] * differ[k] for k in fields))
+    logit = np.log(np.clip(g, 1e-300, None)) - np.log(np.clip(1.0 - g, 1e-300, None))
+    a = np.array(bounds)
+    lam = _projection_dual(logit, a, counts)
+    if not lam.any():
+        return g
+    return expit(logit + lam @ a)
 
 
-def _match_like(fit: dict[str, Any], sizes: list[int]) -> bool:
+def _projection_dual(logit: np.ndarray, a: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The multipliers of the KL projection of a posterior (log-odds `logit` per pattern) onto
+    {q: sum(counts * q * a[j]) >= 0 for each row j of `a`}: the projection's log-odds are
+    logit + lam @ a, lam >= 0, and lam maximises the concave dual
+    D(lam) = -sum(counts * log(1 - g + g * exp(lam @ a))). Projected Newton steps on the
+    bounds that bind (or would), with a backtracking line search: a few steps suffice (the
+    bounds are a handful), where adjusting one bound at a time zig-zags between bounds on
+    related fields for hundreds of passes. Each multiplier stays at most `_MAX_SHIFT` (a
+    bound no posterior meets)."""
+    log_g = -np.logaddexp(0.0, -logit)
+    log_not = -np.logaddexp(0.0, logit)
+
+    def dual(lam: np.ndarray) -> float:
+        return -float((counts * np.logaddexp(log_not, log_g + lam @ a)).sum())
+
+    lam = np.zeros(len(a))
+    scale = max(float((counts * np.abs(a)).sum(axis=1).max()), 1.0)
+    tol = 1e-13 * scale
+    value = dual(lam)
+    for _ in range(_PROJECTION_STEPS):
+        q = expit(logit + lam @ a)
+        grad = -(a * (counts * q)).sum(axis=1)  # dD/dlam: minus each bound's sum
+        free = (lam > 0.0) | (grad > 0.0)
+        if not free.any() or np.max(np.abs(grad[free])) <= tol:
+            break
+        af = a[free]
+        hess = (af * (counts * q * (1.0 - q))) @ af.T + 1e-12 * scale * np.eye(len(af))
+        step = np.zeros(len(a))
+        step[free] = np.linalg.solve(hess, grad[free])
+        t = 1.0
+        while True:
+            trial = np.clip(lam + t * step, 0.0, _MAX_SHIFT)
+            trial_value = dual(trial)
+            if trial_value >= value or t < 1e-8:
+                break
+            t *= 0.5
+        if np.max(np.abs(trial - lam)) < 1e-10:
+            break
+        lam, value = trial, trial_value
+    return lam
+
+
+def _match_like(fit: dict[str, Any], data: _Data) -> bool:
     """Whether the match class never disagrees on some comparison (its m at "else" sank to
-    the floor): then the non-match components have taken the matches with an error in that
-    field, and the match class is only a subgroup of the matches. A level the non-matches do
-    not reach either (a tolerance wider than the values' range) says nothing."""
-    return any(s > 1 and m[0] < 1e-4 and u[0] > 1e-2
-               for m, u, s in zip(fit["m"], fit["u"], sizes, strict=True))
+    the floor) where nothing says matches never do: then the non-match components have taken
+    the matches with an error in that field, and the match class is only a subgroup of the
+    matches. A level the non-matches do not reach either (a tolerance wider than the values'
+    range) says nothing, and neither does a field on which the surest matches never disagree
+    (a sex recorded alike in both sources: see `_disagreement_caps`, `_disagreement_floors`)."""
+    def never(k: int) -> bool:
+        if data.identifying[k]:
+            return data.caps[k] < _SURE_NEVER * _SURE_MARGIN
+        floors = data.floors
+        return bool(floors) and not math.isnan(floors[k]) and floors[k] < _SURE_NEVER
+    return any(s > 1 and m[0] < _SURE_NEVER and u[0] > 1e-2 and not never(k)
+               for k, (m, u, s) in enumerate(zip(fit["m"], fit["u"], data.sizes, strict=True)))
 
 
 def _posterior_mixture(
@@ -1433,6 +1482,12 @@ _SURE_MATCHES = 20
 # matches selected for agreeing on the other fields disagree on this one less often than
 # matches at large: the bound allows this many times their share.
 _SURE_MARGIN = 2.0
+# The most Newton steps of the E-step's projection (`_projection_dual`).
+_PROJECTION_STEPS = 50
+# The largest shift of the log-odds the projection applies for one bound.
+_MAX_SHIFT = 1e3
+# A share of matches that disagree below this is "never" (`_match_like`).
+_SURE_NEVER = 1e-4
 # A comparison on which at least this share of random pairs disagree outright.
 _MOSTLY_DIFFER = 0.8
 
@@ -1477,6 +1532,56 @@ def _disagreement_caps(data: _Data) -> list[float]:
     return caps
 
 
+def _disagreement_floors(data: _Data) -> list[float]:
+    """Per comparison that is not identifying (an address, a city, a surname), the least
+    share of its match class that disagrees outright on it; NaN where the data do not say
+    (identifying comparisons have caps instead, `_disagreement_caps`).
+
+    The share is read from the surest matches that leave the comparison free: the pairs that
+    agree exactly on the two most identifying comparisons (those random pairs agree on least)
+    and on another telling one (a comparison random pairs mostly disagree on,
+    `_MOSTLY_DIFFER`). Agreeing on a given name and a birth date alone, two different people
+    of a large table often do; with a surname or an address as well, rarely. Only two: where
+    a record's errors are spread over its fields (a generator that alters k fields of every
+    copy), pairs that agree on many fields hold their errors in the few left. Recording
+    errors also cluster in records, and a move changes the city, the postcode and the address
+    together, so those pairs may disagree less often than matches at large: the share, less
+    `_SURE_MARGIN` for both biases and for the few different entities among them, is a floor.
+    Read from fewer than `_SURE_MATCHES` pairs, or where fewer than two identifying
+    comparisons are named, NaN."""
+    floors = [math.nan] * len(data.names)
+    ident = [k for k, flag in enumerate(data.identifying) if flag]
+    if len(ident) < 2:
+        return floors
+
+    def chance(k: int) -> float:
+        random_u = data.random_u[k]
+        return float(random_u[-1]) if random_u is not None else 1.0
+
+    surest = sorted(ident, key=lambda k: (chance(k), k))[:2]
+    patterns, counts = data.patterns, data.counts
+    sure = np.ones(len(patterns), dtype=bool)
+    for j in surest:
+        sure &= patterns[:, j] >= data.agrees(j)
+    telling = [j for j in range(len(data.names))
+               if j not in surest and data.monotone[j] and data.random_u[j] is not None
+               and data.random_u[j][0] >= _MOSTLY_DIFFER]
+    for k in range(len(data.names)):
+        others = [j for j in telling if j != k]
+        if data.identifying[k] or not data.monotone[k] or not others:
+            continue
+        agree = np.zeros(len(patterns), dtype=bool)
+        for j in others:
+            agree |= patterns[:, j] >= data.agrees(j)
+        seen = sure & agree & (patterns[:, k] != NULL_LEVEL)
+        weight = float(counts[seen].sum())
+        if weight < _SURE_MATCHES:
+            continue
+        differ = float(counts[seen & (patterns[:, k] == 0)].sum())
+        floors[k] = min(differ / weight / _SURE_MARGIN, _IDENTIFYING_DISAGREE)
+    return floors
+
+
 @dataclass
 class _Data:
     """What EM reads: the candidates' distinct patterns and counts, the comparisons, which
@@ -1498,6 +1603,7 @@ class _Data:
     rule_recall: tuple[float, float] | None = None
     check_prior: bool = False  # whether a fit's prior must agree with `prior_independent`
     caps: list[float] = dataclass_field(default_factory=list)  # see `_disagreement_caps`
+    floors: list[float] = dataclass_field(default_factory=list)  # `_disagreement_floors`
     # per comparison, the lowest level the independent rule counts as agreement (see
     # `_agree_level`); empty: the top level
     agree: list[int] = dataclass_field(default_factory=list)
@@ -1656,6 +1762,18 @@ def _prior_ratio(data: _Data, lam: float) -> float | None:
         return lam / max(low, lowest)
     return 1.0
 
+def _leaves_range(data: _Data, before: float, after: float,
+                  held: tuple[float, float] | None = None) -> bool:
+    """Whether a prior of `after` lies outside the independent range (`_independent_prior`)
+    while `before` lies within it; where EM held the prior within `held`, a prior on held's
+    floor counts as outside (EM stopped it there on its way out)."""
+    if _prior_ratio(data, before) != 1.0:
+        return False
+    if held is not None and after <= held[0] * (1.0 + 1e-6):
+        return True
+    return _prior_ratio(data, after) != 1.0
+
+
 def _rule_recall(data: _Data) -> tuple[float, float] | None:
     """How many of the matches the rule of `_rule_pairs` finds, estimated without EM: for each
     of its comparisons, the shares of exact, disagreeing and other (or null) levels among the
@@ -1791,15 +1909,40 @@ def _label_fit(fit: dict) -> float:
 
 
 
+def independent_point(independent: tuple[float, float]) -> float:
+    """The independent estimate of the prior as one figure: the geometric middle of its range
+    (the recall of the rule lies between a floor and a ceiling, and the middle is no more
+    than a factor of the range's square root from either end), or its floor where the range
+    is open above (two rule fields: the recall is unknown)."""
+    low, high = independent
+    return low if high >= 1.0 else math.sqrt(low * high)
+
+
+def majority_confirmed(independent: tuple[float, float] | None) -> bool:
+    """Whether the independent estimate says most candidate pairs match: its point estimate
+    (`independent_point`) is above one half. Not its floor: the floor is the prior under the
+    highest recall the rule can have (no outright disagreement among the pairs it finds is a
+    match's), the most pessimistic reading of the rule's pairs. A table whose entities
+    are cited dozens of times (clusters of 60 records, most of a record's nearest records the
+    same thing) has a floor a little under one half once blocking takes a few more neighbours
+    per record, while the middle and the truth stay above it; holding its prior below one half
+    then makes EM learn a narrower concept than "same entity" (same version of a paper), and
+    recall falls. Where a key lets in more chance pairs than matches (a household, a given name
+    and birth date at scale), the middle is well under one half."""
+    return independent is not None and independent_point(independent) > MAJORITY
+
+
 def _plausible_range(independent: tuple[float, float]) -> tuple[float, float]:
     """The priors a fit may have, given the independent estimate: within it, and no
-    majority of matches among the candidates unless the estimate's floor says so. Blocking
-    keeps pairs that share a key, and most such pairs are different things; at scale a key of
-    two identifying fields (a given name and a birth date) lets in more chance pairs than
-    matches, which agree on those fields as matches do, and EM can take "same given name and
-    birth date" for the match class (`linkage.diagnostics` calls such a prior unreliable)."""
+    majority of matches among the candidates unless the estimate says so
+    (`majority_confirmed`). Blocking keeps pairs that share a key, and most such pairs are
+    different things; at scale a key of two identifying fields (a given name and a birth date)
+    lets in more chance pairs than matches, which agree on those fields as matches do, and EM
+    can take "same given name and birth date" for the match class (`linkage.diagnostics` calls
+    such a prior unreliable)."""
     low, high = independent
-    return (low, high) if low > MAJORITY else (low, min(high, max(low, MAJORITY)))
+    return (low, high) if majority_confirmed(independent) else (
+        low, min(high, max(low, MAJORITY)))
 
 
 def _failed_checks(data: _Data, fit: dict) -> list[str]:
@@ -1813,7 +1956,7 @@ def _failed_checks(data: _Data, fit: dict) -> list[str]:
                       "the independent estimate "
                       f"({data.prior_independent[0]:.4g} to {data.prior_independent[1]:.4g})")
     elif data.check_prior and data.prior_independent is not None and \
-            fit["lam"] > MAJORITY >= data.prior_independent[0]:
+            fit["lam"] > MAJORITY and not majority_confirmed(data.prior_independent):
         failed.append(f"its prior ({fit['lam']:.4g}) says most candidate pairs match, which "
                       "the independent estimate "
                       f"({data.prior_independent[0]:.4g} to {data.prior_independent[1]:.4g}) "
