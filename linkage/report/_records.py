@@ -101,10 +101,9 @@ def pick(result: Result) -> Picked:
     sides = _text(frame["source"]) if link and "source" in frame.columns \
         else np.full(len(frame), "", dtype=object)
     keys = list(zip(sides.tolist(), ids.tolist(), strict=True))
-    pairs = result.pairs
-    threshold = _threshold(result)
 
     # -- removed records, each with the record kept in its place
+    removed_pairs: list[tuple[str, str]] = []
     if not link and "action" in frame.columns:
         removed = np.flatnonzero(frame["action"].astype(str).to_numpy() == "duplicate")
         if len(removed):
@@ -112,103 +111,124 @@ def pick(result: Result) -> Picked:
             chosen = removed[order[:REMOVED_SHOWN]]
             chosen = chosen[np.argsort(ids[chosen], kind="stable")]
             representative = _text(frame["representative_id"])
-            weights = _pair_weights(pairs, [(ids[i], representative[i]) for i in chosen])
-            picked.removed = [(("", ids[i]), ("", representative[i]),
-                               weights.get((ids[i], representative[i])))
-                              for i in chosen]
+            removed_pairs = [(ids[i], representative[i]) for i in chosen]
 
+    pairs = result.pairs
+    by_links = link and result.links is not None and len(result.links) > 0
+    scanned = _scan(pairs, _threshold(result), removed_pairs, edges=not by_links)
+    picked.removed = [(("", a), ("", b), scanned.weights.get((a, b))) for a, b in removed_pairs]
+    side_l, side_r = ("left", "right") if link else ("", "")
+    for name, nearest in (("above", scanned.above), ("below", scanned.below)):
+        setattr(picked, name, [((side_l, a), (side_r, b), w, m) for _, a, b, w, m in nearest])
     if pairs is None or len(pairs) == 0 or "match_weight" not in pairs.columns:
         return picked
-    # Column by column, ids as text only for the rows chosen: a run of millions of pairs
-    # costs its weights here, not a copy of its pairs.
-    weight = pairs["match_weight"].to_numpy(dtype=float)
-    is_match = pairs["is_match"].to_numpy(dtype=bool) if "is_match" in pairs.columns \
-        else np.zeros(len(weight), dtype=bool)
-    wanted = np.flatnonzero(is_match)
-    side_l, side_r = ("left", "right") if link else ("", "")
-
-    # -- the pairs nearest the threshold, on both sides
-    if threshold is not None:
-        finite = np.isfinite(weight)
-        for name, mask, ascending in (("above", finite & (weight >= threshold), True),
-                                      ("below", finite & (weight < threshold), False)):
-            at = np.flatnonzero(mask)
-            if not len(at):
-                continue
-            signed = weight[at] if ascending else -weight[at]
-            # the nearest, with every pair tied with the last of them, then ties by id
-            cut = np.sort(signed)[min(BORDERLINE_SHOWN, len(at)) - 1]
-            at = at[signed <= cut]
-            setattr(picked, name, at)
-            wanted = np.union1d(wanted, at)
-    ids_l, ids_r = _take_ids(pairs, "id_l", wanted), _take_ids(pairs, "id_r", wanted)
-    left = pd.Series(_text(ids_l), index=wanted, dtype=object)
-    right = pd.Series(_text(ids_r), index=wanted, dtype=object)
-    for name in ("above", "below"):
-        at = getattr(picked, name)
-        if isinstance(at, list):
-            continue
-        signed = weight[at] if name == "above" else -weight[at]
-        order = np.lexsort((right[at].to_numpy(), left[at].to_numpy(), signed))
-        setattr(picked, name, [((side_l, left[i]), (side_r, right[i]), float(weight[i]),
-                                bool(is_match[i])) for i in at[order][:BORDERLINE_SHOWN]])
 
     # -- the largest clusters and the weakest
-    if link and result.links is not None and len(result.links):
+    if by_links:
         links = result.links
         el = [(side_l, v) for v in _text(links["id_l"])]
         er = [(side_r, v) for v in _text(links["id_r"])]
         ew = links["match_weight"].to_numpy(dtype=float)
     else:
-        matched = np.flatnonzero(is_match)
-        el = [(side_l, v) for v in left[matched]]
-        er = [(side_r, v) for v in right[matched]]
-        ew = weight[matched]
+        el = [(side_l, v) for v in scanned.edge_l]
+        er = [(side_r, v) for v in scanned.edge_r]
+        ew = np.asarray(scanned.edge_w, dtype=float)
     picked.largest, picked.weakest = _clusters(frame, keys, el, er, ew, link)
     return picked
 
 
-def _take_ids(pairs, column: str, rows: np.ndarray) -> pd.Series:
-    """`pairs[column]` at `rows`; from a Parquet file, through Arrow (compact strings)."""
+BATCH_ROWS = 65_536  # pairs at a time when they are in memory
+
+
+@dataclass
+class _Scanned:
+    """What one pass over the pairs keeps: a few rows each, and the accepted pairs."""
+
+    above: list[tuple] = field(default_factory=list)  # (sort key, id_l, id_r, weight, match)
+    below: list[tuple] = field(default_factory=list)
+    weights: dict[tuple[str, str], float] = field(default_factory=dict)
+    edge_l: list[str] = field(default_factory=list)  # accepted pairs (dedupe clusters)
+    edge_r: list[str] = field(default_factory=list)
+    edge_w: list[float] = field(default_factory=list)
+
+
+def _batches(pairs, columns: list[str]):
+    """The pairs' `columns` as Arrow record batches: from a Parquet file a row group at a
+    time, from a DataFrame `BATCH_ROWS` at a time. Never a whole column in memory at once."""
+    import pyarrow as pa
+
     path = getattr(pairs, "path", None)
     if path is not None and getattr(pairs, "_frame", None) is None:
         import pyarrow.parquet as pq
 
-        taken = pq.read_table(path, columns=[column]).column(0).take(rows)
-        return pd.Series(taken.to_pylist(), dtype=object)
-    return pairs[column].iloc[rows].reset_index(drop=True)
+        file = pq.ParquetFile(path)
+        for group in range(file.num_row_groups):
+            yield from file.read_row_group(group, columns=columns).to_batches()
+        return
+    frame = pairs.to_pandas() if hasattr(pairs, "to_pandas") else pairs
+    for start in range(0, len(frame), BATCH_ROWS):
+        part = frame.iloc[start:start + BATCH_ROWS]
+        yield pa.RecordBatch.from_arrays([pa.array(part[c], from_pandas=True)
+                                          for c in columns], names=columns)
 
 
-def _pair_weights(pairs, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], float]:
-    """The match weight of each wanted pair of ids (either order) that was a candidate."""
-    if pairs is None or not wanted or "match_weight" not in pairs.columns:
-        return {}
+def _scan(pairs, threshold: float | None, removed: list[tuple[str, str]], *,
+          edges: bool) -> _Scanned:
+    """One pass over the pairs, a batch at a time, keeping only: the `BORDERLINE_SHOWN` pairs
+    nearest `threshold` on each side (by distance, then ids: the same whatever the batches),
+    the weight of each `removed` pair of ids (either order), and with `edges` the accepted
+    pairs. Ids become text only for the rows kept."""
+    scanned = _Scanned()
+    if pairs is None or len(pairs) == 0 or "match_weight" not in pairs.columns:
+        return scanned
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    names = sorted({a for a, _ in wanted} | {b for _, b in wanted})
-    path = getattr(pairs, "path", None)
-    if path is not None and getattr(pairs, "_frame", None) is None:
-        import pyarrow.parquet as pq
+    has_match = "is_match" in pairs.columns
+    columns = ["id_l", "id_r", "match_weight"] + (["is_match"] if has_match else [])
+    wanted = {(a, b) for a, b in removed} | {(b, a) for a, b in removed}
+    names = pa.array(sorted({a for a, _ in removed} | {b for _, b in removed}), pa.string())
 
-        batches = pq.ParquetFile(path).iter_batches(  # a batch at a time: bounded memory
-            batch_size=65536, columns=["id_l", "id_r", "match_weight"])
-    else:
-        batches = pa.Table.from_pandas(pairs[["id_l", "id_r", "match_weight"]],
-                                       preserve_index=False).to_batches(65536)
-    values = pa.array(names, type=pa.string())
-    parts = []
-    for batch in batches:
-        near = pc.and_(pc.is_in(pc.cast(batch.column(0), pa.string()), value_set=values),
-                       pc.is_in(pc.cast(batch.column(1), pa.string()), value_set=values))
-        parts.append(batch.filter(near).to_pandas())
-    close = pd.concat(parts, ignore_index=True) if parts else \
-        pd.DataFrame(columns=["id_l", "id_r", "match_weight"])
-    left, right = close["id_l"].astype(str), close["id_r"].astype(str)
-    found = {}
-    for a, b, w in zip(left, right, close["match_weight"], strict=True):
-        found[(a, b)] = found[(b, a)] = float(w)
-    return {pair: found[pair] for pair in wanted if pair in found}
+    def text(batch, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        at = pa.array(rows, type=pa.int64())
+        return (_text(batch.column(0).take(at).to_pandas()),
+                _text(batch.column(1).take(at).to_pandas()))
+
+    for batch in _batches(pairs, columns):
+        weight = batch.column(2).to_numpy(zero_copy_only=False).astype(float, copy=False)
+        is_match = (batch.column(3).to_numpy(zero_copy_only=False).astype(bool, copy=False)
+                    if has_match else np.zeros(len(weight), dtype=bool))
+        if edges:
+            rows = np.flatnonzero(is_match)
+            left, right = text(batch, rows)
+            scanned.edge_l.extend(left.tolist())
+            scanned.edge_r.extend(right.tolist())
+            scanned.edge_w.extend(weight[rows].tolist())
+        if threshold is not None:
+            finite = np.isfinite(weight)
+            for name, mask, sign in (("above", finite & (weight >= threshold), 1.0),
+                                     ("below", finite & (weight < threshold), -1.0)):
+                rows = np.flatnonzero(mask)
+                if not len(rows):
+                    continue
+                signed = sign * weight[rows]
+                if len(rows) > BORDERLINE_SHOWN:  # the nearest, with all tied with the last
+                    cut = np.partition(signed, BORDERLINE_SHOWN - 1)[BORDERLINE_SHOWN - 1]
+                    rows, signed = rows[signed <= cut], signed[signed <= cut]
+                left, right = text(batch, rows)
+                kept = getattr(scanned, name) + [
+                    (float(d), a, b, float(weight[i]), bool(is_match[i]))
+                    for d, a, b, i in zip(signed, left, right, rows, strict=True)]
+                setattr(scanned, name, sorted(kept)[:BORDERLINE_SHOWN])
+        if len(names):
+            near = pc.and_(pc.is_in(pc.cast(batch.column(0), pa.string()), value_set=names),
+                           pc.is_in(pc.cast(batch.column(1), pa.string()), value_set=names))
+            rows = np.flatnonzero(near.to_numpy(zero_copy_only=False))
+            left, right = text(batch, rows)
+            for a, b, i in zip(left, right, rows, strict=True):
+                if (a, b) in wanted:
+                    scanned.weights[(a, b)] = scanned.weights[(b, a)] = float(weight[i])
+    return scanned
 
 
 def _clusters(frame: pd.DataFrame, keys: list[Key], el: list[Key], er: list[Key],
