@@ -21,7 +21,7 @@ from linkage.errors import InputError, LinkageWarning
 from linkage.report import render_html
 from linkage.result import Result
 from linkage.text.lsh import resolve_params, s_curve
-from tests._browser import chromium_page
+from tests._browser import chromium_page, png_pixels
 from tests.conftest import ROOT, run_cli
 from tests.test_febrl import _opaque, _read_febrl
 
@@ -127,15 +127,20 @@ def browser():
                 owner = svg.evaluate("e => e.closest('figure') ? e.closest('figure').id : ''")
                 boxes[owner or f"svg-{k}"] = svg.bounding_box()
             sections = page.eval_on_selector_all("section", "all => all.map(s => s.id)")
-            marked = page.query_selector("table.pair del, table.pair ins")
-            shot = marked.screenshot() if marked is not None and marked.is_visible() else b""
+            # a removed record beside the one kept, with a marked difference: as drawn
+            marked = page.query_selector("table.pair[data-kind='removed']:has(del):has(ins)")
+            shown = marked is not None and marked.is_visible()
+            record = {"shot": marked.screenshot() if shown else b"",
+                      "text": marked.inner_text() if shown else "",
+                      "ids": (marked.get_attribute("data-removed"),
+                              marked.get_attribute("data-kept")) if shown else ()}
             log_axis = page.query_selector("#chart-weights svg[data-scale='log']") is not None
             return {"console": list(console_errors), "errors": list(page_errors),
                     "requests": list(requests), "dialogs": list(dialogs), "svgs": boxes,
                     "sections": sections, "figures": page.eval_on_selector_all(
                         "figure.chart", "all => all.map(f => f.id)"),
                     "scripts": page.evaluate("document.querySelectorAll('script').length"),
-                    "text": page.inner_text("body"), "marked_shot": shot,
+                    "text": page.inner_text("body"), "record": record,
                     "log_axis": log_axis}
 
         yield show
@@ -502,21 +507,42 @@ def test_report_shows_records_with_differences_in_a_browser(customers, browser, 
              if a.get("data-kind") == "borderline-below"]
     assert above and below and min(above) >= threshold > max(below)
     assert "pair(s) just below the threshold" in seen["text"]
-    assert len(seen["marked_shot"]) > 100  # a marked difference, drawn and visible
     assert seen["log_axis"]
+    # The screenshot of a removed record beside the one kept: both records' values are on
+    # screen, and the marked characters are drawn in the colours of a deletion and an insertion.
+    shown = seen["record"]
+    assert shown["shot"] and len(shown["ids"]) == 2
+    kept = pd.read_parquet(customers / "report_records.parquet").set_index("customer_id")
+    for record_id in shown["ids"]:
+        values = [v for v in kept.loc[record_id].dropna() if len(v) > 3]
+        assert values and all(v in shown["text"] for v in values), record_id
+    pixels = png_pixels(shown["shot"])
+    deleted = sum(_near(p, (0xF8, 0xC9, 0xC9)) for p in pixels)  # `del` background
+    inserted = sum(_near(p, (0xC6, 0xEC, 0xC6)) for p in pixels)  # `ins` background
+    assert deleted > 40 and inserted > 40, (deleted, inserted)
+
+
+def _near(pixel: tuple[int, ...], colour: tuple[int, int, int]) -> bool:
+    return all(abs(a - b) <= 6 for a, b in zip(pixel[:3], colour, strict=True))
 
 
 def test_redacted_values_never_reach_the_page(customers, tmp_path):
     run = Result.load(customers)
-    emails = [e for e in run.records["email"].dropna() if len(e) > 3]
-    assert emails
-    plain = render_html(run)
-    assert any(e in plain for e in emails)
+    shown = run.records["email"].dropna()
+    assert len(shown) and any(e in render_html(run) for e in shown)  # unredacted: on the page
+    # Every value of the redacted columns in the input, not only the records the page shows
+    # (free text, removals by value, reasons...), whichever way the page writes it.
+    source = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str)
+    secret = {v for c in ("email", "name") for v in source[c].dropna() if len(v) >= 3}
     for mode in ("hash", "mask"):
         page = render_html(run, redact="email,name", redact_mode=mode)
-        assert not any(e in page for e in emails), mode
-        names = [n for n in run.records["name"].dropna() if len(n) > 3]
-        assert not any(html.escape(n) in page or n in page for n in names), mode
+        readable = html.unescape(page)
+        assert not [v for v in secret if v in page or v in readable], mode
         assert page == render_html(run, redact=["email", "name"], redact_mode=mode)
+    # `linkage report --redact` writes that page (the same bytes) to share
+    done = run_cli("report", customers, "--redact", "email,name", "--redact-mode", "mask",
+                   "--out", tmp_path / "shared.html")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "shared.html").read_text(encoding="utf-8") == page
     with pytest.raises(InputError):
         render_html(run, redact="no_such_column")
