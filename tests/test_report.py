@@ -546,3 +546,23 @@ def test_redacted_values_never_reach_the_page(customers, tmp_path):
     assert (tmp_path / "shared.html").read_text(encoding="utf-8") == page
     with pytest.raises(InputError):
         render_html(run, redact="no_such_column")
+
+
+def test_records_are_chosen_the_same_whatever_the_batches(customers, tmp_path, monkeypatch):
+    """The choice reads the pairs a batch (a row group) at a time and keeps a few rows: the
+    same records whether the pairs are in memory or in a file of many row groups."""
+    import dataclasses
+
+    from linkage.io import ParquetFrame, write_parquet
+    from linkage.report import _records
+
+    run = Result.load(customers)
+    whole = _records.pick(run)
+    assert whole.removed and whole.above and whole.below and whole.largest and whole.weakest
+    monkeypatch.setattr(_records, "BATCH_ROWS", 97)
+    assert _records.pick(run) == whole
+    monkeypatch.setenv("LINKAGE_ROW_GROUP_ROWS", "131")
+    write_parquet(run.pairs, tmp_path / "pairs.parquet")
+    in_file = ParquetFrame(tmp_path / "pairs.parquet")
+    assert in_file.num_row_groups > 3
+    assert _records.pick(dataclasses.replace(run, pairs=in_file)) == whole
