@@ -101,6 +101,7 @@ def pick(result: Result) -> Picked:
     sides = _text(frame["source"]) if link and "source" in frame.columns \
         else np.full(len(frame), "", dtype=object)
     keys = list(zip(sides.tolist(), ids.tolist(), strict=True))
+    position = {k: i for i, k in enumerate(keys)}
 
     # -- removed records, each with the record kept in its place
     removed_pairs: list[tuple[str, str]] = []
@@ -114,10 +115,11 @@ def pick(result: Result) -> Picked:
             removed_pairs = [(ids[i], representative[i]) for i in chosen]
 
     pairs = result.pairs
-    by_links = link and result.links is not None and len(result.links) > 0
-    scanned = _scan(pairs, _threshold(result), removed_pairs, edges=not by_links)
-    picked.removed = [(("", a), ("", b), scanned.weights.get((a, b))) for a, b in removed_pairs]
     side_l, side_r = ("left", "right") if link else ("", "")
+    by_links = link and result.links is not None and len(result.links) > 0
+    scanned = _scan(pairs, _threshold(result), removed_pairs,
+                    edges=None if by_links else (position, side_l, side_r))
+    picked.removed = [(("", a), ("", b), scanned.weights.get((a, b))) for a, b in removed_pairs]
     for name, nearest in (("above", scanned.above), ("below", scanned.below)):
         setattr(picked, name, [((side_l, a), (side_r, b), w, m) for _, a, b, w, m in nearest])
     if pairs is None or len(pairs) == 0 or "match_weight" not in pairs.columns:
@@ -126,14 +128,14 @@ def pick(result: Result) -> Picked:
     # -- the largest clusters and the weakest
     if by_links:
         links = result.links
-        el = [(side_l, v) for v in _text(links["id_l"])]
-        er = [(side_r, v) for v in _text(links["id_r"])]
-        ew = links["match_weight"].to_numpy(dtype=float)
+        a = _positions(position, side_l, _text(links["id_l"]))
+        b = _positions(position, side_r, _text(links["id_r"]))
+        w = links["match_weight"].to_numpy(dtype=float)
     else:
-        el = [(side_l, v) for v in scanned.edge_l]
-        er = [(side_r, v) for v in scanned.edge_r]
-        ew = np.asarray(scanned.edge_w, dtype=float)
-    picked.largest, picked.weakest = _clusters(frame, keys, el, er, ew, link)
+        a, b, w = (np.concatenate(part) if part else np.zeros(0, dtype=kind) for part, kind in
+                   ((scanned.edge_a, np.int64), (scanned.edge_b, np.int64),
+                    (scanned.edge_w, float)))
+    picked.largest, picked.weakest = _clusters(frame, keys, a, b, w)
     return picked
 
 
@@ -147,9 +149,13 @@ class _Scanned:
     above: list[tuple] = field(default_factory=list)  # (sort key, id_l, id_r, weight, match)
     below: list[tuple] = field(default_factory=list)
     weights: dict[tuple[str, str], float] = field(default_factory=dict)
-    edge_l: list[str] = field(default_factory=list)  # accepted pairs (dedupe clusters)
-    edge_r: list[str] = field(default_factory=list)
-    edge_w: list[float] = field(default_factory=list)
+    edge_a: list[np.ndarray] = field(default_factory=list)  # accepted pairs, as positions
+    edge_b: list[np.ndarray] = field(default_factory=list)  # in clusters.parquet (-1: none)
+    edge_w: list[np.ndarray] = field(default_factory=list)
+
+
+def _positions(position: dict[Key, int], side: str, ids: np.ndarray) -> np.ndarray:
+    return np.array([position.get((side, v), -1) for v in ids], dtype=np.int64)
 
 
 def _batches(pairs, columns: list[str]):
@@ -173,11 +179,12 @@ def _batches(pairs, columns: list[str]):
 
 
 def _scan(pairs, threshold: float | None, removed: list[tuple[str, str]], *,
-          edges: bool) -> _Scanned:
+          edges: tuple[dict[Key, int], str, str] | None) -> _Scanned:
     """One pass over the pairs, a batch at a time, keeping only: the `BORDERLINE_SHOWN` pairs
     nearest `threshold` on each side (by distance, then ids: the same whatever the batches),
-    the weight of each `removed` pair of ids (either order), and with `edges` the accepted
-    pairs. Ids become text only for the rows kept."""
+    the weight of each `removed` pair of ids (either order), and with `edges` (the records'
+    positions by key, and the sides of id_l and id_r) the accepted pairs as positions. Ids
+    become text only for the rows kept."""
     scanned = _Scanned()
     if pairs is None or len(pairs) == 0 or "match_weight" not in pairs.columns:
         return scanned
@@ -198,12 +205,12 @@ def _scan(pairs, threshold: float | None, removed: list[tuple[str, str]], *,
         weight = batch.column(2).to_numpy(zero_copy_only=False).astype(float, copy=False)
         is_match = (batch.column(3).to_numpy(zero_copy_only=False).astype(bool, copy=False)
                     if has_match else np.zeros(len(weight), dtype=bool))
-        if edges:
+        if edges is not None:
             rows = np.flatnonzero(is_match)
             left, right = text(batch, rows)
-            scanned.edge_l.extend(left.tolist())
-            scanned.edge_r.extend(right.tolist())
-            scanned.edge_w.extend(weight[rows].tolist())
+            scanned.edge_a.append(_positions(edges[0], edges[1], left))
+            scanned.edge_b.append(_positions(edges[0], edges[2], right))
+            scanned.edge_w.append(weight[rows])
         if threshold is not None:
             finite = np.isfinite(weight)
             for name, mask, sign in (("above", finite & (weight >= threshold), 1.0),
@@ -231,18 +238,17 @@ def _scan(pairs, threshold: float | None, removed: list[tuple[str, str]], *,
     return scanned
 
 
-def _clusters(frame: pd.DataFrame, keys: list[Key], el: list[Key], er: list[Key],
-              ew: np.ndarray, link: bool) -> tuple[list[Cluster], list[Cluster]]:
+def _clusters(frame: pd.DataFrame, keys: list[Key], a: np.ndarray, b: np.ndarray,
+              w: np.ndarray) -> tuple[list[Cluster], list[Cluster]]:
+    """The largest and the weakest clusters, from the accepted pairs `a`-`b` (positions in
+    `keys`, -1 for a record not there) of weights `w`."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
 
     n = len(keys)
-    position = {k: i for i, k in enumerate(keys)}
     cluster = frame["cluster_id"].to_numpy()
-    a = np.array([position.get(k, -1) for k in el], dtype=np.int64)
-    b = np.array([position.get(k, -1) for k in er], dtype=np.int64)
     ok = (a >= 0) & (b >= 0) & (a != b)
-    a, b, w = a[ok], b[ok], np.asarray(ew, dtype=float)[ok]
+    a, b, w = a[ok], b[ok], np.asarray(w, dtype=float)[ok]
     w = np.where(np.isnan(w), np.inf, w)  # a pair a stage matched holds like the strongest
     sizes = pd.Series(cluster).value_counts(sort=False)
     several = sizes[sizes > 1]
