@@ -386,12 +386,17 @@ def mu_chart_svg(parameter_table: pd.DataFrame) -> SVG:
                               class_="value"))
             row += 1
     body += _axis(scale, plot_bottom, "match weight log2(m / u)")
-    return _document(width, height, "m and u per comparison level", body, "mu-chart")
+    return _document(width, height, "match weight log2(m/u) per comparison level", body,
+                     "mu-chart")
 
 
 def weight_histogram_svg(weights: np.ndarray, *, threshold: float | None,
-                         bins: int = 40) -> SVG:
+                         bins: int = 40, log: bool = False) -> SVG:
     """A histogram of match weights, with the threshold as a dashed line.
+
+    `log`: the count axis on a log scale (1, 10, 100, ...): the few matches above the
+    threshold stay visible next to the many non-matches (a bin of one pair is drawn, a bin of
+    none is not).
 
     Non-finite weights (NaN, infinities) are left out. Bins are `<rect class="bin ...">` with
     `data-count`, `data-low` and `data-high`; their counts sum to the number of finite weights.
@@ -412,21 +417,34 @@ def weight_histogram_svg(weights: np.ndarray, *, threshold: float | None,
     extent = [lo, hi] + ([threshold] if threshold is not None else [])
     scale = _Scale(*_domain(extent, pad=0.02), left, right)
     peak = int(counts.max()) if len(values) else 1
-    step = _nice_step(peak, 4)
-    top_count = max(math.ceil(peak / step) * step, 1)
+    if log:
+        decades = max(math.ceil(math.log10(max(peak, 1)) + 1e-12), 1)
+        ticks = [0.0] + [10.0 ** k for k in range(decades + 1)]
 
-    def y_of(count: float) -> float:
-        return bottom - count / top_count * (bottom - top)
+        def y_of(count: float) -> float:
+            # 0 at the axis, 1 a tenth of a decade up, then one decade per step
+            if count <= 0:
+                return bottom
+            return bottom - (0.1 + math.log10(count)) / (0.1 + decades) * (bottom - top)
+    else:
+        step = _nice_step(peak, 4)
+        top_count = max(math.ceil(peak / step) * step, 1)
+        ticks = []
+        tick = 0.0
+        while tick <= top_count + 1e-9:
+            ticks.append(tick)
+            tick += step
+
+        def y_of(count: float) -> float:
+            return bottom - count / top_count * (bottom - top)
 
     body = []
-    tick = 0.0
-    while tick <= top_count + 1e-9:
+    for tick in ticks:
         y = y_of(tick)
         body.append(f'<line {_attrs(x1=_n(left), x2=_n(right), y1=_n(y), y2=_n(y))} '
                     f'stroke="#eeeeee"/>')
-        body.append(_text(left - 6, y + 4, f"{tick:g}", text_anchor="end", fill="#555555",
-                          class_="tick"))
-        tick += step
+        body.append(_text(left - 6, y + 4, f"{tick:,.0f}" if log else f"{tick:g}",
+                          text_anchor="end", fill="#555555", class_="tick"))
     for count, low, high in zip(counts, edges[:-1], edges[1:], strict=True):
         above = threshold is not None and (low + high) / 2 >= threshold
         x0, x1 = float(_n(scale(low))), float(_n(scale(high)))
@@ -444,11 +462,12 @@ def weight_histogram_svg(weights: np.ndarray, *, threshold: float | None,
         body.append(_text(right, 20, f"{n_above:,} of {len(values):,} pair(s) at or above "
                           f"the threshold", text_anchor="end", fill="#333333", class_="note"))
     body += _axis(scale, bottom, "match weight (log2 odds)")
-    body.append(_text(14, (top + bottom) / 2, "pairs", fill="#555555",
-                      transform=f"rotate(-90 14 {_n((top + bottom) / 2)})"))
+    middle = (top + bottom) / 2 + (50 if log else 0)  # a longer label starts lower
+    body.append(_text(14, middle, "pairs (log scale)" if log else "pairs", fill="#555555",
+                      transform=f"rotate(-90 14 {_n(middle)})"))
     title = f"match weights of {len(values):,} candidate pair(s)"
     return _document(width, height, title, body, "weight-histogram",
-                     data_n=len(values),
+                     data_n=len(values), data_scale="log" if log else "linear",
                      data_threshold=None if threshold is None else _num(threshold))
 
 

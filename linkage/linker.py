@@ -205,10 +205,12 @@ class Linker:
             truth = pd.Series(truth.astype(str).to_numpy(), index=truth.index.astype(str))
         return evaluate_result(self.cluster(threshold), truth, thresholds, where="this linker")
 
-    def report(self, path: str | Path | None = None, *, threshold: float | None = None):
+    def report(self, path: str | Path | None = None, *, threshold: float | None = None,
+               **options):
         """The report page of the run at `threshold`, inline in a notebook; with `path`, also
-        saved there."""
-        return self.cluster(threshold).report(path)
+        saved there. `options`: those of `Result.report` (`labels=`, `redact=["email"]`,
+        `redact_mode="mask"`, ...)."""
+        return self.cluster(threshold).report(path, **options)
 
     # ------------------------------------------------------------------ interactive views
 

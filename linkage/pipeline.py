@@ -1313,7 +1313,17 @@ def run_local(
     add_diagnostics(summary, rules, scorer, splits, component_sizes, clusters, pairs.left,
                     pairs.right, matched, pairs.mask)
     clock.close()
-    return Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
+    result = Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
+    result.records = report_sample(result, combined, id_name=id_name, source=source)
+    return result
+
+
+def report_sample(result: Result, records: pd.DataFrame, *, id_name: str,
+                  source: np.ndarray) -> pd.DataFrame:
+    """The input records report.html shows (`linkage.report._records`): a few dozen rows."""
+    from linkage.report._records import sample
+
+    return sample(result, records, id_name=id_name, source=source)
 
 
 def _outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, matrix, weight,

@@ -39,6 +39,9 @@ class Result:
     timings: dict[str, float] = field(default_factory=dict)
     scorer: Any = None  # the fitted scorer
     labels: pd.DataFrame | None = None  # the labelled pairs the scorer learned from
+    # A bounded sample of input records (the columns the rules read, as text) that the report
+    # shows: removed records, pairs near the threshold, the largest and weakest clusters.
+    records: pd.DataFrame | None = None
 
     def explain(self, record_id: Any, other_id: Any = None) -> str:
         """Why a record is in its cluster, or why two records were or were not linked."""
@@ -73,7 +76,8 @@ class Result:
                    deduplicated=outputs.get("deduplicated"), links=outputs.get("links"),
                    golden=outputs.get("golden"), review=outputs.get("review"),
                    guard_decisions=outputs.get("guards"), summary_data=summary,
-                   timings=timings, scorer=scorer, labels=outputs.get("labels"))
+                   timings=timings, scorer=scorer, labels=outputs.get("labels"),
+                   records=outputs.get("report_records"))
 
     @classmethod
     def load(cls, run_dir: str | Path) -> Result:
@@ -114,14 +118,16 @@ class Result:
                    review=table("review.parquet"), guard_decisions=table("guards.parquet"),
                    summary_data=summary, timings=timings, scorer=scorer,
                    labels=(pd.read_csv(run_dir / "labels.csv", dtype=str, keep_default_na=False)
-                           if (run_dir / "labels.csv").is_file() else None))
+                           if (run_dir / "labels.csv").is_file() else None),
+                   records=table("report_records.parquet"))
 
-    def report(self, path: str | Path | None = None):
+    def report(self, path: str | Path | None = None, **options):
         """The run's report (the page written as report.html), shown inline in a notebook;
-        with `path`, also saved there."""
+        with `path`, also saved there. `options`: those of `linkage.report.render_html`
+        (`labels=`, `redact=["email", "phone"]`, `redact_mode="mask"`, ...)."""
         from linkage.report import inline
 
-        page = inline(self)
+        page = inline(self, **options)
         if path is not None:
             page.save(path)
         return page
@@ -155,6 +161,8 @@ class Result:
                 write_parquet(self.review, folder / "review.parquet")
             if self.guard_decisions is not None:
                 write_parquet(self.guard_decisions, folder / "guards.parquet")
+            if self.records is not None:  # the records report.html shows
+                write_parquet(self.records, folder / "report_records.parquet")
             self.rules.to_yaml(folder / "rules.yaml", explicit=True)  # defaults too
             if self.labels is not None:  # the next round's labels add to these
                 self.labels.to_csv(folder / "labels.csv", index=False, lineterminator="\n")

@@ -136,7 +136,8 @@ def test_good_run_replaces_out(tmp_path):
     assert done.returncode == 0, done.stderr
     names = sorted(p.name for p in out.iterdir())
     assert names == [".linkage", "clusters.parquet", "deduplicated.parquet", "pairs.parquet",
-                     "report.html", "rules.yaml", "summary.json", "timings.json"]
+                     "report.html", "report_records.parquet", "rules.yaml", "summary.json",
+                     "timings.json"]
 
 
 def test_budget_exceeded_names_the_blocker(tmp_path):

@@ -4,6 +4,7 @@ scikit-learn's parameter manners; rich displays."""
 
 from __future__ import annotations
 
+import html
 import json
 
 import numpy as np
@@ -93,6 +94,9 @@ def test_explain_evaluate_report_and_displays(linker):
     text = linker.explain(duplicate.iloc[0])
     assert "duplicate" in text and "<pre" in text._repr_html_()
     assert "<!DOCTYPE html>" in str(linker.report()) or "<html" in str(linker.report())
+    emails = linker.result_.records["email"].dropna()  # the records the report shows
+    assert any(e in html.unescape(str(linker.report())) for e in emails)
+    assert not any(e in html.unescape(str(linker.report(redact="email"))) for e in emails)
     page = linker._repr_html_()
     assert "linkage.Linker" in page and "candidate pairs" in page and "removal rate" in page
     assert "C-0000" in linker.result_._repr_html_()  # the first records, with their action

@@ -17,11 +17,11 @@ import pytest
 import linkage as lk
 from linkage.calibrate import calibrate, sample_pairs
 from linkage.charts import bar_chart_svg, precision_svg, s_curve_svg, shares_svg
-from linkage.errors import LinkageWarning
+from linkage.errors import InputError, LinkageWarning
 from linkage.report import render_html
 from linkage.result import Result
 from linkage.text.lsh import resolve_params, s_curve
-from tests._browser import chromium_page
+from tests._browser import chromium_page, png_pixels
 from tests.conftest import ROOT, run_cli
 from tests.test_febrl import _opaque, _read_febrl
 
@@ -127,12 +127,21 @@ def browser():
                 owner = svg.evaluate("e => e.closest('figure') ? e.closest('figure').id : ''")
                 boxes[owner or f"svg-{k}"] = svg.bounding_box()
             sections = page.eval_on_selector_all("section", "all => all.map(s => s.id)")
+            # a removed record beside the one kept, with a marked difference: as drawn
+            marked = page.query_selector("table.pair[data-kind='removed']:has(del):has(ins)")
+            shown = marked is not None and marked.is_visible()
+            record = {"shot": marked.screenshot() if shown else b"",
+                      "text": marked.inner_text() if shown else "",
+                      "ids": (marked.get_attribute("data-removed"),
+                              marked.get_attribute("data-kept")) if shown else ()}
+            log_axis = page.query_selector("#chart-weights svg[data-scale='log']") is not None
             return {"console": list(console_errors), "errors": list(page_errors),
                     "requests": list(requests), "dialogs": list(dialogs), "svgs": boxes,
                     "sections": sections, "figures": page.eval_on_selector_all(
                         "figure.chart", "all => all.map(f => f.id)"),
                     "scripts": page.evaluate("document.querySelectorAll('script').length"),
-                    "text": page.inner_text("body")}
+                    "text": page.inner_text("body"), "record": record,
+                    "log_axis": log_axis}
 
         yield show
 
@@ -162,8 +171,9 @@ def test_customers_page_in_a_browser(customers, browser):
     _offline(page)
     seen = browser(customers / "report.html")
     _assert_clean(seen)
-    assert seen["sections"] == ["overview", "stages", "scores", "model", "removals",
-                                "clusters"]  # no labels, no LSH, no guards: no such sections
+    assert seen["sections"] == ["overview", "stages", "scores", "borderline", "removed",
+                                "model", "removals", "clusters",
+                                "cluster-records"]  # no labels, LSH, guards: no such sections
     assert {"chart-blockers", "chart-weights", "chart-rule-weights", "chart-removals-0",
             "chart-cluster-sizes"} <= set(seen["figures"])
     summary = json.loads((customers / "summary.json").read_text())
@@ -246,7 +256,8 @@ def test_fellegi_sunter_page_with_labels_in_a_browser(febrl, browser, tmp_path):
     _assert_clean(seen)
     # Half of FEBRL1 is duplicates, above `max_removal_rate`: a diagnostic, shown first.
     assert seen["sections"] == ["diagnostics", "overview", "stages", "scores", "precision",
-                                "model", "removals", "clusters"]
+                                "borderline", "removed", "model", "removals", "clusters",
+                                "cluster-records"]
     assert {"chart-mu", "chart-match-weights", "chart-precision"} <= set(seen["figures"])
     # The m/u bars and the match-weight bars are the scorer's parameters.
     table = run.scorer.parameter_table()
@@ -341,8 +352,9 @@ def test_lsh_page_has_the_s_curve_and_the_guards_in_a_browser(documents, browser
     run, out = documents
     seen = browser(out / "report.html")
     _assert_clean(seen)
-    assert seen["sections"] == ["overview", "stages", "scores", "model", "removals",
-                                "clusters", "guards", "lsh"]
+    assert seen["sections"] == ["overview", "stages", "scores", "borderline", "removed",
+                                "model", "removals", "clusters", "cluster-records", "guards",
+                                "lsh"]
     page = (out / "report.html").read_text(encoding="utf-8")
     blocker = run.rules.blocking[0]
     bands, rows = resolve_params(blocker.threshold, blocker.num_perm, blocker.bands,
@@ -470,3 +482,87 @@ def test_report_charts_are_well_formed_and_escaped():
     assert float(middle.get("data-j")) == pytest.approx((1 / 20) ** (1 / 5))
     with pytest.raises(ValueError, match="positive integers"):
         s_curve_svg(0, 5)
+
+
+# ---------------------------------------------------------------------- records (issue 16)
+
+
+def test_report_shows_records_with_differences_in_a_browser(customers, browser, tmp_path):
+    """The records themselves: removed ones with the record kept, the pairs on both sides of
+    the threshold, and the clusters' joining pairs, differences marked and visible."""
+    page = (customers / "report.html").read_text(encoding="utf-8")
+    assert (customers / "report_records.parquet").is_file()
+    seen = browser(customers / "report.html")
+    _assert_clean(seen)
+    for section_id in ("borderline", "removed", "cluster-records"):
+        assert section_id in seen["sections"]
+    elements = _Elements(page)
+    kinds = {a.get("data-kind") for a in elements.find("table", "pair")}
+    assert {"removed", "borderline-above", "borderline-below", "join-largest"} <= kinds
+    threshold = float(json.loads((customers / "summary.json").read_text())["stages"]["score"]
+                      ["threshold"])
+    above = [float(a["data-weight"]) for a in elements.find("table", "pair")
+             if a.get("data-kind") == "borderline-above"]
+    below = [float(a["data-weight"]) for a in elements.find("table", "pair")
+             if a.get("data-kind") == "borderline-below"]
+    assert above and below and min(above) >= threshold > max(below)
+    assert "pair(s) just below the threshold" in seen["text"]
+    assert seen["log_axis"]
+    # The screenshot of a removed record beside the one kept: both records' values are on
+    # screen, and the marked characters are drawn in the colours of a deletion and an insertion.
+    shown = seen["record"]
+    assert shown["shot"] and len(shown["ids"]) == 2
+    kept = pd.read_parquet(customers / "report_records.parquet").set_index("customer_id")
+    for record_id in shown["ids"]:
+        values = [v for v in kept.loc[record_id].dropna() if len(v) > 3]
+        assert values and all(v in shown["text"] for v in values), record_id
+    pixels = png_pixels(shown["shot"])
+    deleted = sum(_near(p, (0xF8, 0xC9, 0xC9)) for p in pixels)  # `del` background
+    inserted = sum(_near(p, (0xC6, 0xEC, 0xC6)) for p in pixels)  # `ins` background
+    assert deleted > 40 and inserted > 40, (deleted, inserted)
+
+
+def _near(pixel: tuple[int, ...], colour: tuple[int, int, int]) -> bool:
+    return all(abs(a - b) <= 6 for a, b in zip(pixel[:3], colour, strict=True))
+
+
+def test_redacted_values_never_reach_the_page(customers, tmp_path):
+    run = Result.load(customers)
+    shown = run.records["email"].dropna()
+    assert len(shown) and any(e in render_html(run) for e in shown)  # unredacted: on the page
+    # Every value of the redacted columns in the input, not only the records the page shows
+    # (free text, removals by value, reasons...), whichever way the page writes it.
+    source = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str)
+    secret = {v for c in ("email", "name") for v in source[c].dropna() if len(v) >= 3}
+    for mode in ("hash", "mask"):
+        page = render_html(run, redact="email,name", redact_mode=mode)
+        readable = html.unescape(page)
+        assert not [v for v in secret if v in page or v in readable], mode
+        assert page == render_html(run, redact=["email", "name"], redact_mode=mode)
+    # `linkage report --redact` writes that page (the same bytes) to share
+    done = run_cli("report", customers, "--redact", "email,name", "--redact-mode", "mask",
+                   "--out", tmp_path / "shared.html")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "shared.html").read_text(encoding="utf-8") == page
+    with pytest.raises(InputError):
+        render_html(run, redact="no_such_column")
+
+
+def test_records_are_chosen_the_same_whatever_the_batches(customers, tmp_path, monkeypatch):
+    """The choice reads the pairs a batch (a row group) at a time and keeps a few rows: the
+    same records whether the pairs are in memory or in a file of many row groups."""
+    import dataclasses
+
+    from linkage.io import ParquetFrame, write_parquet
+    from linkage.report import _records
+
+    run = Result.load(customers)
+    whole = _records.pick(run)
+    assert whole.removed and whole.above and whole.below and whole.largest and whole.weakest
+    monkeypatch.setattr(_records, "BATCH_ROWS", 97)
+    assert _records.pick(run) == whole
+    monkeypatch.setenv("LINKAGE_ROW_GROUP_ROWS", "131")
+    write_parquet(run.pairs, tmp_path / "pairs.parquet")
+    in_file = ParquetFrame(tmp_path / "pairs.parquet")
+    assert in_file.num_row_groups > 3
+    assert _records.pick(dataclasses.replace(run, pairs=in_file)) == whole

@@ -26,7 +26,7 @@ from linkage.scoring import ComparisonMatrix, FellegiSunter
 from tests.conftest import ROOT
 
 CONTRACT = ("clusters.parquet", "pairs.parquet", "deduplicated.parquet", "golden.parquet",
-            "links.parquet")
+            "links.parquet", "report_records.parquet")
 
 
 def _rules(name: str, **changes) -> lk.Rules:

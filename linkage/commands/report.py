@@ -64,7 +64,14 @@ def _check_run_dir(run_dir: Path) -> None:
 @click.option("--out", "out_path", default=None,
               type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write the page (default: RUN_DIR/report.html).")
-def command(run_dir, labels_path, bands, on, target, out_path):
+@click.option("--redact", default=None, metavar="COL[,COL]",
+              help="Columns whose values the page must not hold (a report to share): "
+                   "hashed or masked wherever the page would show them.")
+@click.option("--redact-mode", type=click.Choice(["hash", "mask"]), default="hash",
+              show_default=True,
+              help="hash: equal values stay equal (a value from a small set can be guessed "
+                   "back: use mask for phones and dates); mask: only the shape stays.")
+def command(run_dir, labels_path, bands, on, target, out_path, redact, redact_mode):
     """Write the self-contained report.html of the run in RUN_DIR (the --out folder of
     `linkage dedupe` or `link`): stage counts, scores and threshold, the scorer's weights,
     removals by source, the largest clusters, guards, and the LSH S-curve.
@@ -73,6 +80,7 @@ def command(run_dir, labels_path, bands, on, target, out_path):
     linkage report out/customers
     linkage report out/customers --labels out/customers.labels.csv \\
         --out out/customers/report-labelled.html
+    linkage report out/customers --redact email,phone --out shared.html
     """
     from linkage.report import render_html
     from linkage.result import Result
@@ -81,7 +89,8 @@ def command(run_dir, labels_path, bands, on, target, out_path):
     if not 0.0 < target <= 1.0:
         raise click.BadParameter(f"--target must be a precision in (0, 1]. Got {target!r}.")
     result = Result.load(run_dir)
-    page = render_html(result, labels=labels_path, bands=_bands(bands), on=on, target=target)
+    page = render_html(result, labels=labels_path, bands=_bands(bands), on=on, target=target,
+                       redact=redact, redact_mode=redact_mode)
     out = out_path or Path(run_dir) / "report.html"
     _write(out, page)
     click.echo(f"wrote {out}")

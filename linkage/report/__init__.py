@@ -32,10 +32,12 @@ if TYPE_CHECKING:
 
 __all__ = ["ReportPage", "inline", "render_html", "write_report"]
 
-_SECTIONS = [("diagnostics", "Diagnostics"), ("overview", "Overview"),
+_SECTIONS = [("diagnostics", "Model warnings"), ("overview", "Overview"),
              ("stages", "Stage counts"), ("scores", "Scores"),
-             ("precision", "Precision"), ("model", "Scorer"), ("removals", "Removals"),
-             ("clusters", "Clusters"), ("guards", "Guards"), ("lsh", "MinHash-LSH")]
+             ("precision", "Precision"), ("borderline", "Near the threshold"),
+             ("removed", "Removed records"), ("model", "Scorer"), ("removals", "Removals"),
+             ("clusters", "Clusters"), ("cluster-records", "Cluster records"),
+             ("guards", "Guards"), ("lsh", "MinHash-LSH")]
 
 
 class ReportPage:
@@ -67,32 +69,59 @@ class ReportPage:
 
 def render_html(result: Result, *, labels: pd.DataFrame | str | Path | None = None,
                 bands: list[float] | None = None, on: str | None = None,
-                target: float = 0.95) -> str:
+                target: float = 0.95, redact: str | list[str] | None = None,
+                redact_mode: str = "hash") -> str:
     """The report page of `result` as one HTML string.
 
     `labels`: labelled pairs (the CSV of `linkage sample` with `label` filled in, or that
     table) for the precision per band, computed by `linkage.calibrate.calibrate` on `bands`
     of the match probability or weight (`on`); both default to the bands the file was sampled
     in. `target`: the precision the recommended threshold must reach.
+
+    `redact`: columns (a list, or names separated by commas) whose values the page must not
+    hold, for a report that is shared: hashed (`redact_mode="hash"`, equal values stay equal)
+    or masked (`"mask"`, only their shape stays). See `linkage.report._redact`.
     """
+    import dataclasses
+
     from linkage.report import _sections as s
+    from linkage.report import _shown
     from linkage.report._html import CSS, Markup, esc, tag
     from linkage.report._labels import read_labels, resolve
+    from linkage.report._records import pick
+    from linkage.report._redact import Redactor, check_columns, redacted_summary
 
+    if isinstance(redact, str):
+        redact = [c.strip() for c in redact.split(",") if c.strip()]
+    redactor = Redactor(redact or (), redact_mode)
+    if redactor:
+        readable = [*result.rules.columns(), *result.rules.report_columns]
+        if result.records is not None:
+            readable += [str(c) for c in result.records.columns]
+        check_columns(redactor, readable, result.summary_data.get("id_column"))
     labelled = None
     if labels is not None:
         frame = labels if isinstance(labels, pd.DataFrame) else read_labels(labels)
         labelled = resolve(frame, bands=bands, on=on, pairs=result.pairs)
+    records = _shown.Records(result, redactor)
+    if redactor:
+        result = dataclasses.replace(
+            result, summary_data=redacted_summary(result.summary_data, redactor, result.rules))
+    picked = pick(result)
+    threshold = s.threshold_of(result)
     sections = [
         s.diagnostics(result),
         s.overview(result),
         s.stage_counts(result),
         s.scores(result, labelled=labelled is not None),
         s.precision(result, labelled, target),
+        _shown.borderline(result, picked, records, threshold),
+        _shown.removed(result, picked, records),
         s.model(result),
         s.removals(result),
-        s.largest_clusters(result),
-        s.guards(result),
+        s.largest_clusters(result, text=redactor.text),
+        _shown.cluster_records(result, picked, records),
+        s.guards(result, text=redactor.text),
         s.lsh(result),
     ]
     present = [(key, title) for (key, title), body in zip(_SECTIONS, sections, strict=True)
@@ -101,6 +130,9 @@ def render_html(result: Result, *, labels: pd.DataFrame | str | Path | None = No
     summary = result.summary_data
     inputs = ", ".join(str(i.get("name", "")) for i in summary.get("inputs", []))
     title = f"linkage {summary.get('mode', result.mode)} report"
+    if redactor:
+        nav += f' <span class="redacted">redacted ({esc(redactor.mode)}): ' \
+               f'{esc(", ".join(redactor.columns))}</span>'
     page = [
         "<!DOCTYPE html>",
         '<html lang="en">',

@@ -147,6 +147,18 @@ figcaption { font-size: 13px; color: #555; margin-top: 4px; max-width: 900px; }
            padding: 8px 14px; margin: 10px 0; }
 ul.members { margin: 0; padding-left: 16px; }
 ul.members li { margin-bottom: 2px; }
+div.scroll { overflow-x: auto; }
+table.pair { margin: 6px 0 16px 0; }
+table.pair caption, table.members caption { caption-side: top; text-align: left;
+                                            font-weight: 600; padding: 4px 0; }
+table.pair tbody th { text-align: left; white-space: nowrap; background: #fafbfc; }
+table.pair td.differs { background: #fffbe6; }
+.role { font-weight: 400; color: #666; font-size: 12px; }
+del { background: #f8c9c9; color: #8a1010; text-decoration: line-through; }
+ins { background: #c6ecc6; color: #0d5a0d; text-decoration: none; }
+mark { background: #ffe08a; }
+.missing { color: #999; font-style: italic; }
+.redacted { float: right; color: #8a1010; }
 code { background: #f2f4f7; padding: 0 3px; border-radius: 3px; }
 footer { color: #777; font-size: 12px; padding: 0 28px 24px 28px; }
 """

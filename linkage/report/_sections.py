@@ -67,9 +67,24 @@ def _card(value: str, label: str) -> str:
 
 
 def diagnostics(result: Result) -> Markup:
-    """The run's diagnostics, first on the page: nothing when there are none."""
+    """Model warnings, first on the page: the run's diagnostics (summary.json's
+    `diagnostics`), each with what to do, and any comparison whose weights fall where
+    agreement rises (`weight_falls`) that the diagnostics do not already name. Nothing when
+    there are none."""
     s = result.summary_data
-    found = s.get("diagnostics") or []
+    found = list(s.get("diagnostics") or [])
+    named = any(d.get("code") == "non_monotone_weights" for d in found)
+    falls = weight_falls(result)
+    if falls and not named:
+        found.append({
+            "severity": "warning", "code": "non_monotone_weights",
+            "message": "Agreeing more counts as less evidence of a match for "
+                       + "; ".join(falls) + ".",
+            "what_to_do": "Check the level's pairs (`linkage explain`): a fall of less than "
+                          "a bit is often noise in a rare level; a larger one means the model "
+                          "learned a trait other than the match. Fix the level's m (or its "
+                          "weight) in the rules, merge the level with its neighbour, or label "
+                          "pairs (`linkage label`) so the fit learns from them."})
     if not found:
         return Markup("")
     unreliable = s.get("model_reliable") is False
@@ -84,7 +99,42 @@ def diagnostics(result: Result) -> Markup:
             f"{esc(d.get('message', ''))}<br>" + str(paragraph(
                 "What to do: " + str(d.get("what_to_do", ""))))),
             class_="unreliable" if what == "unreliable" else "warning"))
-    return section("diagnostics", "Diagnostics", paragraph(verdict), *items)
+    return section("diagnostics", "Model warnings", paragraph(verdict), *items)
+
+
+def weight_falls(result: Result) -> list[str]:
+    """Comparisons whose weight falls from a level to a more similar one (levels run from
+    the least similar to the most; `null` and levels never seen left out): for a
+    Fellegi-Sunter scorer its fitted match weights, for a rule sum its weights."""
+    scorer = result.scorer if result.scorer is not None else result.rules.scoring
+    kind = str(getattr(scorer, "kind", ""))
+    rows: list[tuple[str, str, float]] = []
+    if kind == "fellegi_sunter" and hasattr(scorer, "parameter_table"):
+        try:
+            table = scorer.parameter_table()
+        except Exception:  # an unfitted scorer has no table: nothing to check
+            return []
+        seen = (table["m"].to_numpy(dtype=float) > 1e-9) | (table["u"].to_numpy(dtype=float)
+                                                             > 1e-9)
+        rows = [(str(r.comparison), str(r.level), float(r.match_weight))
+                for r, ok in zip(table.itertuples(index=False), seen, strict=True) if ok]
+    elif kind == "rule_sum":
+        from linkage.scoring import default_weights
+
+        given = getattr(scorer, "weights", None) or {}
+        for comparison in result.rules.comparisons:
+            name = comparison.output_name
+            weights = default_weights(comparison) if given.get(name) is None else given[name]
+            rows += [(name, label, float(weights.get(label, 0.0)))
+                     for label in comparison.level_labels]
+    falls = []
+    for name in dict.fromkeys(r[0] for r in rows):
+        levels = [(level, w) for c, level, w in rows if c == name and level != "null"
+                  and math.isfinite(w)]
+        for (low, a), (high, b) in itertools.pairwise(levels):
+            if b < a - 1e-9:
+                falls.append(f"`{name}`: {high} ({b:+.2f}) below {low} ({a:+.2f})")
+    return falls
 
 
 # ---------------------------------------------------------------------- overview
@@ -260,10 +310,12 @@ def scores(result: Result, *, labelled: bool = False) -> Markup:
         return section("scores", "Scores", paragraph("No candidate pairs were scored."))
     threshold = threshold_of(result)
     weights = pairs["match_weight"].to_numpy(dtype=float)
-    chart = charts.weight_histogram_svg(weights, threshold=threshold)
+    chart = charts.weight_histogram_svg(weights, threshold=threshold, log=True)
     parts: list[object] = [figure(
         "chart-weights", chart,
-        "Match weights of the candidate pairs; the dashed line is the threshold. Pairs at or "
+        "Match weights of the candidate pairs, counted on a log scale (1, 10, 100...) so that "
+        "the few matches show next to the many non-matches; the dashed line is the "
+        "threshold. Pairs at or "
         "above it (green) are linked, unless a guard says otherwise. A valley around the "
         "threshold means the scorer separates matches from non-matches well."
         + _stage_matches(_stages(result).get("score", {})))]
@@ -498,7 +550,7 @@ def before_after(result: Result) -> list[object]:
 # ---------------------------------------------------------------------- clusters
 
 
-def largest_clusters(result: Result) -> Markup:
+def largest_clusters(result: Result, text=str) -> Markup:
     clusters = result.clusters
     stages = _stages(result)
     parts: list[object] = []
@@ -541,7 +593,7 @@ def largest_clusters(result: Result) -> Markup:
         for member, side, action, reason in zip(head["_id"], sides, head["action"],
                                                 head["reason"], strict=True):
             side = f" ({side})" if side else ""  # link runs: which table it came from
-            reason = _shorten(reason) if isinstance(reason, str) else ""
+            reason = _shorten(text(reason)) if isinstance(reason, str) else ""
             lines.append(f"{member}{side} — {action}: {reason}")
         if len(group) > MEMBERS_SHOWN:
             lines.append(f"… and {len(group) - MEMBERS_SHOWN:,} more")
@@ -564,7 +616,7 @@ def _shorten(text: str, limit: int = 180) -> str:
 # ---------------------------------------------------------------------- guards
 
 
-def guards(result: Result) -> Markup:
+def guards(result: Result, text=str) -> Markup:
     decisions = _stages(result).get("guard", {})
     actions = result.summary_data.get("actions", {})
     review = result.review
@@ -597,8 +649,9 @@ def guards(result: Result) -> Markup:
         largest = sizes.sort_values(ascending=False, kind="stable").head(LARGEST_CLUSTERS)
         parts.append(tag("h3", "Largest review groups"))
         parts.append(table(["review group", "records", "reason"],
-                           [(g, count(n), _shorten(str(review.loc[review["review_group"] == g,
-                                                                  "reason"].iloc[0])))
+                           [(text(g), count(n),
+                             _shorten(text(review.loc[review["review_group"] == g,
+                                                      "reason"].iloc[0])))
                             for g, n in largest.items()], numeric=[1]))
     return section("guards", "Guards and the review queue", *parts,
                    intro="Guards keep legitimate repeats and send doubtful groups to a person "

@@ -48,6 +48,7 @@ from linkage.pipeline import (
     load_model,
     move_one_to_one_threshold,
     random_pairs,
+    report_sample,
     scorer_report,
     stage_stats,
     start_run,
@@ -252,4 +253,6 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
         summary["links"] = len(outputs["links"])
     add_diagnostics(summary, rules, scorer, splits, component_sizes, clusters, left, right,
                     matched, pairs.mask)
-    return Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
+    result = Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
+    result.records = report_sample(result, combined, id_name=id_name, source=source)
+    return result

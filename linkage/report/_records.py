@@ -1,0 +1,348 @@
+"""The records a reviewer judges a run by: which ones the report shows, and the bounded sample
+of their values that a run keeps for it (`report_records.parquet`).
+
+Which records (`pick`), from the run's tables alone, so the run and `linkage report RUN_DIR`
+choose the same ones:
+
+- removed records (dedupe): `REMOVED_SHOWN` of the records marked `duplicate`, chosen by a
+  hash of their id (spread over the table, the same on every run), each with the record kept
+  in its place (its `representative_id`);
+- the pairs nearest the threshold: the `BORDERLINE_SHOWN` lowest at or above it and the
+  `BORDERLINE_SHOWN` highest below it;
+- the largest clusters and the weakest: a cluster's joining edge is the weakest pair of its
+  maximum spanning tree over the accepted pairs (the pair without which the cluster falls in
+  two groups, at the highest weight that still holds it together); the weakest clusters are
+  those whose joining edge is lowest.
+
+Every choice is bounded (a few dozen records however large the run) and breaks ties by id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:
+    from linkage.result import Result
+
+REMOVED_SHOWN = 12
+BORDERLINE_SHOWN = 8
+CLUSTERS_SHOWN = 4
+MEMBERS_SHOWN = 8
+VALUE_CHARS = 200  # longer values are cut before they are compared and shown
+SIDE = "record_side"  # link runs: "left" or "right", as in clusters.parquet's `source`
+FILE = "report_records.parquet"
+
+Key = tuple[str, str]  # (side, id as text); side is "" in a dedupe run
+
+
+@dataclass
+class Cluster:
+    cluster_id: Any
+    size: int
+    members: list[Key]  # the shown members: the joining pair first, then by rank
+    groups: dict[Key, str]  # member -> "A" or "B", the two sides of the joining edge
+    edge: tuple[Key, Key, float] | None  # the joining pair and its weight
+    representative: Key | None
+
+
+@dataclass
+class Picked:
+    removed: list[tuple[Key, Key, float | None]] = field(default_factory=list)
+    above: list[tuple[Key, Key, float, bool]] = field(default_factory=list)
+    below: list[tuple[Key, Key, float, bool]] = field(default_factory=list)
+    largest: list[Cluster] = field(default_factory=list)
+    weakest: list[Cluster] = field(default_factory=list)
+
+    def keys(self) -> list[Key]:
+        found: dict[Key, None] = {}
+        for a, b, _ in self.removed:
+            found.update({a: None, b: None})
+        for a, b, *_ in self.above + self.below:
+            found.update({a: None, b: None})
+        for c in self.largest + self.weakest:
+            found.update(dict.fromkeys(c.members))
+        return list(found)
+
+
+def _text(values: pd.Series) -> np.ndarray:
+    return values.astype(str).to_numpy(dtype=object)
+
+
+def _threshold(result: Result) -> float | None:
+    from linkage.report._sections import threshold_of
+
+    return threshold_of(result)
+
+
+def _order_key(text: np.ndarray) -> np.ndarray:
+    """A hash of each id: a spread that does not depend on the input's order."""
+    return np.array([hashlib.blake2b(t.encode("utf-8"), digest_size=8).hexdigest()
+                     for t in text], dtype=object)
+
+
+def pick(result: Result) -> Picked:
+    """The records and pairs the report shows (see the module's text)."""
+    picked = Picked()
+    clusters = result.clusters
+    if clusters is None or len(clusters) == 0:
+        return picked
+    link = result.summary_data.get("mode", result.mode) == "link"
+    id_name = result.summary_data.get("id_column") or clusters.columns[0]
+    if id_name not in clusters.columns:
+        id_name = clusters.columns[0]
+    frame = clusters[[c for c in (id_name, "source", "cluster_id", "action",
+                                  "representative_id") if c in clusters.columns]]
+    ids = _text(frame[id_name])
+    sides = _text(frame["source"]) if link and "source" in frame.columns \
+        else np.full(len(frame), "", dtype=object)
+    keys = list(zip(sides.tolist(), ids.tolist(), strict=True))
+    position = {k: i for i, k in enumerate(keys)}
+
+    # -- removed records, each with the record kept in its place
+    removed_pairs: list[tuple[str, str]] = []
+    if not link and "action" in frame.columns:
+        removed = np.flatnonzero(frame["action"].astype(str).to_numpy() == "duplicate")
+        if len(removed):
+            order = np.lexsort((ids[removed], _order_key(ids[removed])))
+            chosen = removed[order[:REMOVED_SHOWN]]
+            chosen = chosen[np.argsort(ids[chosen], kind="stable")]
+            representative = _text(frame["representative_id"])
+            removed_pairs = [(ids[i], representative[i]) for i in chosen]
+
+    pairs = result.pairs
+    side_l, side_r = ("left", "right") if link else ("", "")
+    by_links = link and result.links is not None and len(result.links) > 0
+    scanned = _scan(pairs, _threshold(result), removed_pairs,
+                    edges=None if by_links else (position, side_l, side_r))
+    picked.removed = [(("", a), ("", b), scanned.weights.get((a, b))) for a, b in removed_pairs]
+    for name, nearest in (("above", scanned.above), ("below", scanned.below)):
+        setattr(picked, name, [((side_l, a), (side_r, b), w, m) for _, a, b, w, m in nearest])
+    if pairs is None or len(pairs) == 0 or "match_weight" not in pairs.columns:
+        return picked
+
+    # -- the largest clusters and the weakest
+    if by_links:
+        links = result.links
+        a = _positions(position, side_l, _text(links["id_l"]))
+        b = _positions(position, side_r, _text(links["id_r"]))
+        w = links["match_weight"].to_numpy(dtype=float)
+    else:
+        a, b, w = (np.concatenate(part) if part else np.zeros(0, dtype=kind) for part, kind in
+                   ((scanned.edge_a, np.int64), (scanned.edge_b, np.int64),
+                    (scanned.edge_w, float)))
+    picked.largest, picked.weakest = _clusters(frame, keys, a, b, w)
+    return picked
+
+
+BATCH_ROWS = 65_536  # pairs at a time when they are in memory
+
+
+@dataclass
+class _Scanned:
+    """What one pass over the pairs keeps: a few rows each, and the accepted pairs."""
+
+    above: list[tuple] = field(default_factory=list)  # (sort key, id_l, id_r, weight, match)
+    below: list[tuple] = field(default_factory=list)
+    weights: dict[tuple[str, str], float] = field(default_factory=dict)
+    edge_a: list[np.ndarray] = field(default_factory=list)  # accepted pairs, as positions
+    edge_b: list[np.ndarray] = field(default_factory=list)  # in clusters.parquet (-1: none)
+    edge_w: list[np.ndarray] = field(default_factory=list)
+
+
+def _positions(position: dict[Key, int], side: str, ids: np.ndarray) -> np.ndarray:
+    return np.array([position.get((side, v), -1) for v in ids], dtype=np.int64)
+
+
+def _batches(pairs, columns: list[str]):
+    """The pairs' `columns` as Arrow record batches: from a Parquet file a row group at a
+    time, from a DataFrame `BATCH_ROWS` at a time. Never a whole column in memory at once."""
+    import pyarrow as pa
+
+    path = getattr(pairs, "path", None)
+    if path is not None and getattr(pairs, "_frame", None) is None:
+        import pyarrow.parquet as pq
+
+        file = pq.ParquetFile(path)
+        for group in range(file.num_row_groups):
+            yield from file.read_row_group(group, columns=columns).to_batches()
+        return
+    frame = pairs.to_pandas() if hasattr(pairs, "to_pandas") else pairs
+    for start in range(0, len(frame), BATCH_ROWS):
+        part = frame.iloc[start:start + BATCH_ROWS]
+        yield pa.RecordBatch.from_arrays([pa.array(part[c], from_pandas=True)
+                                          for c in columns], names=columns)
+
+
+def _scan(pairs, threshold: float | None, removed: list[tuple[str, str]], *,
+          edges: tuple[dict[Key, int], str, str] | None) -> _Scanned:
+    """One pass over the pairs, a batch at a time, keeping only: the `BORDERLINE_SHOWN` pairs
+    nearest `threshold` on each side (by distance, then ids: the same whatever the batches),
+    the weight of each `removed` pair of ids (either order), and with `edges` (the records'
+    positions by key, and the sides of id_l and id_r) the accepted pairs as positions. Ids
+    become text only for the rows kept."""
+    scanned = _Scanned()
+    if pairs is None or len(pairs) == 0 or "match_weight" not in pairs.columns:
+        return scanned
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    has_match = "is_match" in pairs.columns
+    columns = ["id_l", "id_r", "match_weight"] + (["is_match"] if has_match else [])
+    wanted = {(a, b) for a, b in removed} | {(b, a) for a, b in removed}
+    names = pa.array(sorted({a for a, _ in removed} | {b for _, b in removed}), pa.string())
+
+    def text(batch, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        at = pa.array(rows, type=pa.int64())
+        return (_text(batch.column(0).take(at).to_pandas()),
+                _text(batch.column(1).take(at).to_pandas()))
+
+    for batch in _batches(pairs, columns):
+        weight = batch.column(2).to_numpy(zero_copy_only=False).astype(float, copy=False)
+        is_match = (batch.column(3).to_numpy(zero_copy_only=False).astype(bool, copy=False)
+                    if has_match else np.zeros(len(weight), dtype=bool))
+        if edges is not None:
+            rows = np.flatnonzero(is_match)
+            left, right = text(batch, rows)
+            scanned.edge_a.append(_positions(edges[0], edges[1], left))
+            scanned.edge_b.append(_positions(edges[0], edges[2], right))
+            scanned.edge_w.append(weight[rows])
+        if threshold is not None:
+            finite = np.isfinite(weight)
+            for name, mask, sign in (("above", finite & (weight >= threshold), 1.0),
+                                     ("below", finite & (weight < threshold), -1.0)):
+                rows = np.flatnonzero(mask)
+                if not len(rows):
+                    continue
+                signed = sign * weight[rows]
+                if len(rows) > BORDERLINE_SHOWN:  # the nearest, with all tied with the last
+                    cut = np.partition(signed, BORDERLINE_SHOWN - 1)[BORDERLINE_SHOWN - 1]
+                    rows, signed = rows[signed <= cut], signed[signed <= cut]
+                left, right = text(batch, rows)
+                kept = getattr(scanned, name) + [
+                    (float(d), a, b, float(weight[i]), bool(is_match[i]))
+                    for d, a, b, i in zip(signed, left, right, rows, strict=True)]
+                setattr(scanned, name, sorted(kept)[:BORDERLINE_SHOWN])
+        if len(names):
+            near = pc.and_(pc.is_in(pc.cast(batch.column(0), pa.string()), value_set=names),
+                           pc.is_in(pc.cast(batch.column(1), pa.string()), value_set=names))
+            rows = np.flatnonzero(near.to_numpy(zero_copy_only=False))
+            left, right = text(batch, rows)
+            for a, b, i in zip(left, right, rows, strict=True):
+                if (a, b) in wanted:
+                    scanned.weights[(a, b)] = scanned.weights[(b, a)] = float(weight[i])
+    return scanned
+
+
+def _clusters(frame: pd.DataFrame, keys: list[Key], a: np.ndarray, b: np.ndarray,
+              w: np.ndarray) -> tuple[list[Cluster], list[Cluster]]:
+    """The largest and the weakest clusters, from the accepted pairs `a`-`b` (positions in
+    `keys`, -1 for a record not there) of weights `w`."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
+
+    n = len(keys)
+    cluster = frame["cluster_id"].to_numpy()
+    ok = (a >= 0) & (b >= 0) & (a != b)
+    a, b, w = a[ok], b[ok], np.asarray(w, dtype=float)[ok]
+    w = np.where(np.isnan(w), np.inf, w)  # a pair a stage matched holds like the strongest
+    sizes = pd.Series(cluster).value_counts(sort=False)
+    several = sizes[sizes > 1]
+    if several.empty or not len(a):
+        return [], []
+    # The maximum spanning forest: strongest pairs first, ties by the records' positions.
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    order = np.lexsort((hi, lo, -w))
+    cost = np.empty(len(order), dtype=np.float64)
+    cost[order] = np.arange(1, len(order) + 1, dtype=np.float64)
+    graph = coo_matrix((cost, (lo, hi)), shape=(n, n)).tocsr()  # duplicates: summed, rare
+    tree = minimum_spanning_tree(graph).tocoo()
+    rank_of = {(int(x), int(y)): k for k, (x, y) in enumerate(zip(lo, hi, strict=True))}
+    tree_edges = [rank_of.get((int(x), int(y))) for x, y in zip(tree.row, tree.col,
+                                                                 strict=True)]
+    tree_edges = np.array([e for e in tree_edges if e is not None], dtype=np.int64)
+    if not len(tree_edges):
+        return [], []
+    te_cluster = cluster[lo[tree_edges]]
+    te_cost = cost[tree_edges]
+    joins = pd.DataFrame({"cluster": te_cluster, "edge": tree_edges, "cost": te_cost})
+    joins = joins.sort_values(["cluster", "cost"], kind="stable").groupby(
+        "cluster", sort=True).tail(1).set_index("cluster")["edge"]
+    joins = joins[joins.index.isin(several.index)]
+    if joins.empty:
+        return [], []
+    # The two groups of each joining edge: the forest without the joining edges.
+    rest = np.setdiff1d(tree_edges, joins.to_numpy())
+    _, component = connected_components(
+        coo_matrix((np.ones(len(rest)), (lo[rest], hi[rest])), shape=(n, n)), directed=False)
+
+    size_of = several.to_dict()
+    largest = sorted(joins.index, key=lambda c: (-size_of[c], str(c)))[:CLUSTERS_SHOWN]
+    weakest_order = sorted(joins.index, key=lambda c: (w[joins[c]], -size_of[c], str(c)))
+    weakest = [c for c in weakest_order if c not in largest][:CLUSTERS_SHOWN]
+    chosen = set(largest) | set(weakest)
+    rows = np.flatnonzero(pd.Series(cluster).isin(chosen).to_numpy())
+    representative = _text(frame["representative_id"]) if "representative_id" in frame \
+        else None
+    by_cluster: dict[Any, list[int]] = {}
+    for i in rows:
+        by_cluster.setdefault(cluster[i], []).append(int(i))
+
+    def build(c) -> Cluster:
+        edge = int(joins[c])
+        x, y = int(lo[edge]), int(hi[edge])
+        members = by_cluster[c]
+        rep = None
+        if representative is not None:
+            rep_id = representative[members[0]]
+            rep = next((keys[i] for i in members if keys[i][1] == rep_id), None)
+        rank = sorted(members, key=lambda i: (i not in (x, y), keys[i] != rep,
+                                              keys[i][0], keys[i][1]))
+        shown = rank[:MEMBERS_SHOWN]
+        groups = {keys[i]: ("A" if component[i] == component[x] else
+                            "B" if component[i] == component[y] else "")
+                  for i in shown}
+        return Cluster(cluster_id=c, size=int(size_of[c]), members=[keys[i] for i in shown],
+                       groups=groups, edge=(keys[x], keys[y], float(w[edge])),
+                       representative=rep)
+
+    return [build(c) for c in largest], [build(c) for c in weakest]
+
+
+def sample(result: Result, records: pd.DataFrame, *, id_name: str,
+           source: np.ndarray | None = None) -> pd.DataFrame:
+    """The rows of `records` (the run's input records, in the order of clusters.parquet, as
+    the pipeline holds them) that the report shows: the columns the rules read, as text
+    (missing stays missing), the id first, `record_side` first in a link run."""
+    link = result.mode == "link"
+    wanted = pick(result).keys()
+    columns = [c for c in dict.fromkeys([id_name, *result.rules.columns(),
+                                         *result.rules.report_columns]) if c in records.columns]
+    ids = records[id_name].astype(str).to_numpy(dtype=object)
+    sides = np.where(np.asarray(source) == 0, "left", "right") if link and source is not None \
+        else np.full(len(ids), "", dtype=object)
+    first: dict[Key, int] = {}
+    near = np.flatnonzero(pd.Series(ids).isin({k[1] for k in wanted}).to_numpy())
+    for i in near.tolist():
+        first.setdefault((str(sides[i]), ids[i]), i)
+    rows = np.array(sorted(first[k] for k in wanted if k in first), dtype=np.int64)
+    taken = records.iloc[rows][columns].reset_index(drop=True)
+    out = pd.DataFrame({c: pd.Series([None if _missing(v) else str(v)[:VALUE_CHARS * 2]
+                                      for v in taken[c]], dtype=object) for c in columns})
+    if link:
+        out.insert(0, SIDE, pd.Series(sides[rows], dtype=object))
+    keys = list(zip(out[SIDE] if link else [""] * len(out), out[id_name].astype(str),
+                    strict=True))
+    order = sorted(range(len(out)), key=lambda i: keys[i])
+    return out.iloc[order].reset_index(drop=True)
+
+
+def _missing(value: object) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
