@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import shutil
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
@@ -544,6 +545,14 @@ def test_redacted_values_never_reach_the_page(customers, tmp_path):
                    "--out", tmp_path / "shared.html")
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "shared.html").read_text(encoding="utf-8") == page
+    # Without --out the redacted page goes beside the run's own report, which stays whole.
+    copy = tmp_path / "run"
+    shutil.copytree(customers, copy)
+    before = (copy / "report.html").read_bytes()
+    done = run_cli("report", copy, "--redact", "email,name", "--redact-mode", "mask")
+    assert done.returncode == 0, done.stderr
+    assert (copy / "report_redacted.html").read_text(encoding="utf-8") == page
+    assert (copy / "report.html").read_bytes() == before
     with pytest.raises(InputError):
         render_html(run, redact="no_such_column")
 

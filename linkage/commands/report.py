@@ -63,7 +63,8 @@ def _check_run_dir(run_dir: Path) -> None:
               help="The precision a recommended threshold must reach.")
 @click.option("--out", "out_path", default=None,
               type=click.Path(dir_okay=False, path_type=Path),
-              help="Where to write the page (default: RUN_DIR/report.html).")
+              help="Where to write the page (default: RUN_DIR/report.html; with --redact, "
+                   "RUN_DIR/report_redacted.html, so the full report stays).")
 @click.option("--redact", default=None, metavar="COL[,COL]",
               help="Columns whose values the page must not hold (a report to share): "
                    "hashed or masked wherever the page would show them.")
@@ -91,6 +92,7 @@ def command(run_dir, labels_path, bands, on, target, out_path, redact, redact_mo
     result = Result.load(run_dir)
     page = render_html(result, labels=labels_path, bands=_bands(bands), on=on, target=target,
                        redact=redact, redact_mode=redact_mode)
-    out = out_path or Path(run_dir) / "report.html"
+    # A redacted page is a second page to share; the run's own report stays as it is.
+    out = out_path or Path(run_dir) / ("report_redacted.html" if redact else "report.html")
     _write(out, page)
     click.echo(f"wrote {out}")
