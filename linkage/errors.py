@@ -15,6 +15,11 @@ class RulesError(LinkageError):
     """A rules file or `Rules` object is invalid: a missing key, a wrong type, an unknown name."""
 
 
+class ParameterError(RulesError, ValueError):
+    """A parameter of a function or rule is out of its range (`bands: 0`, a threshold of 1.5).
+    Also a `ValueError`, as Python's own functions raise for a bad argument."""
+
+
 class InputError(LinkageError):
     """An input table cannot be used as it is: missing column, empty table, duplicate ids."""
 

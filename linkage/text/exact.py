@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from linkage.errors import InputError
+from linkage.errors import InputError, ParameterError
 from linkage.io import as_text
 from linkage.normalize import normalize_text
 
@@ -105,12 +105,12 @@ def _as_words(hashes: np.ndarray) -> np.ndarray:
         return array.astype(np.uint64, copy=False)
     if array.ndim == 1 and (array.dtype.kind == "S" or array.dtype == object):
         if array.dtype.kind == "S" and array.dtype.itemsize != 16:
-            raise ValueError(f"expected 16-byte hashes, got dtype {array.dtype}")
+            raise ParameterError(f"expected 16-byte hashes, got dtype {array.dtype}")
         raw = b"".join(bytes(v) for v in array) if array.dtype == object else array.tobytes()
         if len(raw) != 16 * len(array):
-            raise ValueError("expected 16-byte hashes")
+            raise ParameterError("expected 16-byte hashes")
         return np.frombuffer(raw, dtype=">u8").astype(np.uint64).reshape(-1, 2)
-    raise ValueError(
+    raise ParameterError(
         f"expected an (n, 2) uint64 array or n 16-byte values, got shape {array.shape} "
         f"and dtype {array.dtype}"
     )

@@ -17,6 +17,7 @@ import pandas as pd
 
 from linkage._schema import check
 from linkage.blocking._blockers import Blocker, BlockingInput, Proposal, SkippedBlock
+from linkage.errors import ParameterError
 from linkage.text.minhash import EMPTY, signatures
 from linkage.text.shingles import ShingleMode, Shingles, shingle, unique_sets
 
@@ -46,10 +47,10 @@ def _areas(threshold: float, bands: np.ndarray, rows: np.ndarray):
 def _check_threshold(threshold: float, num_perm: int) -> None:
     if not isinstance(threshold, int | float) or not 0.0 < threshold < 1.0:
         msg = f"`threshold` must be a number in (0, 1). Got {threshold!r} instead."
-        raise ValueError(msg)
+        raise ParameterError(msg)
     if not isinstance(num_perm, int) or num_perm < 2:
         msg = f"`num_perm` must be an integer of at least 2. Got {num_perm!r} instead."
-        raise ValueError(msg)
+        raise ParameterError(msg)
 
 
 def lsh_params(
@@ -61,7 +62,7 @@ def lsh_params(
     if fp_weight < 0 or fn_weight < 0 or fp_weight + fn_weight <= 0:
         msg = (f"`fp_weight` and `fn_weight` must be non-negative, not both zero. "
                f"Got {fp_weight!r} and {fn_weight!r} instead.")
-        raise ValueError(msg)
+        raise ParameterError(msg)
     b, r = np.array([(b, r) for b in range(1, num_perm + 1)
                      for r in range(1, num_perm // b + 1)]).T
     fp, fn = _areas(float(threshold), b, r)
@@ -81,7 +82,7 @@ def resolve_params(
     for name, value in (("bands", bands), ("rows", rows)):
         if value is not None and (not isinstance(value, int) or value < 1):
             msg = f"`{name}` must be a positive integer or None. Got {value!r} instead."
-            raise ValueError(msg)
+            raise ParameterError(msg)
     if bands is None and rows is None:
         return lsh_params(threshold, num_perm, *weights)
     bands = bands or num_perm // rows  # type: ignore[operator]
@@ -89,7 +90,7 @@ def resolve_params(
     if bands * rows > num_perm or bands < 1 or rows < 1:
         msg = (f"`bands` x `rows` must be at most `num_perm` = {num_perm}. Got {bands} x {rows} "
                f"= {bands * rows} instead; lower one of them or raise `num_perm`.")
-        raise ValueError(msg)
+        raise ParameterError(msg)
     return bands, rows
 
 
@@ -212,7 +213,7 @@ def candidate_pairs(
     if bands * rows > sig.shape[1]:
         msg = (f"`bands` x `rows` must be at most the signature length {sig.shape[1]}. "
                f"Got {bands} x {rows} instead.")
-        raise ValueError(msg)
+        raise ParameterError(msg)
     eligible = _eligible(sig, eligible)
     n = np.int64(max(len(sig), 1))
     codes, skipped = [], []

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from linkage.errors import ParameterError
 from linkage.text.shingles import Shingles
 
 SCHEME = "affine-mod-2^32/v1"
@@ -57,7 +58,7 @@ def permutations(num_perm: int = 128, seed: int = 0) -> tuple[np.ndarray, np.nda
     """
     if not isinstance(num_perm, int) or num_perm < 1:
         msg = f"`num_perm` must be a positive integer. Got {num_perm!r} instead."
-        raise ValueError(msg)
+        raise ParameterError(msg)
     base = (int(seed) * 0x632BE59BD9B4E019) & _MASK64
     coeffs = [_splitmix64(base + i) for i in range(2 * num_perm)]
     a = np.array([c & 0xFFFFFFFF | 1 for c in coeffs[0::2]], dtype=np.uint32)
@@ -143,7 +144,7 @@ def save_signatures(
     if sig.ndim != 2 or len(sig) != len(ids):
         msg = (f"`sig` must be a 2-d array with one row per id ({len(ids)} ids). "
                f"Got shape {sig.shape!r} instead.")
-        raise ValueError(msg)
+        raise ParameterError(msg)
     meta = {"scheme": SCHEME, "num_perm": int(sig.shape[1]), **dict(params)}
     values = pa.array(sig.reshape(-1), type=pa.uint32())
     column = pa.FixedSizeListArray.from_arrays(values, sig.shape[1])
@@ -162,12 +163,12 @@ def load_signatures(path: str | Path) -> tuple[np.ndarray, np.ndarray, dict[str,
     if raw is None:
         msg = f"{path}: not a signatures file (no `linkage.minhash` metadata); write it with " \
               "`save_signatures`."
-        raise ValueError(msg)
+        raise ParameterError(msg)
     params = json.loads(raw)
     if params.get("scheme") != SCHEME:
         msg = (f"{path}: signatures use hash scheme {params.get('scheme')!r}, this version "
                f"computes {SCHEME!r}; recompute them.")
-        raise ValueError(msg)
+        raise ParameterError(msg)
     column = table.column("signature").combine_chunks()
     width = column.type.list_size
     sig = column.values.to_numpy(zero_copy_only=False).astype(np.uint32).reshape(-1, width)

@@ -30,6 +30,8 @@ from typing import Literal
 
 import numpy as np
 
+from linkage.errors import ParameterError
+
 ShingleMode = Literal["auto", "word", "char"]
 """`word`: word k-grams; `char`: character n-grams; `auto`: characters for texts with Hangul or
 with fewer than `AUTO_MIN_WORDS` words, words otherwise."""
@@ -313,11 +315,11 @@ def shingle(
     """
     if mode not in ("auto", "word", "char"):
         msg = f"`mode` must be one of 'auto', 'word', 'char'. Got {mode!r} instead."
-        raise ValueError(msg)
+        raise ParameterError(msg)
     if k is not None and (mode == "auto" or not isinstance(k, int) or k < 1):
         msg = (f"`k` must be a positive integer with mode 'word' or 'char' (None in 'auto', "
                f"which picks {WORD_K} words or {CHAR_K} characters per text). Got {k!r} instead.")
-        raise ValueError(msg)
+        raise ParameterError(msg)
     items = [t if isinstance(t, str) else "" if _missing(t) else str(t) for t in texts]
     parts = [_shingle_batch(items[s:e], mode, k) for s, e in _batches(items, batch_size)]
     if not parts:

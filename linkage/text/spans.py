@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from linkage.errors import ParameterError
 from linkage.text.shingles import _missing, normalize_text
 
 # An end of sentence, with the white space after it (kept with the sentence it closes).
@@ -97,14 +98,14 @@ def strip_spans(texts: pd.Series | list, *, min_documents: int = 3, span_sentenc
     if not isinstance(min_documents, int) or min_documents < 2:
         msg = (f"`min_documents` must be a whole number of at least 2. Got {min_documents!r} "
                "instead.")
-        raise ValueError(msg)
+        raise ParameterError(msg)
     if not isinstance(span_sentences, int) or span_sentences < 1:
         msg = (f"`span_sentences` must be a whole number of at least 1. Got {span_sentences!r} "
                "instead.")
-        raise ValueError(msg)
+        raise ParameterError(msg)
     if not isinstance(min_chars, int) or min_chars < 0:
         msg = f"`min_chars` must be a whole number of at least 0. Got {min_chars!r} instead."
-        raise ValueError(msg)
+        raise ParameterError(msg)
     texts = pd.Series(texts).reset_index(drop=True)
     pieces = [[] if _missing(t) else split_sentences(str(t)) for t in texts]
     doc = np.repeat(np.arange(len(pieces)), [len(p) for p in pieces])

@@ -123,3 +123,12 @@ def test_a_folder_of_parquet_files_is_one_table(workdir):
     gate = run_cli("check", folder, "--rules", RULES, "--max-duplicate-rate", "0.5", "--json",
                    cwd=workdir)
     assert json.loads(gate.stdout)["input_checksum"] != checksum
+
+
+def test_a_parameter_out_of_range_is_bad_input_not_a_bug(workdir):
+    """The text stages' parameters (LSH bands, shingle sizes, ...) are checked with a
+    `ParameterError`, a `RulesError`: exit 2 with the message, never "internal error"."""
+    done = run_cli("lsh-params", "--threshold", "0.8", "--bands", "0", cwd=workdir)
+    assert done.returncode == 2, done.stderr
+    assert "`bands` must be a positive integer" in done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
