@@ -3,12 +3,15 @@ Python's and pandas' imports every time.
 
 `python -m tests._cli_server SOCKET` imports what every command imports (linkage's command
 line, pandas, pyarrow, scikit-learn, ...), then listens on a Unix socket. Each connection asks
-for one run (arguments, working folder, environment, and two files for its output); the
-server forks, and the child becomes that run: it moves to the folder, takes the environment,
-points its standard output and error at the files, runs `linkage`'s `main` as `python -m
-linkage` would, runs the exit handlers, and exits with the command's code. So each run is still
-a process of its own, started from a state where nothing has run yet, only imported; the
-parent (tests/conftest.py `run_cli`) gets the same exit code and output a fresh process gives.
+for one run: a JSON line (arguments, working folder, environment) sent with three file
+descriptors (the run's standard input, output and error). The server forks, and the child
+becomes that run: it moves to the folder, takes the environment and the descriptors, runs
+`linkage`'s `main` as `python -m linkage` would, runs the exit handlers, and exits with the
+command's code, which it also writes back on the connection (after its process id, so a client
+can pass a signal on). So each run is still a process of its own, started from a state where
+nothing has run yet, only imported; its output goes where a fresh process's would, as it is
+written. `tests/conftest.py` `run_cli` and the `linkage` of tests/test_readme.py are clients
+(`client`).
 
 What a fork shares that a fresh process would not: the hash seed of `str` (so a fresh process
 per run would vary it; tests/test_contract.py checks that the output does not depend on it,
@@ -19,7 +22,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import io
 import json
+import locale
 import os
 import signal
 import socket
@@ -41,26 +46,40 @@ def _preload() -> None:
     import linkage.pipeline  # noqa: F401
 
 
-def _run(request: dict) -> int:
+def _run(request: dict, fds: list[int]) -> int:
     """Become the run: the body of the forked child. Returns the exit code."""
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
-    stdin = os.open(os.devnull, os.O_RDONLY)
-    out = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(stdin, 0)
-    os.dup2(out, 1)
-    os.dup2(err, 2)
-    for fd in (stdin, out, err):
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
         os.close(fd)
+    # The streams as a fresh interpreter would set them up for these descriptors and this
+    # environment: line-buffered on a terminal (stderr always), unbuffered under
+    # PYTHONUNBUFFERED, in PYTHONIOENCODING's encoding.
+    encoding = (os.environ.get("PYTHONIOENCODING") or "").split(":")[0] or \
+        locale.getpreferredencoding(False)
+    unbuffered = bool(os.environ.get("PYTHONUNBUFFERED"))
+
+    def stream(fd: int, errors: str) -> io.TextIOWrapper:
+        raw = io.FileIO(fd, "w", closefd=False)
+        return io.TextIOWrapper(raw if unbuffered else io.BufferedWriter(raw),
+                                encoding=encoding, errors=errors,
+                                line_buffering=fd == 2 or os.isatty(fd),
+                                write_through=unbuffered)
+
+    sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r",
+                                                                             closefd=False)),
+                                                 encoding=encoding)
+    sys.stdout = sys.__stdout__ = stream(1, "strict")
+    sys.stderr = sys.__stderr__ = stream(2, "backslashreplace")
     sys.argv = [os.path.join(os.path.dirname(__import__("linkage").__file__), "__main__.py"),
                 *request["args"]]
     code = 0
     try:
         from linkage.cli import main
 
-        main()
+        main(prog_name="python -m linkage")  # as click names a fresh `python -m linkage`
     except SystemExit as stop:  # as the interpreter reads it
         if stop.code is None:
             code = 0
@@ -84,6 +103,16 @@ def _run(request: dict) -> int:
     return code
 
 
+def _receive(connection: socket.socket) -> tuple[dict | None, list[int]]:
+    data, fds, _, _ = socket.recv_fds(connection, 1 << 20, 3)
+    while data and not data.endswith(b"\n"):
+        more = connection.recv(1 << 20)
+        if not more:
+            break
+        data += more
+    return (json.loads(data) if data.strip() else None), list(fds)
+
+
 def serve(path: str) -> None:
     _preload()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
@@ -93,12 +122,12 @@ def serve(path: str) -> None:
     print("ready", flush=True)
     while True:
         connection, _ = listener.accept()
-        with connection.makefile("rb") as stream:
-            line = stream.readline()
-        if not line:
+        request, fds = _receive(connection)
+        if request is None or len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
             connection.close()
             continue
-        request = json.loads(line)
         pid = os.fork()
         if pid == 0:  # the run
             listener.close()
@@ -106,14 +135,55 @@ def serve(path: str) -> None:
             code = 4
             try:
                 connection.sendall(f"{os.getpid()}\n".encode())
-                code = _run(request)
+                code = _run(request, fds)
+            except BaseException:  # the server's own fault: said where the run's errors go
+                traceback.print_exc()
+                sys.stderr.flush()
             finally:
                 try:
                     connection.sendall(f"{code}\n".encode())
                 finally:
                     os._exit(code)
+        for fd in fds:
+            os.close(fd)
         connection.close()
 
 
+def client(path: str, args: list[str], cwd: str, env: dict, fds: tuple[int, int, int],
+           timeout: float | None = None, relay: bool = False) -> int:
+    """Ask the server at `path` for `linkage ARGS` with these standard descriptors; the exit
+    code. With `relay` (a client process standing for the run), SIGINT and SIGTERM sent to the
+    caller pass on to the run. On `timeout` (seconds) the run is killed and TimeoutError
+    raised."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.connect(path)
+        request = json.dumps({"args": list(args), "cwd": cwd, "env": env}) + "\n"
+        socket.send_fds(connection, [request.encode()], list(fds))
+        connection.settimeout(timeout)
+        with connection.makefile("rb") as reply:
+            pid = int(reply.readline() or 0)
+
+            def forward(signum, frame):
+                if pid:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signum)
+
+            for signum in (signal.SIGINT, signal.SIGTERM) if relay else ():
+                signal.signal(signum, forward)
+            try:
+                line = reply.readline()
+            except TimeoutError:
+                line = b""
+            if not line.strip():
+                if pid:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                raise TimeoutError(f"linkage {' '.join(args)}: no exit code")
+    return int(line)
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--client":  # `linkage ARGS` through the server (tests/test_readme.py)
+        sys.exit(client(sys.argv[2], sys.argv[3:], os.getcwd(), dict(os.environ), (0, 1, 2),
+                        relay=True))
     serve(sys.argv[1])

@@ -24,45 +24,40 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     interpreter for every run instead."""
     command = [sys.executable, "-m", "linkage", *map(str, args)]
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
-    server = None if os.environ.get("LINKAGE_TEST_FRESH_CLI") else _cli_server()
+    server = _cli_server()
     if server is None:
         return subprocess.run(command, capture_output=True, text=True, cwd=cwd or ROOT,
                               env=env, timeout=600)
-    import json
-    import socket
     import tempfile
 
-    with tempfile.TemporaryDirectory(prefix="linkage-cli-") as folder:
-        out, err = Path(folder) / "stdout", Path(folder) / "stderr"
-        request = {"args": command[3:], "cwd": str(cwd or ROOT), "env": env,
-                   "stdout": str(out), "stderr": str(err)}
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-            connection.settimeout(600)
-            connection.connect(server)
-            connection.sendall((json.dumps(request) + "\n").encode())
-            with connection.makefile("rb") as reply:
-                pid = int(reply.readline() or 0)
-                try:
-                    line = reply.readline()
-                except TimeoutError:
-                    line = b""
-                if not line.strip():
-                    if pid:
-                        with contextlib.suppress(ProcessLookupError):
-                            os.kill(pid, 9)
-                    raise subprocess.TimeoutExpired(command, 600)
-        code = int(line)
-        return subprocess.CompletedProcess(command, code,
-                                           out.read_text(encoding="utf-8"),
-                                           err.read_text(encoding="utf-8"))
+    from tests._cli_server import client
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            open(os.devnull, "rb") as nothing:
+        try:
+            code = client(server, command[3:], str(cwd or ROOT), env,
+                          (nothing.fileno(), out.fileno(), err.fileno()), timeout=600)
+        except TimeoutError as late:
+            raise subprocess.TimeoutExpired(command, 600) from late
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(
+            command, code, _text(out.read()), _text(err.read()))
+
+
+def _text(data: bytes) -> str:
+    """Bytes as `subprocess.run(text=True)` gives them: decoded, newlines universal."""
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
 
 
 _SERVER: dict = {}
 
 
 def _cli_server() -> str | None:
-    """The socket of the warm command-line server, started on first use (None if it could
-    not start: then runs start fresh interpreters)."""
+    """The socket of the warm command-line server, started on first use (None under
+    `LINKAGE_TEST_FRESH_CLI=1`, or if it could not start: then runs start fresh interpreters)."""
+    if os.environ.get("LINKAGE_TEST_FRESH_CLI"):
+        return None
     if "path" in _SERVER:
         return _SERVER["path"]
     import atexit

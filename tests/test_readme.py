@@ -33,6 +33,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.conftest import _cli_server
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 SHIPPED = ("sample_data", "rules")  # what a block's folder starts with
@@ -169,8 +171,12 @@ def bash_script(block: Block) -> str:
 def _tools(folder: Path) -> Path:
     """`linkage`, `python` and `serve-then-stop` on a PATH of their own: this checkout's."""
     folder.mkdir(parents=True, exist_ok=True)
+    server = _cli_server()  # a warm process to fork each `linkage` from (tests/conftest.py)
+    linkage = (f'#!/bin/sh\nexec "{sys.executable}" -S "{ROOT / "tests" / "_cli_server.py"}" '
+               f'--client "{server}" "$@"\n') if server else \
+        f'#!/bin/sh\nexec "{sys.executable}" -m linkage "$@"\n'
     scripts = {
-        "linkage": f'#!/bin/sh\nexec "{sys.executable}" -m linkage "$@"\n',
+        "linkage": linkage,
         "python": f'#!/bin/sh\nexec "{sys.executable}" "$@"\n',
         "serve-then-stop": f"#!{sys.executable}\n{SERVE_THEN_STOP}",
     }
