@@ -35,6 +35,7 @@ __all__ = ["FeatureScores", "minhash_pairs", "score_features", "to_recordlinkage
 # Similarities in [0, 1] become these levels: below the first edge `else`, then one level per
 # edge, and exactly 1 `exact` (the bands Splink's and recordlinkage's string thresholds use).
 SIMILARITY_EDGES = (0.6, 0.8, 0.95)
+MAX_DISCRETE = 6  # a feature with at most this many distinct values keeps them as its levels
 
 
 # ---------------------------------------------------------------- pairs in (recordlinkage.Index)
@@ -155,26 +156,30 @@ class Feature(Comparison):
 
 def _binned(name: str, values: pd.Series, edges: tuple[float, ...]
             ) -> tuple[np.ndarray, list[str]]:
-    """Levels of one feature column: 0/1 as `disagree`/`agree`; other numbers in [0, 1] by
-    `edges` (`else` below the first, one level per edge, `exact` at 1); NaN: null."""
+    """Levels of one feature column: 0/1 as `disagree`/`agree`; a column of a few distinct
+    values (at most `MAX_DISCRETE`: recordlinkage's date and numeric comparisons, linkage's own
+    exported levels) one level per value, in order; other similarities by `edges` (`else`
+    below the first, one level per edge, `exact` at 1); NaN: null."""
     x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
-    bad = ~np.isnan(x) & ((x < 0) | (x > 1))
-    if bad.any() or (values.notna().to_numpy() & np.isnan(x)).any():
+    unreadable = values.notna().to_numpy() & np.isnan(x)
+    bad = unreadable | (~np.isnan(x) & ((x < 0) | (x > 1)))
+    if bad.any():
         raise InputError(f"features: column {name!r} holds values outside [0, 1] (e.g. "
-                         f"{values[bad | (values.notna().to_numpy() & np.isnan(x))].iloc[0]!r});"
-                         " recordlinkage's comparisons give 0/1 or similarities in [0, 1]. "
-                         "Scale it to [0, 1] or leave the column out.")
+                         f"{values[bad].iloc[0]!r}); recordlinkage's comparisons give 0/1 or "
+                         "similarities in [0, 1]. Scale it to [0, 1] or leave the column out.")
     present = ~np.isnan(x)
     levels = np.full(len(x), -1, dtype=np.int8)
-    if np.isin(x[present], (0.0, 1.0)).all():
+    distinct = np.unique(x[present])
+    if np.isin(distinct, (0.0, 1.0)).all():
         levels[present] = x[present].astype(np.int8)
         return levels, ["disagree", "agree"]
+    if len(distinct) <= MAX_DISCRETE:
+        levels[present] = np.searchsorted(distinct, x[present])
+        return levels, [f"{v:g}" for v in distinct]
     cuts = np.asarray(edges, dtype=float)
-    exact = present & (x >= 1.0)
     levels[present] = np.searchsorted(cuts, x[present], side="right")
-    levels[exact] = len(cuts) + 1
-    labels = ["else", *(f">={c:g}" for c in cuts), "exact"]
-    return levels, labels
+    levels[present & (x >= 1.0)] = len(cuts) + 1
+    return levels, ["else", *(f">={c:g}" for c in cuts), "exact"]
 
 
 @dataclass
@@ -250,11 +255,13 @@ def score_features(features: pd.DataFrame, *, threshold: float = 0.0, dedupe: bo
     Fellegi-Sunter model, m and u and the prior learnt by EM without labels.
 
     Each column becomes a comparison with levels: a column of only 0 and 1 has two
-    (`disagree`, `agree`); a similarity in [0, 1] is binned by `edges` (default 0.6, 0.8, 0.95:
-    `else` below 0.6, `>=0.6`, `>=0.8`, `>=0.95`, and `exact` at 1); NaN (a missing value) is
-    null, no evidence either way. `threshold`: the match weight (log2 odds) from which a pair
-    is a match. `dedupe`: whether both levels of the index name records of one table (then
-    `cluster` returns one Series); by default, when the two levels share any id.
+    (`disagree`, `agree`); a column of at most 6 distinct values one per value (a date
+    comparison's 0, 0.5, 1; levels exported by `to_recordlinkage`); any other similarity in
+    [0, 1] is binned by `edges` (default 0.6, 0.8, 0.95: `else` below 0.6, `>=0.6`, `>=0.8`,
+    `>=0.95`, and `exact` at 1); NaN (a missing value) is null, no evidence either way.
+    `threshold`: the match weight (log2 odds) from which a pair is a match. `dedupe`: whether
+    both levels of the index name records of one table (then `cluster` returns one Series);
+    by default, when the two levels share any id.
     """
     from linkage.scoring import ComparisonMatrix
     from linkage.scoring._fellegi_sunter import FellegiSunter
