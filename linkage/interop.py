@@ -7,9 +7,9 @@ on that index with one column per comparison::
     pairs = recordlinkage.Index().block("surname").index(left, right)
     linker = lk.Linker(candidates=pairs).fit(left, right)     # linkage compares and scores them
     features = recordlinkage.Compare(...).compute(pairs, left, right)
-    scored = lk.interop.score_features(features)               # Fellegi-Sunter EM on them
+    scored = interop.score_features(features)                  # Fellegi-Sunter EM on them
     scored.cluster(); scored.explain(a, b)
-    index, levels = lk.interop.to_recordlinkage(linker)        # for a recordlinkage classifier
+    index, levels = interop.to_recordlinkage(linker)           # for a recordlinkage classifier
 
 datasketch `MinHash` signatures band into linkage's LSH (`minhash_pairs`), never mixed with
 linkage's own (another hash family; see `minhash_pairs`). Neither library is imported by

@@ -94,6 +94,11 @@ def test_pairs_in_and_out_with_pandas_3(datasets):
     index, features = interop.to_recordlinkage(linker)
     assert {tuple(sorted(p)) for p in index} == {tuple(sorted(p)) for p in pairs}
     assert features.shape == (len(pairs), len(linker.rules_.comparisons))
+    # another threshold: the same pairs, from the kept comparisons and model
+    strict = linker.cluster(threshold=float(linker.scorer_.threshold) + 10)
+    assert strict.summary_data["stages"]["block"]["candidate_pairs"] == len(pairs)
+    assert (strict.summary_data["stages"]["score"]["matched_pairs"]
+            < linker.cluster().summary_data["stages"]["score"]["matched_pairs"])
     # the exported levels, scored again as recordlinkage features, keep their levels and
     # find the matches linkage found (at its threshold)
     scored = interop.score_features(features, threshold=float(linker.scorer_.threshold))
