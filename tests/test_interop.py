@@ -95,7 +95,9 @@ def test_pairs_in_and_out_with_pandas_3(datasets):
     assert {tuple(sorted(p)) for p in index} == {tuple(sorted(p)) for p in pairs}
     assert features.shape == (len(pairs), len(linker.rules_.comparisons))
     # another threshold: the same pairs, from the kept comparisons and model
-    strict = linker.cluster(threshold=float(linker.scorer_.threshold) + 10)
+    predicted = linker.predict()
+    median = float(predicted.loc[predicted["is_match"], "match_weight"].median())
+    strict = linker.cluster(threshold=median)
     assert strict.summary_data["stages"]["block"]["candidate_pairs"] == len(pairs)
     assert (strict.summary_data["stages"]["score"]["matched_pairs"]
             < linker.cluster().summary_data["stages"]["score"]["matched_pairs"])
