@@ -371,7 +371,8 @@ def datasketch_signatures(minhashes) -> tuple[np.ndarray, int]:
 
 def minhash_pairs(minhashes, *, ids=None, texts=None, threshold: float = 0.8,
                   bands: int | None = None, rows: int | None = None, shingle: str = "auto",
-                  k: int | None = None, max_bucket: int | None = None) -> pd.DataFrame:
+                  k: int | None = None, max_bucket: int | None = None,
+                  blocker=None) -> pd.DataFrame:
     """Near-duplicate pairs from datasketch MinHash signatures, banded by linkage's LSH (the
     MinHash blocker's bands and rows for `threshold`, or `bands` x `rows`).
 
@@ -379,14 +380,29 @@ def minhash_pairs(minhashes, *, ids=None, texts=None, threshold: float = 0.8,
     verified by exact Jaccard of linkage's shingles of them (`shingle`, `k` as for the
     blocker) and only pairs reaching `threshold` are kept, with a `jaccard` column; without,
     every candidate is returned with `estimated_jaccard`, the share of equal signature rows.
-    `ids`: a name per signature (default 0..n-1). Signatures of linkage's own MinHash
-    (`linkage.text.minhash`) are another hash family and are refused (see `SCHEME_MESSAGE`).
+    `ids`: a name per signature (default 0..n-1). `blocker`: a `MinHashBlocker` whose
+    threshold, bands, rows and shingling to use instead (its `num_perm` must be the
+    signatures'; its `seed` does not apply: the seed is datasketch's). Signatures of
+    linkage's own MinHash (`linkage.text.minhash`) are another hash family and are refused
+    (see `SCHEME_MESSAGE`).
     """
     from linkage.text.lsh import candidate_pairs, jaccard, resolve_params
     from linkage.text.minhash import estimate_jaccard
     from linkage.text.shingles import shingle as make_shingles
 
     sig, _ = datasketch_signatures(minhashes)
+    if blocker is not None:
+        from linkage.text.lsh import MinHashBlocker
+
+        if not isinstance(blocker, MinHashBlocker):
+            raise InputError(f"minhash_pairs: blocker must be a MinHashBlocker. Got "
+                             f"{type(blocker).__name__}.")
+        if blocker.num_perm != sig.shape[1]:
+            raise InputError(f"minhash_pairs: the blocker bands {blocker.num_perm} "
+                             f"permutations, the signatures hold {sig.shape[1]} (num_perm); "
+                             "make them agree.")
+        threshold, bands, rows = blocker.threshold, blocker._bands, blocker._rows
+        shingle, k = blocker.shingle, blocker.k
     ids = np.arange(len(sig)) if ids is None else np.asarray(list(ids))
     if len(ids) != len(sig):
         raise InputError(f"minhash_pairs: {len(ids):,} ids for {len(sig):,} signatures.")

@@ -14,7 +14,7 @@ from datasketch import LeanMinHash, MinHash
 import linkage as lk
 from linkage import interop
 from linkage.errors import InputError
-from linkage.text.lsh import jaccard
+from linkage.text.lsh import MinHashBlocker, jaccard
 from linkage.text.minhash import signatures
 from linkage.text.shingles import shingle
 
@@ -52,6 +52,12 @@ def test_datasketch_signatures_find_the_near_duplicates(texts):
     assert got <= truth  # verified: nothing below the threshold
     assert len(got & truth) / len(truth) >= 0.97  # LSH misses few (measured 0.987)
     assert (found["jaccard"] >= 0.7).all()
+    # the MinHash blocker's settings, read from the blocker
+    blocker = MinHashBlocker("text", threshold=0.7, num_perm=128, shingle="word", k=1)
+    same = interop.minhash_pairs(minhashes, ids=texts["doc_id"], texts=docs, blocker=blocker)
+    assert same.equals(found)
+    with pytest.raises(InputError, match="permutations"):
+        interop.minhash_pairs(minhashes, blocker=MinHashBlocker("text", num_perm=64))
     # without the texts: the candidates, with the signatures' own estimate
     unverified = interop.minhash_pairs(minhashes, threshold=0.7)
     assert len(unverified) > len(found)
