@@ -192,6 +192,7 @@ class FeatureScores:
     match_probability: pd.Series
     scorer: Any
     threshold: float
+    dedupe: bool = True  # both index levels name records of one table
     _matrix: Any = None
 
     def predict(self, threshold: float | None = None) -> pd.MultiIndex:
@@ -202,14 +203,15 @@ class FeatureScores:
 
     def cluster(self, threshold: float | None = None) -> pd.Series | tuple[pd.Series, pd.Series]:
         """Entities: connected components of the pairs at or above `threshold`, numbered from
-        0, by record id. A dedupe's pairs give one Series; pairs between two tables (their
-        ids told apart by level) give (left, right) Series sharing cluster numbers."""
+        0, by record id (the records of some pair; a record in no pair is not listed). A
+        dedupe's pairs give one Series; pairs between two tables (their ids told apart by
+        level) give (left, right) Series sharing cluster numbers."""
         from linkage.clustering import connected_components
 
         index = self.features.index
         matched = index[self.match_weight.to_numpy() >= (self.threshold if threshold is None
                                                            else float(threshold))]
-        if self._dedupe:
+        if self.dedupe:
             ids = pd.Index(index.get_level_values(0)).append(
                 pd.Index(index.get_level_values(1))).unique().sort_values()
             labels = connected_components(len(ids), ids.get_indexer(matched.get_level_values(0)),
@@ -245,8 +247,6 @@ class FeatureScores:
             lines.append(f"  {name:<20} {self.features[name].iloc[row]!s:<10} "
                          f"{self.levels[name].iloc[row]!s:<10} {float(parts[name]):+.2f}")
         return Explanation("\n".join(lines))
-
-    _dedupe: bool = True
 
 
 def score_features(features: pd.DataFrame, *, threshold: float = 0.0, dedupe: bool | None = None,
@@ -295,8 +295,7 @@ def score_features(features: pd.DataFrame, *, threshold: float = 0.0, dedupe: bo
     out = FeatureScores(features, level_frame, pd.Series(weight, index=features.index,
                                                         name="match_weight"),
                         pd.Series(probability, index=features.index, name="match_probability"),
-                        scorer, float(threshold), matrix)
-    out._dedupe = dedupe
+                        scorer, float(threshold), dedupe, matrix)
     return out
 
 
