@@ -33,7 +33,7 @@ import pandas as pd
 from linkage.errors import InputError
 from linkage.result import Result
 
-_FIT_PARAMS = ("rules", "labels", "id_column", "sep", "encoding")
+_FIT_PARAMS = ("rules", "labels", "id_column", "sep", "encoding", "candidates")
 
 
 class Explanation(str):
@@ -54,13 +54,16 @@ class Linker:
     `fit`, as `linkage dedupe TABLE` does. `labels`: labelled pairs (a CSV path, a DataFrame
     with id_l, id_r, label, or a list of them; see `linkage.active`). `threshold`: the match
     weight `predict`, `cluster`, `evaluate` and `report` use when not given one; None: the
-    fitted model's. `id_column`, `sep`, `encoding`: as for `linkage.dedupe`.
+    fitted model's. `id_column`, `sep`, `encoding`: as for `linkage.dedupe`. `candidates`:
+    the candidate pairs to compare instead of the rules' blocking, a pandas MultiIndex of
+    (left id, right id) index labels as `recordlinkage.Index` makes them (`linkage.interop`).
     """
 
     def __init__(self, rules=None, *, labels=None, threshold: float | None = None,
                  id_column: str | None = None, sep: str | None = None,
-                 encoding: str = "utf-8", progress: bool | None = False):
+                 encoding: str = "utf-8", progress: bool | None = False, candidates=None):
         self.rules = rules
+        self.candidates = candidates
         self.labels = labels
         self.threshold = threshold
         self.id_column = id_column
@@ -74,7 +77,8 @@ class Linker:
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's arguments, as scikit-learn's `get_params`."""
         return {name: getattr(self, name) for name in
-                ("rules", "labels", "threshold", "id_column", "sep", "encoding", "progress")}
+                ("rules", "labels", "threshold", "id_column", "sep", "encoding", "progress",
+                 "candidates")}
 
     def set_params(self, **params) -> Linker:
         """Set constructor arguments; those the fit depends on (rules, labels, ids, how files
@@ -104,6 +108,12 @@ class Linker:
         tables = [api._native(table, "the table" if right is None else "the left table")]
         if right is not None:
             tables.append(api._native(right, "the right table"))
+        self._id_column, given = self.id_column, None
+        if self.candidates is not None:  # the pairs given replace the rules' blocking
+            from linkage.interop import with_candidates
+
+            tables, self._id_column, given = with_candidates(tables, self.candidates,
+                                                             self.id_column)
         rules = self.rules
         if rules is None:
             from linkage.io import read
@@ -112,6 +122,10 @@ class Linker:
             frames = [read(t, sep=self.sep, encoding=self.encoding) for t in tables]
             rules = Rules.from_dict(suggest_rules(frames).rules, source="suggested rules")
         rules = api._rules(rules)
+        if given is not None:
+            rules = copy.copy(rules)
+            rules.blocking = [given]
+            rules.exact = rules.url = rules.semantic = None  # the pairs given are all the pairs
         folder = Path(tempfile.mkdtemp(prefix="linkage-linker-"))
         self._cleanup = weakref.finalize(self, shutil.rmtree, folder, True)
         self._tables, self._checkpoint = tables, folder / "checkpoint"
@@ -127,13 +141,14 @@ class Linker:
         from linkage import api
 
         run = api.dedupe if len(self._tables) == 1 else api.link
-        return run(*self._tables, rules, id_column=self.id_column, sep=self.sep,
+        return run(*self._tables, rules, id_column=self._id_column, sep=self.sep,
                    encoding=self.encoding, progress=self.progress, model=model,
                    checkpoint=self._checkpoint, labels=labels)
 
     def _unfit(self) -> None:
         self.result_: Result | None = None
         self.mode_ = self.rules_ = self.scorer_ = None
+        self._id_column = self.id_column
         self._by_threshold: dict[float, Result] = {}
         cleanup = getattr(self, "_cleanup", None)
         if cleanup is not None:
@@ -253,7 +268,7 @@ class Linker:
 
         self._fitted()
         tables = [api._table(t, self.sep, self.encoding) for t in self._tables]
-        _, _, (_, _, _, _, ids, combined) = start_run(tables, self.rules_, self.id_column)
+        _, _, (_, _, _, _, ids, combined) = start_run(tables, self.rules_, self._id_column)
         work, _ = normalize_columns(self.rules_, combined, ids)
         rows = np.arange(len(combined))
         matrix = compare_pairs(self.rules_.comparisons, work, rows, rows,
