@@ -61,6 +61,18 @@ def as_frame(source: Any, what: str = "the table") -> pd.DataFrame:
     except TypeError:
         raise InputError(f"{what}: a {type(source).__module__}.{type(source).__name__} is "
                          f"not a table linkage reads. Give {TABLES_READ}.") from None
+    if type(source).__module__.startswith("pyspark"):
+        # pyspark warns about pandas 3 on every conversion; the Spark engine quiets it too
+        from linkage.engines.spark._session import quiet_pyspark
+
+        with quiet_pyspark():
+            return _collected(native)
+    return _collected(native)
+
+
+def _collected(native) -> pd.DataFrame:
+    import narwhals as nw
+
     if isinstance(native, nw.LazyFrame):
         return native.collect("pandas").to_pandas()
     return native.to_pandas()

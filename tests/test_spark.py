@@ -108,6 +108,24 @@ def test_swapped_names_are_read_on_spark_as_locally(spark, datasets, tmp_path):
     assert _written(on_spark, tmp_path / "spark") == _written(local, tmp_path / "local")
 
 
+def test_a_spark_dataframe_is_a_table_like_any_other(spark):
+    """A Spark DataFrame goes in as a pandas or polars one does (through narwhals: issue 16,
+    item 2), and gives what its pandas table gives, on either engine. (It is collected: issue 17
+    is the engine that never gathers it.)"""
+    frame = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str)
+    from linkage.engines.spark._session import quiet_pyspark
+
+    with quiet_pyspark():  # pyspark's own warning about pandas 3
+        spark_frame = spark.createDataFrame(frame.astype(object).where(frame.notna(), None))
+    rules = ROOT / "rules" / "customers.yaml"
+    expected = lk.dedupe(frame, lk.Rules.from_yaml(rules), progress=False)
+    for engine in ("local", "spark"):
+        got = lk.dedupe(spark_frame, lk.Rules.from_yaml(rules), engine=engine, progress=False)
+        for name in ("clusters", "pairs", "deduplicated"):
+            pd.testing.assert_frame_equal(getattr(got, name), getattr(expected, name),
+                                          obj=f"{engine}: {name}")
+
+
 def test_cli_dedupe_customers_on_spark_writes_the_local_files(spark, tmp_path):
     from linkage.cli import main
 
