@@ -494,12 +494,20 @@ def _tie(p: ColumnProfile, values: pd.Series) -> None:
         return
 
 
+def sample_rows(n: int, size: int, seed: int = 0) -> np.ndarray:
+    """The positions, in order, of a seeded random sample of `size` of `n` rows (all of
+    them where `n` <= `size`): what a statistic that a sample answers reads of a table."""
+    if n <= size:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
+
+
 def profile_table(frame: pd.DataFrame) -> list[ColumnProfile]:
-    """Every column's profile, then the roles only several columns show together."""
+    """Every column's profile, then the roles only several columns show together. Of a
+    table longer than `_ROWS`, a seeded sample of `_ROWS` rows is profiled (`sample_rows`)."""
     n = len(frame)
     if n > _ROWS:  # a sample of rows tells the roles as well, in a fraction of the time
-        frame = frame.take(np.sort(np.random.default_rng(0).choice(n, _ROWS, replace=False)))
-        frame = frame.reset_index(drop=True)
+        frame = frame.take(sample_rows(n, _ROWS)).reset_index(drop=True)
     profiles = [profile_column(str(c), frame[c], scale=n / len(frame)) for c in frame.columns]
     for p in profiles:  # a share of unique values in a sample says nothing of the whole
         p.unique = p.unique and len(frame) == n

@@ -60,8 +60,9 @@ def text_stats(values: pd.Series) -> TextStats:
     estimate (within half a percent), the other statistics come from 2,000 values either
     way."""
     if len(values) > _ROWS:
-        values = values.iloc[np.sort(np.random.default_rng(0).choice(len(values), _ROWS,
-                                                                     replace=False))]
+        from linkage.profiling import sample_rows
+
+        values = values.iloc[sample_rows(len(values), _ROWS)]
     present = values.dropna().astype(str).str.strip()
     present = present[present != ""]
     filled = len(present) / max(len(values), 1)
@@ -124,8 +125,9 @@ def _row_number_possible(values: pd.Series, n: int) -> bool:
     """False where a seeded sample of `_SAMPLE` rows already shows `values` (a column of `n`
     rows) is no row number: a missing or fractional value, a repeat, or a span wider than the
     whole table's rows allow."""
-    rows = np.sort(np.random.default_rng(0).choice(len(values), _SAMPLE, replace=False))
-    numbers = pd.to_numeric(values.iloc[rows], errors="coerce")
+    from linkage.profiling import sample_rows
+
+    numbers = pd.to_numeric(values.iloc[sample_rows(len(values), _SAMPLE)], errors="coerce")
     if numbers.isna().any() or not numbers.is_unique or (numbers % 1 != 0).any():
         return False
     return not numbers.max() - numbers.min() + 1 > 1.1 * n
