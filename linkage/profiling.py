@@ -24,7 +24,7 @@ import pandas as pd
 from linkage.normalize.hangul import has_hangul
 
 _SAMPLE = 20_000
-_ROWS = 20_000  # rows profiled at most
+_ROWS = 50_000  # rows profiled at most
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 KINDS = ("given_name", "surname", "full_name", "name", "hangul_name", "date", "year", "month",

@@ -30,7 +30,7 @@ import pandas as pd
 
 from linkage.blocking._keys import KEY_FUNCTIONS, KeyPart
 
-SAMPLE_ROWS = 50_000  # rows profiled and measured, all tables together
+SAMPLE_ROWS = 100_000  # rows profiled and measured, all tables together
 # A key may propose PAIRS_PER_RECORD pairs per record (enough for recall on corrupted data,
 # few enough that its non-matches do not swamp the matches), FLOOR_PAIRS on a small table,
 # and at most 1 / KEY_SHARE of `max_pairs`: from 50,000 records on (default `max_pairs`) that
