@@ -96,27 +96,44 @@ _LEGAL_FORM = re.compile(
     re.IGNORECASE)
 
 
-def _phone_region(sample: pd.Series) -> tuple[float, str | None]:
-    """The share of values that are valid phone numbers in the region where most are, and it."""
+def _phone_region(sample: pd.Series, at_least: float = 0.0) -> tuple[float, str | None]:
+    """The share of values that are valid phone numbers in the region where most are, and it
+    (the first region, in order, whose share reaches 95%, else the first with the most).
+
+    Regions are read in two passes that give that answer with fewer parses: the first looks
+    only for a region reaching 95% (a region is left after the few failures that rule that
+    out); where none does, the second reads them all, leaving a region as soon as the values
+    left can no longer lift it above both the best so far and `at_least` (the share the
+    caller needs: below it the caller reads no region, whichever it is)."""
     try:
         import phonenumbers
     except ImportError:  # the digits test alone then decides
         return 1.0, None
     values = list(sample.head(40))
-    best, region = 0.0, None
+    n = max(len(values), 1)
     regions = [None, *sorted(phonenumbers.SUPPORTED_REGIONS)]
-    for r in regions:
+
+    def share(r: str | None, need: float) -> float:
+        """Valid share in `r`, or any share below `need` where it cannot reach `need`."""
         valid = 0
-        for v in values:
+        for k, v in enumerate(values):
+            if (valid + len(values) - k) / n < need - 1e-9:
+                break  # this region can no longer reach `need`
             if r is None and not v.startswith("+"):
                 continue
             with contextlib.suppress(phonenumbers.NumberParseException):
                 valid += phonenumbers.is_valid_number(phonenumbers.parse(v, r))
-        share = valid / max(len(values), 1)
-        if share > best + 1e-9:
-            best, region = share, r
-        if best >= 0.95:
-            break
+        return valid / n
+
+    for r in regions:
+        found = share(r, 0.95)
+        if found >= 0.95:
+            return found, r
+    best, region = 0.0, None
+    for r in regions:
+        found = share(r, max(best + 1e-9, at_least))
+        if found > best + 1e-9:
+            best, region = found, r
     return best, region
 
 
@@ -231,7 +248,7 @@ def _by_values(column: str, values: pd.Series, scale: float) -> ColumnProfile:
         _share(sample.str.contains(r"[\s\-().+]")) > 0.3 or _share(sample.str.startswith("0"))
         > 0.5
     ):
-        valid, region = _phone_region(sample[phoney])
+        valid, region = _phone_region(sample[phoney], at_least=0.6)
         if valid >= 0.6:
             where = f" in region {region}" if region else ""
             return profile("phone", f"valid phone numbers{where} ({valid:.0%} of a sample)",
@@ -477,12 +494,20 @@ def _tie(p: ColumnProfile, values: pd.Series) -> None:
         return
 
 
+def sample_rows(n: int, size: int, seed: int = 0) -> np.ndarray:
+    """The positions, in order, of a seeded random sample of `size` of `n` rows (all of
+    them where `n` <= `size`): what a statistic that a sample answers reads of a table."""
+    if n <= size:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
+
+
 def profile_table(frame: pd.DataFrame) -> list[ColumnProfile]:
-    """Every column's profile, then the roles only several columns show together."""
+    """Every column's profile, then the roles only several columns show together. Of a
+    table longer than `_ROWS`, a seeded sample of `_ROWS` rows is profiled (`sample_rows`)."""
     n = len(frame)
     if n > _ROWS:  # a sample of rows tells the roles as well, in a fraction of the time
-        frame = frame.take(np.sort(np.random.default_rng(0).choice(n, _ROWS, replace=False)))
-        frame = frame.reset_index(drop=True)
+        frame = frame.take(sample_rows(n, _ROWS)).reset_index(drop=True)
     profiles = [profile_column(str(c), frame[c], scale=n / len(frame)) for c in frame.columns]
     for p in profiles:  # a share of unique values in a sample says nothing of the whole
         p.unique = p.unique and len(frame) == n

@@ -30,6 +30,7 @@ import pandas as pd
 from linkage.comparators._tokens import codes_of, tokens_of
 
 _SAMPLE = 2_000
+_ROWS = 50_000  # rows a statistic reads at most, where a sample answers as well
 # Kinds that identify people or places: a table with any of these is matched on them.
 _PERSON = ("given_name", "surname", "full_name", "hangul_name", "email", "phone", "postcode",
            "date")
@@ -54,7 +55,14 @@ class TextStats:
 
 
 def text_stats(values: pd.Series) -> TextStats:
-    """Word and code statistics of a column (a sample of at most 2,000 values)."""
+    """Word and code statistics of a column (a sample of at most 2,000 values). Of a column
+    longer than `_ROWS`, a seeded sample of `_ROWS` rows is read: the share filled is then an
+    estimate (within half a percent), the other statistics come from 2,000 values either
+    way."""
+    if len(values) > _ROWS:
+        from linkage.profiling import sample_rows
+
+        values = values.iloc[sample_rows(len(values), _ROWS)]
     present = values.dropna().astype(str).str.strip()
     present = present[present != ""]
     filled = len(present) / max(len(values), 1)
@@ -75,29 +83,54 @@ def looks_like_text(values: pd.Series) -> bool:
     """Short titles or free text, not person names: at least 3.5 words a value on average, or
     two or more words with alphanumeric codes (model numbers) in at least 30% of the values.
     Person names average two to three words and hold no codes."""
-    s = text_stats(values)
+    return _is_text(text_stats(values))
+
+
+def _is_text(s: TextStats) -> bool:
     return s.tokens >= 3.5 or (s.tokens >= 2.0 and s.codes >= 0.3)
 
 
 def looks_like_codes(values: pd.Series) -> bool:
     """A column of codes (model numbers, part numbers): mostly one or two tokens, and at least
     half of the values hold an alphanumeric code."""
-    s = text_stats(values)
+    return _is_codes(text_stats(values))
+
+
+def _is_codes(s: TextStats) -> bool:
     return s.tokens < 2.0 and s.codes >= 0.5
 
 
 def _row_number(frames: list[pd.DataFrame], column: str) -> bool:
     """Whole numbers unique within each source and spanning about as many values as records:
-    a row number, which says nothing about whether two records match."""
+    a row number, which says nothing about whether two records match.
+
+    A seeded sample of a large table's rows is tried first: a value that is no whole number,
+    or one repeated, in the sample is one in the table, so most columns (names, codes) are
+    ruled out without reading the whole column; only a column the sample leaves possible is
+    read whole (exact either way)."""
     for frame in frames:
         if column not in frame:
             continue
+        if len(frame) > _SAMPLE and not _row_number_possible(frame[column], len(frame)):
+            return False
         numbers = pd.to_numeric(frame[column], errors="coerce")
         if numbers.isna().any() or not numbers.is_unique or len(numbers) < 2:
             return False
         if (numbers % 1 != 0).any() or numbers.max() - numbers.min() + 1 > 1.1 * len(numbers):
             return False
     return True
+
+
+def _row_number_possible(values: pd.Series, n: int) -> bool:
+    """False where a seeded sample of `_SAMPLE` rows already shows `values` (a column of `n`
+    rows) is no row number: a missing or fractional value, a repeat, or a span wider than the
+    whole table's rows allow."""
+    from linkage.profiling import sample_rows
+
+    numbers = pd.to_numeric(values.iloc[sample_rows(len(values), _SAMPLE)], errors="coerce")
+    if numbers.isna().any() or not numbers.is_unique or (numbers % 1 != 0).any():
+        return False
+    return not numbers.max() - numbers.min() + 1 > 1.1 * n
 
 
 def _distinct_within_sources(frames: list[pd.DataFrame], columns: list[str]) -> bool:
@@ -138,11 +171,11 @@ def text_rules(frames: list[pd.DataFrame], profiles: list, rules: dict) -> dict 
         stats[column] = text_stats(frame[column])
         if stats[column].filled < 0.05:
             continue
-        if p.kind in _WORDY and looks_like_text(frame[column]):
+        if p.kind in _WORDY and _is_text(stats[column]):
             text.append(column)
         elif p.kind in _PERSON or (p.kind == "name" and not titled):
             return None  # person fields decide; the general suggestion stands
-        elif p.kind in (*_WORDY, "category") and looks_like_codes(frame[column]):
+        elif p.kind in (*_WORDY, "category") and _is_codes(stats[column]):
             codes.append(column)
         else:
             others.append(column)

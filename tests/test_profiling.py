@@ -358,3 +358,49 @@ def test_emails_and_phones_under_other_names_pair_by_the_values_they_share():
     pairs = pair_columns(left, right, profile_table(left), profile_table(right))
     assert sorted((a, b) for a, b, _ in pairs) == [("email", "mail_address"), ("phone", "tel")]
     assert all(0.25 <= score <= 0.4 for _, _, score in pairs), pairs
+
+
+class _Unread:
+    """A cell that fails the test when its text is read: a large table holds it in every row
+    that profiling's sample leaves out."""
+
+    def __str__(self):
+        raise AssertionError("a row outside the sample was read")
+
+    __repr__ = __str__
+
+
+def _poisoned(values: pd.DataFrame, n: int, rows: np.ndarray) -> pd.DataFrame:
+    """`n` rows of unreadable cells, with `values`' rows at `rows`."""
+    columns = {}
+    for c in values.columns:
+        column = np.empty(n, dtype=object)
+        column[:] = [_Unread()] * n
+        column[rows] = values[c].astype(object).to_numpy()
+        columns[c] = column
+    return pd.DataFrame(columns)
+
+
+def test_a_large_table_is_profiled_on_a_bounded_sample_of_its_rows():
+    """Suggesting rules on 1M or 10M records reads a bounded sample where a sample answers
+    (issue 18): profiling and the text statistics read only their seeded sample of rows, so
+    a table whose other rows cannot be read gets the roles its sampled rows give."""
+    from linkage.profiling import _ROWS, sample_rows
+    from linkage.suggest_text import _ROWS as TEXT_ROWS
+    from linkage.suggest_text import text_stats
+    from linkage.synth import traps
+
+    n = 150_000
+    _, (persons,), _ = traps(_ROWS, seed=3, trap="persons")
+    persons = persons.iloc[:_ROWS].reset_index(drop=True)
+    rows = sample_rows(n, _ROWS)
+    assert len(rows) == _ROWS and len(sample_rows(n, _ROWS)) < n
+    large = _poisoned(persons, n, rows)
+    kinds = {p.column: p.kind for p in profile_table(large)}
+    assert kinds == {p.column: p.kind for p in profile_table(persons)}
+    assert kinds["email"] == "email" and kinds["dob"] == "date"
+
+    titles = pd.Series([f"steel pan model {k % 997} x{k % 13}" for k in range(TEXT_ROWS)])
+    text = _poisoned(pd.DataFrame({"t": titles}), n, sample_rows(n, TEXT_ROWS))["t"]
+    stats = text_stats(text)
+    assert stats.filled == 1.0 and stats.tokens == pytest.approx(5.0)

@@ -171,7 +171,9 @@ class _Measure:
         valid = codes >= 0
         if not valid.any():
             return 0
-        dense = pd.factorize(codes[valid])[0]
+        dense = codes[valid]
+        if int(dense.max()) >= 4 * len(dense) + 1024:  # sparse codes: number them densely
+            dense = pd.factorize(dense)[0]
         if self.source is None:
             sizes = np.bincount(dense).astype(np.float64)
             found = float((sizes * (sizes - 1) / 2).sum())

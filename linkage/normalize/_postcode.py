@@ -6,7 +6,7 @@ import unicodedata
 
 import pandas as pd
 
-from ._text import ascii_digits, check_series, integral_text, map_unique
+from ._text import ASCII_SPACE, ascii_digits, check_series, integral_text, map_unique
 
 
 def _normalize_one(text: str, *, digits_only: bool) -> str:
@@ -21,6 +21,22 @@ def _normalize_one(text: str, *, digits_only: bool) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
+_SPACE_CLASS = "[" + "".join(f"\\x{ord(c):02x}" for c in ASCII_SPACE) + "]"
+# `integral_text` in RE2 (Arrow's regex): Python's \s on ASCII text is `ASCII_SPACE`.
+_INTEGRAL = f"^{_SPACE_CLASS}*([+-]?[0-9]+)\\.0+{_SPACE_CLASS}*$"
+
+
+def _normalize_ascii(values, *, digits_only: bool):
+    """`_normalize_one` of ASCII text, over an Arrow string array: NFKC leaves ASCII as it is,
+    and the only ASCII dash (Unicode category Pd) is the hyphen-minus."""
+    import pyarrow.compute as pc
+
+    values = pc.replace_substring_regex(values, _INTEGRAL, "\\1")
+    if digits_only:
+        return pc.replace_substring_regex(values, "[^0-9]", "")
+    return pc.replace_substring_regex(pc.ascii_upper(values), _SPACE_CLASS[:-1] + "-]", "")
+
+
 def normalize_postcode(values: pd.Series, *, digits_only: bool = False) -> pd.Series:
     """Normalize postal codes: NFKC, upper case, white space and hyphens removed.
 
@@ -32,4 +48,5 @@ def normalize_postcode(values: pd.Series, *, digits_only: bool = False) -> pd.Se
             numeric but often carry a prefix or stray letters.
     """
     check_series(values, "postcode")
-    return map_unique(values, lambda s: _normalize_one(s, digits_only=digits_only))
+    return map_unique(values, lambda s: _normalize_one(s, digits_only=digits_only),
+                      lambda a: _normalize_ascii(a, digits_only=digits_only))
