@@ -22,6 +22,8 @@ $(STAMP): $(BASE)
 	# torch first, pinned to the CPU build, so the text extra does not pull a CUDA one
 	$(BIN)/python -m pip install --quiet "torch==2.13.0"
 	$(BIN)/python -m pip install --quiet -e ".[all]"
+	# the derived embedding models (static, ONNX exports) now, not on a user's first run
+	HF_HUB_OFFLINE=1 $(BIN)/python -c "from linkage.text.embeddings import build_models; build_models()"
 	touch $(STAMP)
 
 # recordlinkage caps pandas below 3, so its interop tests (tests_pandas2/) run in a second,

@@ -1,11 +1,16 @@
-"""Encoding throughput: the bundled all-MiniLM-L6-v2 against its model2vec static distillation.
+"""Encoding throughput: the bundled all-MiniLM-L6-v2 (torch), the same network through ONNX
+Runtime (`onnx`, and `onnx-int8` with int8 matrix products), and its model2vec static
+distillation.
 
-    HF_HUB_OFFLINE=1 python bench/embedding_bench.py --texts 2000
+    HF_HUB_OFFLINE=1 python bench/embedding_bench.py --texts 2000 --threads 1 2
 
-Both models encode the same N synthetic sentences in the same run, with the vector cache off
-(model load and distillation are timed apart, not counted in texts/s). A paraphrase check on
-the same sentences (each sentence has a reworded twin) shows what the speed costs: the share of
-sentences whose nearest neighbour is their twin. Writes bench/RESULTS_embeddings.md.
+Every model encodes the same N synthetic sentences (short texts) and N/8 texts of eight
+sentences each (long texts, about 130 word pieces) in the same run, with the vector cache off
+(model load, export and distillation are timed apart, not counted in texts/s), on one thread
+(per core) and on all. A paraphrase check on the same sentences (each sentence has a reworded
+twin) shows what the speed costs: the share of sentences whose nearest neighbour is their twin;
+`cos vs torch` is each vector's cosine with the transformer's (min and mean). Writes
+bench/RESULTS_embeddings.md.
 """
 
 from __future__ import annotations
@@ -48,22 +53,47 @@ def sentences(n: int, seed: int = 42) -> tuple[list[str], list[str]]:
     return texts, twins
 
 
-def measure(model: str, texts: list[str], twins: list[str], cache_dir: str) -> dict:
+MODELS = ("all-MiniLM-L6-v2", "onnx", "onnx-int8", "static")
+
+
+def measure(model: str, texts: list[str], twins: list[str], long: list[str],
+            cache_dir: str) -> dict:
+    """One model in this process (its thread count set by the caller's environment)."""
     from linkage.text.embeddings import Encoder
 
     t0 = time.perf_counter()
     warm = Encoder(model, cache_dir=cache_dir, cache=False, progress=False)
-    warm.encode(texts[:8])  # load (and for "static": distil on first use) the model
+    warm.encode(texts[:8])  # load (and: distil or export on first use) the model
     load_s = time.perf_counter() - t0
     enc = Encoder(model, cache_dir=cache_dir, cache=False, progress=False)
     t0 = time.perf_counter()
     vec = enc.encode(texts)
     encode_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    long_vec = enc.encode(long)
+    long_s = time.perf_counter() - t0
     twin_vec = enc.encode(twins)
     sims = vec @ twin_vec.T
     recall_at_1 = float(np.mean(sims.argmax(axis=1) == np.arange(len(texts))))
     return {"model": model, "dim": vec.shape[1], "load_s": load_s, "encode_s": encode_s,
-            "texts_per_s": len(texts) / encode_s, "twin_at_1": recall_at_1}
+            "texts_per_s": len(texts) / encode_s, "long_per_s": len(long) / long_s,
+            "twin_at_1": recall_at_1, "vectors": np.vstack([vec, long_vec])}
+
+
+def _child(args) -> None:
+    """`--child MODEL`: measure one model, print the figures and save the vectors."""
+    import json
+
+    texts, twins = sentences(args.texts)
+    row = measure(args.child, texts, twins, long_texts(texts), args.cache_dir)
+    np.save(Path(args.cache_dir) / f"vectors-{args.child}-{args.threads[0]}.npy",
+            row.pop("vectors"))
+    print(json.dumps(row))
+
+
+def long_texts(texts: list[str]) -> list[str]:
+    """Eight sentences a text: N/8 texts of about 130 word pieces."""
+    return [" ".join(texts[k:k + 8]) for k in range(0, len(texts) - 7, 8)]
 
 
 def main() -> None:
@@ -73,36 +103,68 @@ def main() -> None:
     parser.add_argument("--cache-dir", default=None,
                         help="where the distilled static model is kept (default: a temp dir, "
                              "so distillation is timed too)")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, os.cpu_count() or 1],
+                        help="thread counts to measure each model with (1: per core)")
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.child:
+        return _child(args)
+    import json
+    import subprocess
+    import sys
+
     import torch
 
-    texts, twins = sentences(args.texts)
     cache_dir = args.cache_dir or tempfile.mkdtemp(prefix="linkage-bench-")
-    rows = [measure(m, texts, twins, cache_dir) for m in ("all-MiniLM-L6-v2", "static")]
-    base = rows[0]["texts_per_s"]
-    command = f"HF_HUB_OFFLINE=1 python bench/embedding_bench.py --texts {args.texts}"
+    Path(cache_dir).mkdir(parents=True, exist_ok=True)
+    load = os.getloadavg()
+    rows = []
+    for threads in args.threads:
+        for model in MODELS:  # each in a process of its own: the thread count holds
+            env = {**os.environ, "OMP_NUM_THREADS": str(threads),
+                   "MKL_NUM_THREADS": str(threads)}
+            done = subprocess.run([sys.executable, __file__, "--texts", str(args.texts),
+                                   "--cache-dir", cache_dir, "--threads", str(threads),
+                                   "--child", model], env=env, capture_output=True,
+                                  text=True, check=True)
+            rows.append({**json.loads(done.stdout.strip().splitlines()[-1]),
+                         "threads": threads})
+    for r in rows:
+        ours = np.load(Path(cache_dir) / f"vectors-{r['model']}-{r['threads']}.npy")
+        ref = np.load(Path(cache_dir) / f"vectors-all-MiniLM-L6-v2-{r['threads']}.npy")
+        cos = (ours * ref).sum(axis=1) if ours.shape == ref.shape else None
+        r["cos"] = "" if cos is None else f"{cos.min():.4f} / {cos.mean():.4f}"
+    command = (f"HF_HUB_OFFLINE=1 python bench/embedding_bench.py --texts {args.texts} "
+               f"--threads {' '.join(map(str, args.threads))}")
     lines = [
         "# Embedding throughput",
         "",
         f"Command: `{command}`",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__} "
-        f"CPU ({torch.get_num_threads()} threads), Python {platform.python_version()}, "
-        f"{platform.system()}.",
+        f"CPU, Python {platform.python_version()}, {platform.system()}; load average at the "
+        f"start {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} (1, 5, 15 min).",
         f"Data: {args.texts:,} synthetic English sentences (seed 42), each with a reworded "
-        "twin; batch size 64, vector cache off. `load (s)` is model loading plus, for "
-        "`static`, distillation from the bundled model (done once, then cached on disk). "
-        "`twin@1` is the share of sentences whose nearest neighbour among the twins is their "
-        "own twin.",
+        f"twin (short texts), and {args.texts // 8:,} texts of eight of them (long texts, "
+        "about 130 word pieces); batch size 64, vector cache off. `load (s)` is model loading "
+        "plus, on first use, building the derived model (distilling `static`, exporting and "
+        "quantizing `onnx`; `make setup` builds them ahead, `build_models`). `twin@1` is the "
+        "share of sentences whose nearest neighbour among the twins is their own twin. `cos vs "
+        "torch`: the cosine of each vector (short and long texts) with the transformer's, min "
+        "/ mean (static has other dimensions). Each model runs in a process of its own with "
+        "OMP_NUM_THREADS set to `threads` (ONNX Runtime and torch both honour it).",
         "",
-        "| model | dim | load (s) | encode (s) | texts/s | speed-up | twin@1 |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| threads | model | dim | load (s) | short texts/s | long texts/s | speed-up (short) "
+        "| twin@1 | cos vs torch |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in rows:
+        base = next(b for b in rows if b["threads"] == r["threads"]
+                    and b["model"] == "all-MiniLM-L6-v2")["texts_per_s"]
         lines.append(
-            f"| {r['model']} | {r['dim']} | {r['load_s']:.1f} | {r['encode_s']:.2f} | "
-            f"{r['texts_per_s']:,.0f} | {r['texts_per_s'] / base:.1f}x | {r['twin_at_1']:.3f} |"
-        )
+            f"| {r['threads']} | {r['model']} | {r['dim']} | {r['load_s']:.1f} | "
+            f"{r['texts_per_s']:,.0f} | {r['long_per_s']:,.0f} | "
+            f"{r['texts_per_s'] / base:.1f}x | {r['twin_at_1']:.3f} | {r['cos']} |")
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
 

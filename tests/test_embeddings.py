@@ -154,6 +154,31 @@ def test_static_model_distilled_offline(request):
     assert again.texts_encoded == 0
 
 
+def test_the_bundled_model_through_onnx_runtime(request):
+    """`onnx` is the transformer exported to ONNX: the same vectors (cosine >= 0.9999, short
+    texts and a long one embedded window by window); `onnx-int8` quantizes its matrix products:
+    every vector within the documented cosine of 0.98. The exports are kept in pytest's cache
+    (as the static model's), so later runs only load them."""
+    pytest.importorskip("onnxruntime")
+    cache = (request.config.cache.mkdir("linkage-onnx-model")
+             if getattr(request.config, "cache", None) is not None
+             else request.config.rootpath / ".pytest_cache" / "d" / "linkage-onnx-model")
+    cache.mkdir(parents=True, exist_ok=True)
+    texts, _ = corpus()
+    texts = [*texts, " ".join(t for t, _ in PARAPHRASES) * 40]  # > 256 word pieces: windows
+    reference = Encoder(cache_dir=cache, cache=False).encode(texts)
+    for model, floor in (("onnx", 0.9999), ("onnx-int8", 0.98)):
+        enc = Encoder(model, cache_dir=cache, cache=False)
+        vectors = enc.encode(texts)
+        assert vectors.shape == reference.shape and enc.long_texts == 1
+        cosine = (vectors * reference).sum(axis=1)
+        assert cosine.min() >= floor, (model, cosine.min())
+        assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert list((cache / "models").glob("onnx-*-int8/model.onnx"))
+    # the vector cache keeps each backend's vectors apart from the transformer's
+    assert Encoder("onnx").cache.folder != Encoder().cache.folder
+
+
 # --- Blocker ---------------------------------------------------------------------------------
 
 

@@ -51,6 +51,13 @@ from linkage.errors import LinkageError
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 STATIC_MODEL = "static"
+# The bundled model run by ONNX Runtime instead of torch: `onnx` is the same network exported
+# (the same vectors to float32 rounding, faster on a CPU core), `onnx-int8` its matrix products
+# quantized to 8-bit integers per output channel (about 3x torch on one core; each vector
+# within a cosine of 0.98 of the transformer's: bench/RESULTS_embeddings.md).
+ONNX_MODEL = "onnx"
+ONNX_INT8_MODEL = "onnx-int8"
+_ONNX_MODELS = {ONNX_MODEL: False, ONNX_INT8_MODEL: True}  # name -> quantized
 _BUNDLED_ALIASES = {BUNDLED_MODEL, f"sentence-transformers/{BUNDLED_MODEL}"}
 _INSTALL_HINT = 'pip install "linkage[text]"'
 
@@ -196,12 +203,127 @@ def static_model_path(
     return folder
 
 
-def _load_model(model: str, cache_dir: Path, static_dims: int) -> tuple[str, Any]:
-    """("static" | "st", loaded model), shared within the process."""
+def onnx_model_path(*, quantized: bool = False, cache_dir: str | Path | None = None) -> Path:
+    """Folder of the bundled model exported to ONNX (`model.onnx`, with the tokenizer and
+    configuration files beside it), exporting it on first use (`build_models` does it at build
+    time). `quantized`: its MatMul weights as int8, per output channel (dynamic quantization)."""
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    name = f"onnx-{_slug(BUNDLED_MODEL)}" + ("-int8" if quantized else "")
+    folder = root / "models" / name
+    if (folder / "model.onnx").exists():
+        return folder
     _offline()
-    key = f"{model}|{cache_dir}|{static_dims}" if model == STATIC_MODEL else model
+    tmp = folder.with_name(folder.name + f".tmp-{uuid.uuid4().hex}")
+    tmp.mkdir(parents=True)
+    source = Path(bundled_model_path())
+    for file in ("tokenizer.json", "sentence_bert_config.json", "config.json",
+                 "modules.json"):
+        if (source / file).exists():
+            (tmp / file).write_bytes((source / file).read_bytes())
+    if quantized:
+        quantization = require("onnxruntime.quantization", "quantizing the ONNX model")
+        require("onnx", "quantizing the ONNX model")
+        quantization.quantize_dynamic(
+            str(onnx_model_path(cache_dir=cache_dir) / "model.onnx"), str(tmp / "model.onnx"),
+            weight_type=quantization.QuantType.QInt8, per_channel=True,
+            op_types_to_quantize=["MatMul"])
+    else:
+        _export_onnx(source, tmp / "model.onnx")
+    try:
+        os.replace(tmp, folder)
+    except OSError:  # another process finished first
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder
+
+
+def _export_onnx(source: Path, target: Path) -> None:
+    """The bundled transformer (token embeddings out) as an ONNX graph with dynamic batch and
+    sequence axes; pooling and normalizing stay in numpy (`_OnnxModel`)."""
+    torch = require("torch")
+    transformers = require("transformers", "exporting the model to ONNX")
+    require("onnx", "exporting the model to ONNX")
+    network = transformers.AutoModel.from_pretrained(str(source)).eval()
+
+    class TokenVectors(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.inner(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
+
+    example = torch.ones((1, 4), dtype=torch.int64)
+    axes = {"input_ids": {0: "batch", 1: "tokens"}, "attention_mask": {0: "batch", 1: "tokens"},
+            "token_type_ids": {0: "batch", 1: "tokens"},
+            "token_vectors": {0: "batch", 1: "tokens"}}
+    import warnings
+
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # the tracer's notes on the model's Python branches
+        torch.onnx.export(TokenVectors(network), (example, example, example * 0), str(target),
+                          input_names=["input_ids", "attention_mask", "token_type_ids"],
+                          output_names=["token_vectors"], dynamic_axes=axes, opset_version=17,
+                          dynamo=False)
+
+
+class _OnnxModel:
+    """The bundled model's encoding (tokenize, transformer, mean pooling over the tokens,
+    unit length: its sentence-transformers modules) with the transformer run by ONNX Runtime."""
+
+    def __init__(self, folder: Path):
+        ort = require("onnxruntime", "the ONNX model")
+        tokenizers = require("tokenizers")
+        config = json.loads((folder / "sentence_bert_config.json").read_text(encoding="utf-8"))
+        self.tokenizer = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.tokenizer.enable_truncation(int(config.get("max_seq_length", 256)))
+        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        # as torch does: OMP_NUM_THREADS threads when set (ONNX Runtime's own default: a
+        # thread per physical core)
+        options.intra_op_num_threads = int(os.environ.get("OMP_NUM_THREADS") or 0)
+        self.session = ort.InferenceSession(str(folder / "model.onnx"), options,
+                                            providers=["CPUExecutionProvider"])
+        self.dim = int(json.loads((folder / "config.json").read_text(encoding="utf-8"))
+                       ["hidden_size"])
+
+    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(texts), batch_size):
+            encodings = self.tokenizer.encode_batch(texts[start:start + batch_size])
+            ids = np.array([e.ids for e in encodings], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+            types = np.array([e.type_ids for e in encodings], dtype=np.int64)
+            tokens = self.session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                             "token_type_ids": types})[0]
+            weights = mask[..., None].astype(np.float32)
+            pooled = (tokens * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+            out[start:start + len(encodings)] = _unit(pooled)
+        return out
+
+
+def build_models(cache_dir: str | Path | None = None) -> list[Path]:
+    """Build the derived models now (the static model, the ONNX exports) so that no user's
+    first run waits for them: `make setup` calls it. Returns their folders."""
+    return [static_model_path(BUNDLED_MODEL, cache_dir=cache_dir),
+            onnx_model_path(cache_dir=cache_dir),
+            onnx_model_path(quantized=True, cache_dir=cache_dir)]
+
+
+def _load_model(model: str, cache_dir: Path, static_dims: int) -> tuple[str, Any]:
+    """("static" | "st" | "onnx", loaded model), shared within the process."""
+    _offline()
+    key = f"{model}|{cache_dir}|{static_dims}" if model in (STATIC_MODEL, *_ONNX_MODELS) \
+        else model
     with _LOCK:
         if key in _MODELS:
+            return _MODELS[key]
+        if model in _ONNX_MODELS:
+            folder = onnx_model_path(quantized=_ONNX_MODELS[model], cache_dir=cache_dir)
+            _MODELS[key] = ("onnx", _OnnxModel(folder))
             return _MODELS[key]
         if model == STATIC_MODEL:
             folder = static_model_path(BUNDLED_MODEL, pca_dims=static_dims,
@@ -276,7 +398,7 @@ class Encoder:
     @property
     def dim(self) -> int:
         kind, m = self._model()
-        return int(m.dim if kind == "static" else m.get_sentence_embedding_dimension())
+        return int(m.dim if kind in ("static", "onnx") else m.get_sentence_embedding_dimension())
 
     def _run_model(self, texts: list[str]) -> np.ndarray:
         kind, m = self._model()
@@ -293,6 +415,8 @@ class Encoder:
                 self.model_calls += 1
                 if kind == "static":
                     vec = m.encode(batch, batch_size=self.batch_size, show_progress_bar=False)
+                elif kind == "onnx":
+                    vec = m.encode(batch, batch_size=self.batch_size)
                 else:
                     vec = m.encode(batch, batch_size=self.batch_size, show_progress_bar=False,
                                    convert_to_numpy=True, normalize_embeddings=False)
@@ -388,7 +512,7 @@ def _word_piece_window(model: str) -> tuple[Any, int, int] | None:
     if model == STATIC_MODEL:
         return None
     if model not in _WINDOWS:
-        folder = model_folder(model)
+        folder = model_folder(BUNDLED_MODEL if model in _ONNX_MODELS else model)
         config, vocab = folder / "sentence_bert_config.json", folder / "tokenizer.json"
         limit = (json.loads(config.read_text(encoding="utf-8")).get("max_seq_length")
                  if config.is_file() else None)
@@ -417,6 +541,8 @@ def model_folder(model: str, cache_dir: str | Path | None = None) -> Path:
         return Path(bundled_model_path())
     if model == STATIC_MODEL:
         return static_model_path(BUNDLED_MODEL, cache_dir=cache_dir)
+    if model in _ONNX_MODELS:
+        return onnx_model_path(quantized=_ONNX_MODELS[model], cache_dir=cache_dir)
     return Path(model)
 
 
