@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -86,7 +87,15 @@ def _order_key(text: np.ndarray) -> np.ndarray:
 
 
 def pick(result: Result) -> Picked:
-    """The records and pairs the report shows (see the module's text)."""
+    """The records and pairs the report shows (see the module's text). Kept on the result: a
+    run picks once for report_records.parquet and once more for its page."""
+    cached = getattr(result, "_report_picked", None)
+    if cached is None:
+        cached = result._report_picked = _pick(result)
+    return cached
+
+
+def _pick(result: Result) -> Picked:
     picked = Picked()
     clusters = result.clusters
     if clusters is None or len(clusters) == 0:
@@ -100,8 +109,8 @@ def pick(result: Result) -> Picked:
     ids = _text(frame[id_name])
     sides = _text(frame["source"]) if link and "source" in frame.columns \
         else np.full(len(frame), "", dtype=object)
-    keys = list(zip(sides.tolist(), ids.tolist(), strict=True))
-    position = {k: i for i, k in enumerate(keys)}
+    keys = _Keys(sides, ids)
+    position = _Lookup(sides, ids)
 
     # -- removed records, each with the record kept in its place
     removed_pairs: list[tuple[str, str]] = []
@@ -154,8 +163,38 @@ class _Scanned:
     edge_w: list[np.ndarray] = field(default_factory=list)
 
 
-def _positions(position: dict[Key, int], side: str, ids: np.ndarray) -> np.ndarray:
-    return np.array([position.get((side, v), -1) for v in ids], dtype=np.int64)
+class _Keys:
+    """Each record's key (side, id as text), by position, made only for the records asked
+    for: a run of a million records needs a few dozen of them."""
+
+    def __init__(self, sides: np.ndarray, ids: np.ndarray):
+        self.sides, self.ids = sides, ids
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, i: int) -> Key:
+        return (str(self.sides[i]), str(self.ids[i]))
+
+
+class _Lookup:
+    """Record positions by key, a dict of ids per side (where an id repeats on a side, its last
+    position), looked up a column of ids at a time."""
+
+    def __init__(self, sides: np.ndarray, ids: np.ndarray):
+        self.by_side: dict[str, dict[str, int]] = {}
+        for side in dict.fromkeys(sides.tolist()):
+            rows = np.flatnonzero(sides == side)
+            self.by_side[side] = dict(zip(ids[rows].tolist(), rows.tolist(), strict=True))
+
+    def positions(self, side: str, ids: np.ndarray) -> np.ndarray:
+        found = self.by_side.get(side, {})
+        return np.fromiter(map(found.get, ids.tolist(), repeat(-1)), dtype=np.int64,
+                           count=len(ids))
+
+
+def _positions(position: _Lookup, side: str, ids: np.ndarray) -> np.ndarray:
+    return position.positions(side, ids)
 
 
 def _batches(pairs, columns: list[str]):
@@ -179,7 +218,7 @@ def _batches(pairs, columns: list[str]):
 
 
 def _scan(pairs, threshold: float | None, removed: list[tuple[str, str]], *,
-          edges: tuple[dict[Key, int], str, str] | None) -> _Scanned:
+          edges: tuple[_Lookup, str, str] | None) -> _Scanned:
     """One pass over the pairs, a batch at a time, keeping only: the `BORDERLINE_SHOWN` pairs
     nearest `threshold` on each side (by distance, then ids: the same whatever the batches),
     the weight of each `removed` pair of ids (either order), and with `edges` (the records'
@@ -238,7 +277,7 @@ def _scan(pairs, threshold: float | None, removed: list[tuple[str, str]], *,
     return scanned
 
 
-def _clusters(frame: pd.DataFrame, keys: list[Key], a: np.ndarray, b: np.ndarray,
+def _clusters(frame: pd.DataFrame, keys: _Keys, a: np.ndarray, b: np.ndarray,
               w: np.ndarray) -> tuple[list[Cluster], list[Cluster]]:
     """The largest and the weakest clusters, from the accepted pairs `a`-`b` (positions in
     `keys`, -1 for a record not there) of weights `w`."""
@@ -261,10 +300,13 @@ def _clusters(frame: pd.DataFrame, keys: list[Key], a: np.ndarray, b: np.ndarray
     cost[order] = np.arange(1, len(order) + 1, dtype=np.float64)
     graph = coo_matrix((cost, (lo, hi)), shape=(n, n)).tocsr()  # duplicates: summed, rare
     tree = minimum_spanning_tree(graph).tocoo()
-    rank_of = {(int(x), int(y)): k for k, (x, y) in enumerate(zip(lo, hi, strict=True))}
-    tree_edges = [rank_of.get((int(x), int(y))) for x, y in zip(tree.row, tree.col,
-                                                                 strict=True)]
-    tree_edges = np.array([e for e in tree_edges if e is not None], dtype=np.int64)
+    # Each tree edge's pair: where a pair repeats, its last one (as a dict of pairs would).
+    pair_key = lo.astype(np.int64) * n + hi
+    by_key = np.argsort(pair_key, kind="stable")
+    tree_key = tree.row.astype(np.int64) * n + tree.col
+    at = np.searchsorted(pair_key[by_key], tree_key, side="right") - 1
+    found = (at >= 0) & (pair_key[by_key][np.clip(at, 0, None)] == tree_key)
+    tree_edges = by_key[at[found]].astype(np.int64)
     if not len(tree_edges):
         return [], []
     te_cluster = cluster[lo[tree_edges]]
@@ -281,8 +323,17 @@ def _clusters(frame: pd.DataFrame, keys: list[Key], a: np.ndarray, b: np.ndarray
         coo_matrix((np.ones(len(rest)), (lo[rest], hi[rest])), shape=(n, n)), directed=False)
 
     size_of = several.to_dict()
-    largest = sorted(joins.index, key=lambda c: (-size_of[c], str(c)))[:CLUSTERS_SHOWN]
-    weakest_order = sorted(joins.index, key=lambda c: (w[joins[c]], -size_of[c], str(c)))
+    # Only the few shown are sorted: the clusters at least as large as the CLUSTERS_SHOWN-th
+    # largest, and those whose joining pair is at most as strong as the (2 x CLUSTERS_SHOWN)-th
+    # weakest (enough for the weakest once the largest are taken out), each by its full key.
+    size = several.reindex(joins.index).to_numpy()
+    strength = w[joins.to_numpy()]
+    count = min(CLUSTERS_SHOWN, len(joins))
+    big = joins.index[size >= np.partition(size, len(size) - count)[len(size) - count]]
+    largest = sorted(big, key=lambda c: (-size_of[c], str(c)))[:CLUSTERS_SHOWN]
+    count = min(2 * CLUSTERS_SHOWN, len(joins))
+    weak = joins.index[strength <= np.partition(strength, count - 1)[count - 1]]
+    weakest_order = sorted(weak, key=lambda c: (w[joins[c]], -size_of[c], str(c)))
     weakest = [c for c in weakest_order if c not in largest][:CLUSTERS_SHOWN]
     chosen = set(largest) | set(weakest)
     rows = np.flatnonzero(pd.Series(cluster).isin(chosen).to_numpy())
