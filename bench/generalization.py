@@ -232,6 +232,7 @@ def _position_maps(out: Path, frames: list[pd.DataFrame]) -> list[dict[str, int]
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     id_column = summary.get("id_column")
     names = id_column if isinstance(id_column, list) else [id_column] * len(frames)
+    names = [*names[:1], *(_right_name(out, n) for n in names[1:])]
     maps = []
     for frame, name in zip(frames, names, strict=False):
         if isinstance(name, str) and name in frame.columns:
@@ -239,6 +240,15 @@ def _position_maps(out: Path, frames: list[pd.DataFrame]) -> list[dict[str, int]
         else:  # row numbers became the ids (`row_id`, from 0)
             maps.append({str(i): i for i in range(len(frame))})
     return maps
+
+
+def _right_name(out: Path, name):
+    """The right table's own name of a column the run's rules renamed (`rename_right`)."""
+    import yaml
+
+    rules = yaml.safe_load((out / "rules.yaml").read_text(encoding="utf-8")) or {}
+    renamed = {v: k for k, v in (rules.get("rename_right") or {}).items()}
+    return renamed.get(name, name)
 
 
 def _score(case: Case, out: Path) -> tuple[float, float, float]:

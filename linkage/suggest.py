@@ -129,6 +129,7 @@ def _profiles(frames: list[pd.DataFrame]) -> tuple[list[ColumnProfile], dict[str
     both = [a for a, b, _ in pairs if a == b]
     paired = {b: a for a, b, _ in pairs if a != b}
     scores = {(a, b): s for a, b, s in pairs}
+    paired.update(_record_ids(left, right, lp, rp, both, paired))
     # A right column under a left name that holds another field (numbered columns, c1, c2
     # ..., each table in its own order) is set apart under a name of its own.
     names = set(map(str, left.columns)) | set(map(str, right.columns))
@@ -146,7 +147,9 @@ def _profiles(frames: list[pd.DataFrame]) -> tuple[list[ColumnProfile], dict[str
         if p.column in both:
             continue
         match = next((b for b, a in paired.items() if a == p.column), None)
-        if match is not None:
+        if match is not None and (p.column, match) not in scores:
+            p.why += f"; the record id, as the right table's `{match}` is there"
+        elif match is not None:
             p.why += f"; holds the values of the right table's `{match}` " \
                 f"({scores[(p.column, match)]:.0%} overlap)"
         else:
@@ -179,6 +182,28 @@ def _id_column(frames: list[pd.DataFrame], profiles: list[ColumnProfile]) -> str
     candidates.sort(key=lambda p: (round(shared(p.column), 1), p.kind != "id",
                                    not _hint(p.column, "id", "key")))
     return candidates[0].column if candidates else None
+
+
+def _record_ids(left: pd.DataFrame, right: pd.DataFrame, lp: list[ColumnProfile],
+                rp: list[ColumnProfile], both: list[str], paired: dict[str, str]
+                ) -> dict[str, str]:
+    """In a link, each table's own record id under two names ({right: left}): two sources
+    number their records apart, so the ids' values never overlap and `pair_columns` cannot
+    pair them; their role pairs them. Only where neither table shares an id column with the
+    other and each has exactly one column that is an identifier by its values and unique and
+    complete in it (with several, which one keys the records is not a question the values
+    answer)."""
+    def ids(frame: pd.DataFrame, profiles: list[ColumnProfile], taken) -> list[str]:
+        return [p.column for p in profiles if p.kind == "id" and p.column not in taken
+                and frame[p.column].notna().all() and frame[p.column].is_unique]
+
+    if ids(left, lp, ()) and set(ids(left, lp, ())) & set(both):
+        return {}
+    own_l = ids(left, lp, {*both, *paired.values()})
+    own_r = ids(right, rp, {*both, *paired})
+    if len(own_l) != 1 or len(own_r) != 1 or own_r[0] in map(str, left.columns):
+        return {}
+    return {own_r[0]: own_l[0]}
 
 
 def _hint(column: str, *words: str) -> bool:

@@ -34,6 +34,9 @@ def _positions(out, frames: list[pd.DataFrame]) -> list[dict[str, int]]:
     """Run id -> row position per input, from the id column the run chose (or row numbers)."""
     id_column = json.loads((out / "summary.json").read_text(encoding="utf-8"))["id_column"]
     names = id_column if isinstance(id_column, list) else [id_column] * len(frames)
+    # the right table's own name for a column the rules renamed (`rename_right`)
+    renamed = {v: k for k, v in (_rules(out).get("rename_right") or {}).items()}
+    names = [*names[:1], *(renamed.get(n, n) for n in names[1:])]
     return [{str(v): i for i, v in enumerate(f[name])} if name in f.columns
             else {str(i): i for i in range(len(f))} for f, name in zip(frames, names, strict=False)]
 
@@ -233,6 +236,10 @@ def test_link_with_different_columns(tmp_path):
     _, (left, right), truth = synth.traps(ROWS, seed=SEED, trap="link_columns")
     out = _run(tmp_path, "link", [left, right])  # exits 0: asserted in _run
     links = pd.read_parquet(out / "links.parquet")
+    # Each side's own record id (rec_id on the left, id on the right: paired by their role,
+    # as two sources' ids never share values), not row numbers.
+    assert set(links["id_l"].astype(str)) <= set(left["rec_id"].astype(str))
+    assert set(links["id_r"].astype(str)) <= set(right["id"].astype(str))
     pos = _positions(out, [left, right])
     predicted = set(zip(links["id_l"].astype(str).map(pos[0]),
                         links["id_r"].astype(str).map(pos[1]), strict=True))
