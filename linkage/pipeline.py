@@ -1312,9 +1312,10 @@ def run_local(
         outputs["labels"] = kept_labels
     add_diagnostics(summary, rules, scorer, splits, component_sizes, clusters, pairs.left,
                     pairs.right, matched, pairs.mask)
-    clock.close()
     result = Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
-    result.records = report_sample(result, combined, id_name=id_name, source=source)
+    with clock.stage("report"):  # the records report.html shows: one pass over the pairs
+        result.records = report_sample(result, combined, id_name=id_name, source=source)
+    clock.close()
     return result
 
 

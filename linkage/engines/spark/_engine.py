@@ -254,5 +254,6 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
     add_diagnostics(summary, rules, scorer, splits, component_sizes, clusters, left, right,
                     matched, pairs.mask)
     result = Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
-    result.records = report_sample(result, combined, id_name=id_name, source=source)
+    with clock.stage("report"):  # the records report.html shows, on the driver as locally
+        result.records = report_sample(result, combined, id_name=id_name, source=source)
     return result
