@@ -137,8 +137,8 @@ def _pick(result: Result) -> Picked:
     # -- the largest clusters and the weakest
     if by_links:
         links = result.links
-        a = _positions(position, side_l, _text(links["id_l"]))
-        b = _positions(position, side_r, _text(links["id_r"]))
+        a = position.positions(side_l, _text(links["id_l"]))
+        b = position.positions(side_r, _text(links["id_r"]))
         w = links["match_weight"].to_numpy(dtype=float)
     else:
         a, b, w = (np.concatenate(part) if part else np.zeros(0, dtype=kind) for part, kind in
@@ -193,10 +193,6 @@ class _Lookup:
                            count=len(ids))
 
 
-def _positions(position: _Lookup, side: str, ids: np.ndarray) -> np.ndarray:
-    return position.positions(side, ids)
-
-
 def _batches(pairs, columns: list[str]):
     """The pairs' `columns` as Arrow record batches: from a Parquet file a row group at a
     time, from a DataFrame `BATCH_ROWS` at a time. Never a whole column in memory at once."""
@@ -247,8 +243,8 @@ def _scan(pairs, threshold: float | None, removed: list[tuple[str, str]], *,
         if edges is not None:
             rows = np.flatnonzero(is_match)
             left, right = text(batch, rows)
-            scanned.edge_a.append(_positions(edges[0], edges[1], left))
-            scanned.edge_b.append(_positions(edges[0], edges[2], right))
+            scanned.edge_a.append(edges[0].positions(edges[1], left))
+            scanned.edge_b.append(edges[0].positions(edges[2], right))
             scanned.edge_w.append(weight[rows])
         if threshold is not None:
             finite = np.isfinite(weight)
