@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from linkage.engines import get_engine
 from linkage.io import (
     TableLike,
     as_frame,
@@ -19,14 +20,10 @@ from linkage.io import (
     read,
     read_batches,
 )
-from linkage.pipeline import (
-    Table,
-    auto_chunk_rows,
-    input_projection,
-    resolve_chunk_rows,
-    run_local,
-)
+from linkage.pipeline import input_projection
 from linkage.result import Result
+from linkage.run.chunks import auto_chunk_rows, resolve_chunk_rows
+from linkage.run.state import Table
 from linkage.settings import Rules
 
 
@@ -67,7 +64,7 @@ def _columns(sources: list[TableLike], rules: Rules, id_column: str | None, engi
     """The columns to read of input files, for a local run in chunks (asked for, or automatic
     for a big input) whose rules read only some columns: everything else stays on disk until
     the kept records are written. None: read whole tables."""
-    if engine != "local":
+    if not get_engine(engine).projects_columns:
         return None
     columns = input_projection(rules, id_column)
     if columns is None or all(isinstance(s, pd.DataFrame) for s in sources):
@@ -178,29 +175,13 @@ def _renamed(table: Table, rename: dict[str, str]) -> Table:
 
 def _run(mode, tables, rules, *, id_column, progress, model, checkpoint, engine, spark_master,
          chunk_rows, labels=None):
-    if labels is not None:
+    if labels is not None and model is not None:
         from linkage.errors import InputError
 
-        if model is not None:
-            raise InputError("--model scores with an earlier run's trained weights and --labels "
-                             "trains new ones: pass one of them.")
-        if engine != "local":
-            raise InputError("--labels trains the scorer with the local engine only; leave out "
-                             "--engine spark to learn from labels.")
-    if engine == "spark":
-        from linkage.engines.spark import run_spark
-
-        if checkpoint is not None:
-            from linkage.errors import InputError
-
-            raise InputError("--resume keeps stage checkpoints of the local engine only; leave "
-                             "it out with --engine spark (Spark recomputes a lost stage itself).")
-
-        return run_spark(mode, tables, rules, id_column=id_column, master=spark_master,
-                         progress=progress, model=model)
-    if engine != "local":
-        from linkage.errors import InputError
-
-        raise InputError(f"engine {engine!r} is not one of local, spark.")
-    return run_local(mode, tables, rules, id_column=id_column, progress=progress, model=model,
-                     checkpoint=checkpoint, chunk_rows=chunk_rows, labels=labels)
+        raise InputError("--model scores with an earlier run's trained weights and --labels "
+                         "trains new ones: pass one of them.")
+    runner = get_engine(engine)
+    runner.check(rules, labels=labels, checkpoint=checkpoint)
+    return runner.run(mode, tables, rules, id_column=id_column, progress=progress, model=model,
+                      checkpoint=checkpoint, chunk_rows=chunk_rows, labels=labels,
+                      options={"master": spark_master})

@@ -24,6 +24,12 @@ class InputError(LinkageError):
     """An input table cannot be used as it is: missing column, empty table, duplicate ids."""
 
 
+class EngineError(InputError):
+    """The chosen engine cannot run these rules or options (a stage, blocker or scorer it does
+    not run, `--labels` or `--resume` where it has no such step); the message names the rules
+    key or option and the engine that runs it. Also an `InputError`: the CLI exits 2."""
+
+
 class BudgetError(LinkageError):
     """Blocking would produce more candidate pairs than the configured budget allows."""
 

@@ -62,7 +62,7 @@ def contributions_table(pairs: pd.DataFrame, rules, scorer) -> list[pd.DataFrame
 
 
 def _pair_lines(pairs: pd.DataFrame, rules, scorer) -> list[str]:
-    from linkage.pipeline import pair_stage, stage_reasons
+    from linkage.run.stages import pair_stage, stage_reasons
 
     reasons = [text for _, text in stage_reasons(rules)]
     stages = pair_stage(rules, pairs["blockers"].to_numpy())

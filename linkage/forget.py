@@ -137,7 +137,7 @@ def plan_forget(
     """Work out what forgetting removes; returns the plan and the loaded run."""
     from linkage.incremental import assign_ids, id_state
     from linkage.keep import choose_representatives, id_rank
-    from linkage.pipeline import stage_bit
+    from linkage.run.stages import stage_bit
     from linkage.settings import Rules
 
     run_dir = Path(run_dir)

@@ -430,8 +430,9 @@ def _run_update(old, combined, n_old, id_name, records_checksum, read_seconds):
     """Block and score the new pairs, then guard, cluster and keep over all pairs; returns
     the run (clusters labelled by first record, as a full run labels them), the labels and
     the pair counts (new, carried over, dropped: no blocker proposes them any more)."""
-    from linkage.pipeline import Table, compare_pairs
+    from linkage.pipeline import compare_pairs
     from linkage.progress import Clock
+    from linkage.run.state import Table
 
     rules, clock = old.rules, Clock()
     if rules.group_by:  # its new-pair blocking does not hold the group in its keys yet
@@ -475,7 +476,8 @@ def _fitted(scorer) -> bool:
 
 def _new_pairs(rules, combined, id_name, work, n_old):
     """Candidate pairs with a new record, from the blockers and the exact/url stages."""
-    from linkage.pipeline import STAGE_BITS, stage_bit, stage_groups, stage_stats, union_pairs
+    from linkage.pipeline import stage_groups, stage_stats, union_pairs
+    from linkage.run.stages import STAGE_BITS, stage_bit
 
     n = len(combined)
     stars, rows = stage_groups(rules, combined, id_name, work)
@@ -498,8 +500,7 @@ def block_new(rules, work: dict[str, np.ndarray], n_old: int, rows: np.ndarray |
     blockers propose over all records and keep the new pairs.
     `rows`: the records that may be blocked (the exact stage's representatives).
     """
-    from linkage.blocking import CandidatePairs, KeyBlocker, blocker_names
-    from linkage.blocking._blockers import BlockingInput
+    from linkage.blocking import BlockingInput, CandidatePairs, blocker_names
     from linkage.blocking._union import oversized_message
 
     n = len(next(iter(work.values()))) if work else 0
@@ -507,20 +508,15 @@ def block_new(rules, work: dict[str, np.ndarray], n_old: int, rows: np.ndarray |
     data = BlockingInput({c: v[rows] for c, v in work.items()}, None)
     is_new = rows >= n_old
     names = blocker_names(rules.blocking)
-    estimated = {name: _estimate_new(b, data, is_new, rules.max_block_size)
+    estimated = {name: b.estimate_new(data, is_new, rules.max_block_size)
                  for name, b in zip(names, rules.blocking, strict=True)}
     _check_budget(estimated, rules.max_pairs)
     codes, masks, proposed, skipped = [], [], {}, []
     for bit, (name, blocker) in enumerate(zip(names, rules.blocking, strict=True)):
-        if isinstance(blocker, KeyBlocker):
-            a, b, gone = _key_pairs_new(blocker, data, is_new, rules.max_block_size, name)
-        else:
-            prop = blocker.propose(data, rules.max_block_size)
-            keep = (is_new[prop.left] | is_new[prop.right]) & (prop.left != prop.right)
-            a, b, gone = prop.left[keep], prop.right[keep], list(prop.skipped)
-            for s in gone:
-                s.blocker = name
+        proposal = blocker.propose_new(data, is_new, rules.max_block_size)
+        a, b, gone = proposal.left, proposal.right, proposal.skipped
         for s in gone:
+            s.blocker = name
             warnings.warn(oversized_message(s, rules.max_block_size), LinkageWarning,
                           stacklevel=2)
         skipped.extend(gone)
@@ -540,34 +536,6 @@ def block_new(rules, work: dict[str, np.ndarray], n_old: int, rows: np.ndarray |
                           skipped)
 
 
-def _block_sizes(codes: np.ndarray, is_new: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    valid = codes >= 0
-    m = int(codes.max()) + 1 if valid.any() else 0
-    return (np.bincount(codes[valid], minlength=m).astype(np.int64),
-            np.bincount(codes[valid & ~is_new], minlength=m).astype(np.int64))
-
-
-def _estimate_new(blocker, data, is_new: np.ndarray, max_block_size: int) -> int:
-    """Pairs with a new record that a blocker will propose (key blockers: exactly; others:
-    the bound of their full estimate)."""
-    from linkage.blocking import KeyBlocker
-    from linkage.blocking._keys import key_codes
-
-    if not isinstance(blocker, KeyBlocker):
-        return int(blocker.estimate(data, max_block_size))
-    from linkage.blocking._blockers import sub_window
-
-    total = 0
-    for parts in blocker._parts:
-        size, old = _block_sizes(key_codes(parts, data.columns), is_new)
-        ok = size <= max_block_size
-        total += int(((size * (size - 1) - old * (old - 1)) // 2)[ok].sum())
-        # a sub-blocked block: at most its new records' neighbours, both sides, every pass
-        sub = blocker.sub_parts(parts, data) if (~ok).any() else []
-        total += 2 * (sub_window(len(sub)) - 1) * len(sub) * int((size - old)[~ok].sum())
-    return total
-
-
 def _check_budget(estimated: dict[str, int], max_pairs: int) -> None:
     total = sum(estimated.values())
     if total > max_pairs:
@@ -576,48 +544,6 @@ def _check_budget(estimated: dict[str, int], max_pairs: int) -> None:
             f"blocking the new records would propose about {total:,} candidate pairs, above "
             f"`max_pairs` = {max_pairs:,}; most come from blocker `{worst}` "
             f"({estimated[worst]:,}). Tighten its keys, or raise `max_pairs` in the rules.")
-
-
-def _key_pairs_new(blocker, data, is_new: np.ndarray, max_block_size: int, name: str):
-    """(a, b, skipped blocks): the pairs of a key blocker that hold a new record."""
-    from linkage.blocking._blockers import SkippedBlock, _neighbours, sort_ranks, sub_window
-    from linkage.blocking._keys import key_codes, key_values
-
-    lefts, rights, skipped = [], [], []
-    for parts in blocker._parts:
-        done = len(skipped)
-        codes = key_codes(parts, data.columns)
-        size, _old = _block_sizes(codes, is_new)
-        valid = codes >= 0
-        block_size = np.where(valid, size[np.where(valid, codes, 0)] if len(size) else 0, 0)
-        big = valid & (block_size > max_block_size)
-        for code in np.unique(codes[big & is_new]):
-            first = np.flatnonzero(codes == code)[:1]
-            key = "[" + ", ".join(map(str, parts)) + "]"
-            skipped.append(SkippedBlock(name, key, key_values(parts, data.columns, first),
-                                        int(size[code])))
-        sub = blocker.sub_parts(parts, data) if big.any() else []
-        if sub:  # sub-blocked as a full run does it; the neighbour pairs with a new record
-            window = sub_window(len(sub))
-            held = np.flatnonzero(big & np.isin(codes, codes[big & is_new]))
-            for part in sub:
-                a, b = _neighbours(held, codes[held], sort_ranks(part, data.columns), window,
-                                   None)
-                keep = is_new[a] | is_new[b]
-                lefts.append(a[keep])
-                rights.append(b[keep])
-            how = f"sorted neighbourhood on {', '.join(map(str, sub))}, window {window}"
-            for s in skipped[done:]:
-                s.how = how
-        ok = valid & ~big & (block_size >= 2)
-        members = pd.DataFrame({"b": np.flatnonzero(ok), "code": codes[ok]})
-        fresh = members[is_new[members["b"].to_numpy()]].rename(columns={"b": "a"})
-        joined = fresh.merge(members, on="code", sort=False)
-        a, b = joined["a"].to_numpy(np.int64), joined["b"].to_numpy(np.int64)
-        keep = (a != b) & (~is_new[b] | (b < a))  # new × old, and each new × new pair once
-        lefts.append(a[keep])
-        rights.append(b[keep])
-    return np.concatenate(lefts), np.concatenate(rights), skipped
 
 
 def _carried_pairs(old, rules, combined, id_name, work, rows) -> dict:
@@ -648,36 +574,21 @@ def _carried_pairs(old, rules, combined, id_name, work, rows) -> dict:
 
 def still_proposed(rules, work: dict[str, np.ndarray], rows: np.ndarray | None,
                    lo: np.ndarray, hi: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
-    """The blocker bits of old pairs (lo, hi) over all `n` records now; the bits of the
-    exact/url stages and of blockers other than keys and sorted neighbourhoods are kept."""
-    from linkage.blocking import KeyBlocker, SortedNeighbourhood
-    from linkage.blocking._blockers import BlockingInput
-    from linkage.blocking._keys import key_codes
+    """The blocker bits of old pairs (lo, hi) over all `n` records now
+    (`Blocker.still_proposes`); the bits of the exact/url stages and of blockers that cannot
+    tell without proposing again are kept."""
+    from linkage.blocking import BlockingInput
 
     rows = np.arange(n, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
     data = BlockingInput({c: v[rows] for c, v in work.items()}, None)
-    blocked = np.zeros(n, dtype=bool)
-    blocked[rows] = True
-    both = blocked[lo] & blocked[hi]  # a record that is an exact copy now is not blocked
+    position = np.full(n, -1, dtype=np.int64)  # each record's row in `data`
+    position[rows] = np.arange(len(rows))
+    left, right = position[lo], position[hi]
+    both = (left >= 0) & (right >= 0)  # a record that is an exact copy now is not blocked
     out = mask.copy()
     for bit, blocker in enumerate(rules.blocking):
-        if isinstance(blocker, KeyBlocker):
-            hit = np.zeros(len(lo), dtype=bool)
-            for parts in blocker._parts:
-                local = key_codes(parts, data.columns)
-                size = np.bincount(local[local >= 0]) if (local >= 0).any() else np.zeros(0)
-                ok = (local >= 0) & (size[np.maximum(local, 0)] <= rules.max_block_size
-                                     if len(size) else False)
-                codes = np.full(n, -1, dtype=np.int64)
-                codes[rows[ok]] = local[ok]
-                hit |= (codes[lo] >= 0) & (codes[lo] == codes[hi])
-        elif isinstance(blocker, SortedNeighbourhood):
-            order = rows[blocker._order(data)]
-            rank = np.full(n, -1, dtype=np.int64)
-            rank[order] = np.arange(len(order))
-            hit = (rank[lo] >= 0) & (rank[hi] >= 0) & (np.abs(rank[lo] - rank[hi])
-                                                        < blocker.window)
-        else:
+        hit = blocker.still_proposes(data, left, right, rules.max_block_size)
+        if hit is None:
             continue
         out = np.where(hit & both, out | (1 << bit), out & ~(1 << bit))
     return out
@@ -719,72 +630,20 @@ def _all_pairs(rules, work, rows, n, carried, fresh, new_matrix, new_weight, new
 
 def finish_run(rules, scorer, combined, id_name, table, pairs, matrix, weight, probability,
                normalize_stats, exact_stats, clock):
-    """Guard, cluster, keep and the outputs over scored pairs: the tail of the local engine
-    (`pipeline.run_local`), for a dedupe run. Returns the Result and the cluster labels."""
-    from linkage.clustering import connected_components, split_decisions
-    from linkage.golden import build_golden
-    from linkage.guards import GuardContext, apply_guards
-    from linkage.keep import id_rank, keeper_rank
-    from linkage.pipeline import (
-        _outputs,
-        _summary,
-        add_diagnostics,
-        cut_weak_links,
-        guard_counts,
-        matched_by_stage,
-        scorer_report,
-        stage_matches,
-        stage_reasons,
-    )
-    from linkage.result import Result
+    """Guard, cluster, keep and the outputs over scored pairs: the tail every engine shares
+    (`linkage.run.finish`), for a dedupe run. Returns the Result and the cluster labels."""
+    from linkage.run.finish import Tail, finish
+    from linkage.run.state import RunState
 
     n = len(combined)
-    ids = combined[id_name]
-    source = np.zeros(n, dtype=np.int8)
-    above, staged, matched = stage_matches(rules, pairs.mask, weight, scorer.threshold)
-    with clock.stage("guard"):
-        guard = GuardContext(combined, ids.to_numpy(), source, pairs.left, pairs.right, weight,
-                             matched, scorer.threshold)
-        if rules.guards:
-            apply_guards(rules.guards, guard)
-        matched = guard.matched
-    with clock.stage("cluster"):
-        ml, mr, mw = pairs.left[matched], pairs.right[matched], weight[matched]
-        at = np.flatnonzero(matched)
-        keep_edge, splits, component_sizes = cut_weak_links(
-            rules, n, ml, mr, mw, staged[matched] >= 0, (pairs.left, pairs.right, weight),
-            scorer)
-        if splits:  # as the local engine splits clusters only weak links hold together
-            matched = matched.copy()
-            matched[at[~keep_edge]] = False
-            ml, mr, mw = ml[keep_edge], mr[keep_edge], mw[keep_edge]
-            guard.decisions.extend(split_decisions(splits, ids))
-        clusters = connected_components(n, ml, mr)
-    with clock.stage("keep"):
-        ranks = keeper_rank(rules.keep, combined, clusters, id_rank(ids))
-        limit = np.full(int(clusters.max()) + 1 if n else 0, rules.keep.k, dtype=np.int64)
-        np.maximum.at(limit, clusters, guard.keep_limit.astype(np.int64))
-        is_keeper = ranks < limit[clusters]
-        representative_row = np.empty(len(limit), dtype=np.int64)
-        representative_row[clusters[ranks == 0]] = np.flatnonzero(ranks == 0)
-        outputs = _outputs("dedupe", ids, id_name, source, clusters, representative_row[clusters],
-                           is_keeper, pairs, matrix, weight, probability, matched, (ml, mr, mw),
-                           combined, [combined], [table], scorer.threshold, guard,
-                           stages=(staged[matched], [t for _, t in stage_reasons(rules)]))
-        if rules.golden is not None:
-            outputs["golden"] = build_golden(rules.golden, combined, ids, clusters, id_name)
     id_column = None if id_name == "row_id" else id_name
-    summary = _summary("dedupe", [table], rules, n, [n], normalize_stats, pairs, matrix, matched,
-                       clusters, outputs["clusters"], id_column, combined,
-                       above=int(above.sum()))
-    summary["stages"]["score"].update(matched_by_stage(rules, above, staged, matched))
-    summary["stages"]["score"].update(scorer_report(scorer))
-    summary["stages"].update(exact_stats)
-    summary["stages"]["guard"] = guard_counts(rules, guard.decisions)
-    add_diagnostics(summary, rules, scorer, splits, component_sizes, clusters, pairs.left,
-                    pairs.right, matched, pairs.mask)
-    result = Result.from_outputs("dedupe", rules, outputs, summary, clock.timings, scorer)
-    return result, clusters
+    state = RunState("dedupe", [table], rules, id_column, clock, [combined], id_name, [n],
+                     np.zeros(n, dtype=np.int8), combined[id_name], combined,
+                     normalize_stats=normalize_stats, exact_stats=exact_stats, pairs=pairs,
+                     scorer=scorer, weight=weight, probability=probability, matrix=matrix,
+                     tally=matrix)
+    result = finish(state, Tail(), sample_records=False)
+    return result, result.clusters["cluster_id"].to_numpy(dtype=np.int64)
 
 
 def _relabel(result, clusters: np.ndarray, part_id: np.ndarray) -> None:
@@ -909,7 +768,7 @@ class _MatchIndex:
             if isinstance(blocker, KeyBlocker):
                 self.keys += [(blocker, parts,
                                _Blocks(_key_text(parts, self.work), rules.max_block_size))
-                              for parts in blocker._parts]
+                              for parts in blocker.key_parts]
             elif isinstance(blocker, SortedNeighbourhood):
                 self.sorted.append((blocker, _SortedIndex(blocker, self.work)))
             else:
@@ -1164,7 +1023,7 @@ class _SortedIndex:
 
 def _sort_text(blocker, columns: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """The sort key text of SortedNeighbourhood._order, and whether any part is present."""
-    values = [_part_values(p, columns[p.column]) for p in blocker._parts]
+    values = [_part_values(p, columns[p.column]) for p in blocker.sort_parts]
     present = np.array([any(v is not None for v in row) for row in zip(*values, strict=True)],
                        dtype=bool)
     text = ["\x1f".join("" if v is None else v for v in row) for row in zip(*values,

@@ -10,38 +10,25 @@ a chunk of records or pairs at a time, streaming its outputs to Parquet (`run_lo
 from __future__ import annotations
 
 import os
-import platform
 import warnings
 import weakref
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from linkage import __version__
 from linkage._schema import did_you_mean
-from linkage.before_after import before_after, value_labels
-from linkage.blocking import BlockingInput, CandidatePairs, block, blocker_names
+from linkage.blocking import BlockingInput, CandidatePairs, block
 from linkage.blocking._blockers import SkippedBlock
 from linkage.clustering import (
     connected_components,
     joining_weights,
-    non_match_summary,
     one_to_one,
     record_prior_shift,
-    split_decisions,
-    split_non_matches,
-    split_summary,
-    split_weak_links,
-    splits_non_matches,
 )
-from linkage.diagnostics import diagnose
 from linkage.errors import InputError, LinkageWarning
-from linkage.golden import build_golden
-from linkage.guards import GuardContext, apply_guards
 from linkage.io import (
     ParquetFrame,
     ParquetSink,
@@ -50,7 +37,6 @@ from linkage.io import (
     remove_abandoned,
     remove_temporary,
 )
-from linkage.keep import CENTROID_DISTANCE, id_rank, keeper_rank
 from linkage.normalize._encoded import (
     EncodedColumn,
     encode_chunks,
@@ -59,33 +45,19 @@ from linkage.normalize._encoded import (
 )
 from linkage.progress import Clock, progress_bar
 from linkage.result import Result
+from linkage.run.chunks import auto_chunk_rows, resolve_chunk_rows
+from linkage.run.finish import Tail, finish
+from linkage.run.outputs import pair_frame
+from linkage.run.stages import (  # stage_reasons: cli.py's import, until the CLI moves
+    MATCHING_STAGES,
+    pair_stage,
+    stage_bit,
+    stage_reasons,  # noqa: F401
+)
+from linkage.run.state import ROW_ID, Mode, RunState, Table
+from linkage.run.summary import LevelTally
 from linkage.scoring import ComparisonMatrix, FellegiSunter, Supervised
 from linkage.settings import Rules
-
-Mode = Literal["dedupe", "link"]
-ROW_ID = "row_id"
-
-
-@dataclass
-class Table:
-    """One input table as the pipeline sees it.
-
-    A table read for a run in chunks may hold only the columns its rules read (`frame`), with
-    the file's column names in `all_columns` and its whole rows given again, batch by batch,
-    by `rows(batch_rows)` when the outputs need them (deduplicated and review records).
-    """
-
-    frame: pd.DataFrame
-    name: str
-    checksum: str
-    read_seconds: float = 0.0
-    all_columns: list[str] | None = None
-    rows: Callable[[int], Iterator[pd.DataFrame]] | None = None
-
-    @property
-    def columns(self) -> list[str]:
-        """Every column of the input, whether `frame` holds it or not."""
-        return self.all_columns or [str(c) for c in self.frame.columns]
 
 
 def input_projection(rules: Rules, id_column: str | None) -> list[str] | None:
@@ -224,61 +196,6 @@ def _all_blank(values: pd.Series) -> bool:
     if str(values.iloc[int(present.argmax())]).strip() != "":
         return False
     return bool((values.astype(str).str.strip().eq("") | values.isna()).all())
-
-
-STAGE_BITS = ("exact", "semantic", "url", "copies")  # after the blockers' bits, in this order
-MATCHING_STAGES = ("exact", "semantic", "url")  # their pairs are duplicates by the stage
-
-
-def stage_bit(rules: Rules, stage: str) -> int:
-    """The `blockers` mask bit of pairs proposed by a stage rather than a blocker."""
-    return 1 << (len(rules.blocking) + STAGE_BITS.index(stage))
-
-
-def stage_reasons(rules: Rules) -> list[tuple[str, str]]:
-    """(name, what it means) of each stage in the rules, in the order a pair proposed by
-    several is told by: the plainest evidence first."""
-    out = []
-    if rules.exact is not None:
-        what = ", ".join(rules.exact.columns or []) or "records"
-        how = "normalized " if rules.exact.normalize else ""
-        out.append(("exact", f"identical {how}{what} (exact stage)"))
-    if rules.url is not None:
-        out.append(("url", "same URL (url stage)"))
-    if rules.semantic is not None:
-        cosine = 1 - rules.semantic.epsilon
-        out.append(("semantic", f"semantic: cosine >= {cosine:g} (semantic stage)"))
-    return out
-
-
-def pair_stage(rules: Rules, mask) -> np.ndarray:
-    """Per pair, the index in `stage_reasons(rules)` of the stage that matched it; -1 for a
-    pair no stage proposed (its match weight decides). One byte a pair."""
-    mask = np.asarray(mask, dtype=np.int64)
-    code = np.full(len(mask), -1, dtype=np.int8)
-    for k, (name, _) in reversed(list(enumerate(stage_reasons(rules)))):
-        code[(mask & stage_bit(rules, name)) > 0] = k
-    return code
-
-
-def stage_matches(rules: Rules, mask, weight: np.ndarray, threshold: float):
-    """(pairs at or above the threshold, each pair's stage (`pair_stage`), pairs matched): a
-    pair an exact, url or semantic stage proposed is a duplicate by that stage whatever its
-    weight; guards may still change that."""
-    above = weight >= threshold
-    staged = pair_stage(rules, mask)
-    return above, staged, above | (staged >= 0)
-
-
-def matched_by_stage(rules: Rules, above: np.ndarray, staged: np.ndarray,
-                     matched: np.ndarray) -> dict[str, dict[str, int]]:
-    """summary.json's count, per stage, of the matched pairs below the threshold (with those
-    above it, the pairs marked `is_match`); nothing for rules without stages."""
-    if not stage_reasons(rules):
-        return {}
-    below = matched & ~above
-    return {"matched_by_stage": {name: int((below & (staged == k)).sum())
-                                 for k, (name, _) in enumerate(stage_reasons(rules))}}
 
 
 def row_labels(columns: list) -> tuple[np.ndarray, np.ndarray]:
@@ -834,60 +751,6 @@ def normalize_columns(rules: Rules, records: pd.DataFrame, ids: pd.Series, *,
     return work, stats
 
 
-# Above this many records or candidate pairs a run works in chunks by itself: the per-record
-# and per-pair outputs then go to Parquet batch by batch instead of being held in memory.
-AUTO_CHUNK_RECORDS = 2_000_000
-AUTO_CHUNK_PAIRS = 10_000_000
-DEFAULT_CHUNK_ROWS = 1_000_000
-
-
-def resolve_chunk_rows(chunk_rows: int | None) -> int | None:
-    """The chunk size asked for: the argument, else `LINKAGE_CHUNK_ROWS`, else None."""
-    if chunk_rows is None:
-        text = os.environ.get("LINKAGE_CHUNK_ROWS", "").strip()
-        if not text:
-            return None
-        try:
-            chunk_rows = int(text)
-        except ValueError:
-            chunk_rows = 0
-        where = f"LINKAGE_CHUNK_ROWS={text!r}"
-    else:
-        where = f"chunk_rows={chunk_rows!r}"
-    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
-        raise InputError(f"{where}: must be a whole number of at least 1 (records or pairs "
-                         "per chunk). Leave it unset to work in memory.")
-    return chunk_rows
-
-
-def auto_chunk_rows(records: int, candidate_pairs: int = 0) -> int | None:
-    """Chunks of `DEFAULT_CHUNK_ROWS` for runs too big to hold their outputs in memory."""
-    big = records > AUTO_CHUNK_RECORDS or candidate_pairs > AUTO_CHUNK_PAIRS
-    return DEFAULT_CHUNK_ROWS if big else None
-
-
-@dataclass
-class _Unguarded:
-    """What the outputs read from a `GuardContext`, for rules without guards (no copy of
-    every id as a Python object)."""
-
-    matched: np.ndarray
-    action: np.ndarray
-    reason: np.ndarray
-    review_group: np.ndarray
-    keep_limit: np.ndarray
-    decisions: list
-
-    @classmethod
-    def of(cls, n: int, matched: np.ndarray) -> _Unguarded:
-        nothing = np.full(n, None, dtype=object)
-        return cls(np.asarray(matched, dtype=bool), nothing, nothing, nothing,
-                   np.ones(n, dtype=np.int64), [])
-
-    def settle(self, is_keeper: np.ndarray | None) -> None:
-        """No guard held anything back."""
-
-
 class _InMemory:
     """Compare and score with the whole comparison matrix in memory (and checkpointed)."""
 
@@ -931,7 +794,7 @@ class _InMemory:
         return weights_in_blocks(scorer, len(self.pairs), rows)
 
     def pair_table(self, ids, weight, probability, matched) -> pd.DataFrame:
-        return _pair_frame(ids, self.pairs.left, self.pairs.right, self.pairs.mask,
+        return pair_frame(ids, self.pairs.left, self.pairs.right, self.pairs.mask,
                            self.matrix, weight, probability, matched)
 
 
@@ -1093,11 +956,11 @@ class _Streamed:
         empty = compare_pairs(self.comparisons, self.work, pairs.left[:0], pairs.right[:0],
                               tf_columns=self.tf_columns)
         sink = ParquetSink(self.folder / "pairs.parquet",
-                           _pair_frame(ids, pairs.left[:0], pairs.right[:0], pairs.mask[:0],
+                           pair_frame(ids, pairs.left[:0], pairs.right[:0], pairs.mask[:0],
                                        empty, weight[:0], probability[:0], matched[:0]))
         for start in self.starts:
             part = self._batch(start)
-            sink.write(_pair_frame(ids, pairs.left[part], pairs.right[part], pairs.mask[part],
+            sink.write(pair_frame(ids, pairs.left[part], pairs.right[part], pairs.mask[part],
                                    self._rows(part.start, part.stop), weight[part],
                                    probability[part], matched[part]))
         sink.close()
@@ -1105,6 +968,34 @@ class _Streamed:
             for spill in self.spills:
                 spill.unlink(missing_ok=True)
         return ParquetFrame(sink.path, temporary=True)
+
+
+class LocalTail(Tail):
+    """The local engine's tail: the numpy defaults, with pairs.parquet written by the
+    compare-and-score strategy (in memory, or streamed batch by batch)."""
+
+    def __init__(self, scored: _InMemory | _Streamed):
+        self.scored = scored
+        self.chunk, self.folder = scored.chunk, scored.folder
+
+    def pair_table(self, state: RunState, matched: np.ndarray):
+        return self.scored.pair_table(state.ids, state.weight, state.probability, matched)
+
+
+class LocalEngine:
+    """This machine, in the engine registry (`linkage.engines`): `run_local`."""
+
+    name = "local"
+    projects_columns = True  # a big input file is read a few columns at a time
+
+    def check(self, rules: Rules, *, labels=None, checkpoint=None) -> None:
+        """The local engine runs every rule and option."""
+
+    def run(self, mode: Mode, tables: list[Table], rules: Rules, *, id_column, progress, model,
+            checkpoint, chunk_rows, labels, options) -> Result:
+        return run_local(mode, tables, rules, id_column=id_column, progress=progress,
+                         model=model, checkpoint=checkpoint, chunk_rows=chunk_rows,
+                         labels=labels)
 
 
 def run_local(
@@ -1247,367 +1138,15 @@ def run_local(
         else:
             scorer = fit(scorer)
         weight, probability = scored.weights(scorer)
-        above, staged, matched = stage_matches(rules, pairs.mask, weight, scorer.threshold)
 
-    with clock.stage("guard"):
-        if rules.guards:
-            guard = GuardContext(combined, ids.to_numpy(), source, pairs.left, pairs.right,
-                                 weight, matched, scorer.threshold)
-            apply_guards(rules.guards, guard)
-        else:
-            guard = _Unguarded.of(n, matched)
-        matched = guard.matched
-
-    with clock.stage("cluster"):
-        ml, mr, mw = pairs.left[matched], pairs.right[matched], weight[matched]
-        ms = staged[matched]
-        at = np.flatnonzero(matched)  # each matched pair's position among all pairs
-        if mode == "link" and rules.one_to_one:
-            keep_edge = one_to_one(ml, mr, mw)
-            ml, mr, mw, ms = ml[keep_edge], mr[keep_edge], mw[keep_edge], ms[keep_edge]
-            at = at[keep_edge]
-        keep_edge, splits, component_sizes = cut_weak_links(
-            rules, n, ml, mr, mw, ms >= 0, (pairs.left, pairs.right, weight), scorer)
-        if splits:
-            matched = matched.copy()
-            matched[at[~keep_edge]] = False
-            ml, mr, mw, ms = ml[keep_edge], mr[keep_edge], mw[keep_edge], ms[keep_edge]
-            guard.decisions.extend(split_decisions(splits, ids))
-        clusters = connected_components(n, ml, mr)
-
-    with clock.stage("keep"):
-        rank = id_rank(ids) + (source.astype(np.int64) * n)  # left before right when linking
-        ranked = combined if centroid_distance is None else combined.assign(
-            **{CENTROID_DISTANCE: centroid_distance})
-        ranks = keeper_rank(rules.keep, ranked, clusters, rank)
-        limit = np.full(int(clusters.max()) + 1 if n else 0, rules.keep.k, dtype=np.int64)
-        np.maximum.at(limit, clusters, guard.keep_limit.astype(np.int64))  # keep_up_to
-        is_keeper = ranks < limit[clusters]
-        representative_row = np.empty(len(limit), dtype=np.int64)
-        representative_row[clusters[ranks == 0]] = np.flatnonzero(ranks == 0)
-        keeper = representative_row[clusters]
-        whole_rows = (_rows_of(tables[0], n, id_column)
-                      if mode == "dedupe" and tables[0].rows is not None else None)
-        outputs = _record_outputs(
-            mode, ids, id_name, source, clusters, keeper, is_keeper, (ml, mr, mw), frames,
-            scorer.threshold, guard, chunk=scored.chunk, folder=scored.folder,
-            whole_rows=whole_rows, stages=(ms, [text for _, text in stage_reasons(rules)]))
-        outputs["pairs"] = scored.pair_table(ids, weight, probability, matched)
-        if rules.golden is not None and mode == "dedupe":
-            outputs["golden"] = build_golden(rules.golden, combined, ids, clusters, id_name)
-
-    summary = _summary(
-        mode, tables, rules, n, sizes, normalize_stats, pairs, scored.tally, matched, clusters,
-        outputs["clusters"], id_column, combined, above=int(above.sum()),
-    )
-    summary["stages"]["score"].update(matched_by_stage(rules, above, staged, matched))
-    summary["stages"]["score"].update(scorer_report(scorer))
-    for name, stats in exact_stats.items():
-        summary["stages"][name] = stats
-    summary["stages"]["guard"] = guard_counts(rules, guard.decisions)
-    if mode == "link":
-        summary["links"] = len(outputs["links"])
-    if labels_report is not None:
-        summary["labels"] = labels_report
-        outputs["labels"] = kept_labels
-    add_diagnostics(summary, rules, scorer, splits, component_sizes, clusters, pairs.left,
-                    pairs.right, matched, pairs.mask)
-    result = Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
-    with clock.stage("report"):  # the records report.html shows: one pass over the pairs
-        result.records = report_sample(result, combined, id_name=id_name, source=source)
+    state = RunState(mode, tables, rules, id_column, clock, frames, id_name, sizes, source,
+                     ids, combined, normalize_stats=normalize_stats, exact_stats=exact_stats,
+                     pairs=pairs, centroid_distance=centroid_distance, scorer=scorer,
+                     weight=weight, probability=probability, tally=scored.tally,
+                     labels_report=labels_report, kept_labels=kept_labels)
+    result = finish(state, LocalTail(scored))
     clock.close()
     return result
-
-
-def report_sample(result: Result, records: pd.DataFrame, *, id_name: str,
-                  source: np.ndarray) -> pd.DataFrame:
-    """The input records report.html shows (`linkage.report._records`): a few dozen rows."""
-    from linkage.report._records import sample
-
-    return sample(result, records, id_name=id_name, source=source)
-
-
-def _outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, matrix, weight,
-             probability, matched, accepted, combined, frames, tables, threshold, guard,
-             stages=None):
-    """Every output table of a run whose pairs and comparison matrix are in memory."""
-    out = _record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, accepted,
-                          frames, threshold, guard, stages=stages)
-    out["pairs"] = _pair_frame(ids, pairs.left, pairs.right, pairs.mask, matrix, weight,
-                               probability, matched)
-    return out
-
-
-def _record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, accepted, frames,
-                    threshold, guard, *, chunk: int | None = None, folder: Path | None = None,
-                    whole_rows: Callable[[int], Iterator[tuple[int, pd.DataFrame]]] | None = None,
-                    stages: tuple[np.ndarray, list[str]] | None = None):
-    """clusters, deduplicated / links, review and guards: the outputs with a row per record
-    or per accepted link. With `chunk` (and a `folder` for the files), clusters and
-    deduplicated are built that many records at a time into Parquet files (`ParquetFrame`).
-    `whole_rows`: where the input's whole rows come from when `frames` hold only some columns
-    (`_rows_of`); deduplicated and review records are then taken in one pass over them.
-    `stages`: per accepted link, the index of the stage that matched it (-1: its weight),
-    and the stages' reasons (`stage_reasons`)."""
-    n = len(ids)
-    ml, mr, mw = accepted
-    guard.settle(is_keeper if mode == "dedupe" else None)  # now that the keeper has ranked
-    link_stage, stage_texts = stages if stages is not None else (np.full(len(ml), -1), [])
-    # Each record's strongest accepted link, for its reason.
-    best_w = np.full(n, -np.inf)
-    best_other = np.full(n, -1, dtype=np.int64)
-    best_stage = np.full(n, -1, dtype=np.int64)
-    degree = np.zeros(n, dtype=np.int64)
-    if len(ml):
-        both = np.concatenate([ml, mr])
-        other = np.concatenate([mr, ml])
-        w = np.concatenate([mw, mw])
-        by = np.concatenate([link_stage, link_stage])
-        order = np.lexsort((other, -w, both))
-        both, other, w, by = both[order], other[order], w[order], by[order]
-        first = np.ones(len(both), dtype=bool)
-        first[1:] = both[1:] != both[:-1]
-        best_w[both[first]] = w[first]
-        best_other[both[first]] = other[first]
-        best_stage[both[first]] = by[first]
-        degree = np.bincount(both, minlength=n)
-    cluster_size = np.bincount(clusters)[clusters] if n else np.zeros(0, dtype=np.int64)
-    single = cluster_size == 1
-    # Every record's action and single-record reason point at a few shared str objects.
-    if mode == "dedupe":
-        actions = np.array(["keep", "duplicate"], dtype=object)[(~is_keeper).astype(np.int8)]
-        lone = f"no candidate pair at or above the threshold {threshold:g}"
-    else:
-        actions = np.empty(n, dtype=object)
-        actions[:] = "keep"  # (np.full would make a copy of the str for every record)
-        lone = f"no link at or above the threshold {threshold:g}"
-    # Guards speak last: a preserved or review record is never dropped, and says why.
-    guarded = ~pd.isna(np.asarray(guard.action, dtype=object))
-    actions[guarded] = guard.action[guarded]
-
-    def cluster_rows(start: int, stop: int) -> pd.DataFrame:
-        rows = slice(start, stop)
-        reasons = np.empty(stop - start, dtype=object)
-        reasons[:] = lone
-        linked = np.flatnonzero(~single[rows]) + start
-        if len(linked):
-            reasons[linked - start] = _link_reasons(mode, ids, linked, best_other, best_w,
-                                                    cluster_size, degree, is_keeper, keeper,
-                                                    threshold, best_stage, stage_texts)
-        if guarded[rows].any():
-            reasons[guarded[rows]] = guard.reason[rows][guarded[rows]]
-        frame = pd.DataFrame({id_name: ids.iloc[rows].reset_index(drop=True)})
-        if mode == "link":
-            frame.insert(0, "source", np.where(source[rows] == 0, "left", "right"))
-        frame["cluster_id"] = clusters[rows].astype(np.int64)
-        frame["cluster_size"] = cluster_size[rows].astype(np.int64)
-        frame["action"] = pd.Series(actions[rows], dtype=object)
-        frame["reason"] = pd.Series(reasons, dtype=object)
-        frame["representative_id"] = _take(ids, keeper[rows])
-        frame["review_group"] = pd.Series(guard.review_group[rows], dtype=object)
-        return frame
-
-    kept = is_keeper | guarded
-    review = actions == "review"
-    reviewed = None  # the input rows of the review records, when taken in the pass
-    if mode == "dedupe" and whole_rows is not None:
-        deduplicated, reviewed = _take_rows(whole_rows, chunk or DEFAULT_CHUNK_ROWS, kept,
-                                            review, None if chunk is None else folder)
-    if chunk is None:
-        out = {"clusters": cluster_rows(0, n)}
-        if mode == "dedupe":
-            out["deduplicated"] = (frames[0].loc[kept].reset_index(drop=True)
-                                   if whole_rows is None else deduplicated)
-    else:
-        # The first record that has a review group stands in for the column's type.
-        grouped = np.flatnonzero(~pd.isna(np.asarray(guard.review_group, dtype=object)))
-        like = cluster_rows(0, min(n, 1))
-        if len(grouped):
-            like = cluster_rows(int(grouped[0]), int(grouped[0]) + 1)
-        out = {"clusters": _streamed(folder / "clusters.parquet", cluster_rows(0, 0), like,
-                                     (cluster_rows(a, min(a + chunk, n))
-                                      for a in range(0, n, chunk)))}
-        if mode == "dedupe" and whole_rows is not None:
-            out["deduplicated"] = deduplicated
-        elif mode == "dedupe":
-            records = frames[0]
-            out["deduplicated"] = _streamed(
-                folder / "deduplicated.parquet", records.iloc[:0], _like_rows(records, kept),
-                (records.iloc[a:a + chunk].loc[kept[a:a + chunk]].reset_index(drop=True)
-                 for a in range(0, n, chunk)))
-
-    if mode == "dedupe":
-        if review.any():
-            if reviewed is None:
-                reviewed = frames[0].loc[review].reset_index(drop=True)
-            out["review"] = pd.concat(
-                [pd.DataFrame({"review_group": pd.Series(guard.review_group[review],
-                                                         dtype=object),
-                               "cluster_id": clusters[review].astype(np.int64),
-                               "reason": pd.Series(guard.reason[review], dtype=object)}),
-                 reviewed], axis=1
-            ).sort_values(["review_group", id_name], kind="stable").reset_index(drop=True)
-    else:
-        links = pd.DataFrame({
-            "id_l": _take(ids, ml),
-            "id_r": _take(ids, mr),
-            "match_weight": mw.astype(np.float64),
-            "cluster_id": clusters[ml].astype(np.int64),
-        })
-        out["links"] = links.sort_values(["cluster_id", "id_l", "id_r"], kind="stable")\
-            .reset_index(drop=True)
-    if guard.decisions:
-        out["guards"] = pd.DataFrame(guard.decisions).astype({"record_id": str})
-    return out
-
-
-def _streamed(path: Path, empty: pd.DataFrame, like: pd.DataFrame, parts) -> ParquetFrame:
-    """A table written part by part into `path` (see `ParquetSink`), as a temporary
-    `ParquetFrame`."""
-    sink = ParquetSink(path, empty, like=like)
-    for part in parts:
-        sink.write(part)
-    sink.close()
-    return ParquetFrame(path, temporary=True)
-
-
-def _rows_of(table: Table, n: int, id_column: str | None):
-    """`whole_rows` for a table read in part: (first row number, batch) over its whole rows,
-    with the `row_id` column `prepare_tables` adds when there is no id column."""
-
-    def batches(size: int) -> Iterator[tuple[int, pd.DataFrame]]:
-        start = 0
-        for batch in table.rows(size):
-            if id_column is None:
-                batch.insert(0, ROW_ID, np.arange(start, start + len(batch), dtype=np.int64))
-            yield start, batch
-            start += len(batch)
-        if start != n:
-            raise InputError(f"{table.name}: read {n:,} records at first and {start:,} when "
-                             "writing the outputs: the file changed during the run. Run again "
-                             "on a file nothing writes to.")
-
-    return batches
-
-
-def _take_rows(whole_rows, size: int, kept: np.ndarray, review: np.ndarray,
-               folder: Path | None):
-    """The kept rows (a DataFrame, or with `folder` a Parquet file written batch by batch)
-    and the review rows, from one pass over `whole_rows`."""
-    empty, sink, held, reviewed = None, None, [], []
-    for start, batch in whole_rows(size):
-        stop = start + len(batch)
-        if empty is None:
-            empty = batch.iloc[:0]
-        part = batch.loc[kept[start:stop]].reset_index(drop=True)
-        if review[start:stop].any():
-            reviewed.append(batch.loc[review[start:stop]])
-        if folder is None:
-            held.append(part)
-        elif len(part):
-            if sink is None:
-                sink = ParquetSink(folder / "deduplicated.parquet", empty, like=_typed(part))
-            sink.write(part)
-    if folder is None:
-        deduplicated = pd.concat([empty, *held], ignore_index=True) if held else empty
-        deduplicated.attrs = dict(empty.attrs)
-    else:
-        sink = sink or ParquetSink(folder / "deduplicated.parquet", empty)
-        deduplicated = sink.close()
-        deduplicated = ParquetFrame(deduplicated.path, temporary=True)
-    rows = pd.concat(reviewed).reset_index(drop=True) if reviewed else None
-    return deduplicated, rows
-
-
-def _typed(part: pd.DataFrame) -> pd.DataFrame:
-    """A row that gives the written file its column types before every batch is seen: the
-    first of `part`, with the first value `part` has in each text column where that row has
-    none, and "" where `part` has none (a text column, as every CSV column is)."""
-    like = _like_rows(part, np.ones(len(part), dtype=bool))
-    for column in like.columns:
-        if like[column].dtype == object and pd.isna(like.at[0, column]):
-            like[column] = pd.Series([""], dtype=object)
-    return like
-
-
-def _like_rows(records: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
-    """The first of `rows` of `records`, with, in each text (object) column where it is
-    missing, the first value another of `rows` has: the table it gives has the types that the
-    whole selection would have (without selecting it)."""
-    chosen = np.flatnonzero(rows)
-    like = records.iloc[chosen[:1]].reset_index(drop=True)
-    for column in records.columns:
-        values = records[column]
-        if values.dtype == object and len(like) and pd.isna(like.at[0, column]):
-            present = np.flatnonzero(values.notna().to_numpy() & rows)
-            if len(present):
-                like[column] = pd.Series([values.iloc[present[0]]], dtype=object)
-    return like
-
-
-def _link_reasons(mode, ids, idx, best_other, best_w, cluster_size, degree, is_keeper,
-                  keeper, threshold, best_stage, stage_texts) -> np.ndarray:
-    """The reasons of the records `idx` (in clusters of several): built as Arrow string
-    columns, one piece of text per column, with one Python str per record only at the end."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    def text(values) -> pa.Array:
-        if not isinstance(values, pd.Series):
-            values = pd.Series(values)
-        array = pa.array(values.astype(str).reset_index(drop=True))
-        return array if array.type == pa.large_string() else array.cast(pa.large_string())
-
-    def join(*parts) -> pa.Array:
-        parts = [pa.scalar(p, type=pa.large_string()) if isinstance(p, str) else p
-                 for p in parts]
-        return pc.binary_join_element_wise(*parts, pa.scalar("", type=pa.large_string()))
-
-    via = text(_take(ids, best_other[idx]))
-    weights = text(pd.Series(np.round(best_w[idx], 2)).map("{:.2f}".format))
-    sizes = text(cluster_size[idx])
-    tail = join(" (match weight ", weights, f" >= {threshold:g})")
-    stage = best_stage[idx]
-    if (stage >= 0).any():
-        # A stage's link says so, with its weight on whichever side of the threshold it is.
-        said = text(pd.Series(stage).map(dict(enumerate(stage_texts))).fillna(""))
-        side = text(np.where(best_w[idx] >= threshold, " >= ", " < "))
-        tail = pc.if_else(pa.array(stage >= 0),
-                          join(" (", said, "; match weight ", weights, side, f"{threshold:g})"),
-                          tail)
-    if mode == "dedupe":
-        head = pc.if_else(pa.array(is_keeper[idx]), join("kept for cluster of ", sizes),
-                          join("duplicate of ", text(_take(ids, keeper[idx]))))
-        out = join(head, ": linked by ", text(degree[idx]), " pair(s), strongest with ", via,
-                   tail)
-    else:
-        out = join("linked with ", via, tail, " in cluster of ", sizes)
-    return out.to_numpy(zero_copy_only=False)
-
-
-def _pair_frame(ids: pd.Series, left: np.ndarray, right: np.ndarray, mask: np.ndarray,
-                matrix: ComparisonMatrix, weight: np.ndarray, probability: np.ndarray,
-                matched: np.ndarray) -> pd.DataFrame:
-    """The rows of pairs.parquet for these pairs (all of them, or one batch)."""
-    pair_frame = pd.DataFrame({
-        "id_l": _take(ids, left),
-        "id_r": _take(ids, right),
-        "blockers": np.asarray(mask).astype(np.int64),
-    })
-    for c, name in enumerate(matrix.names):
-        pair_frame[f"{name}_level"] = matrix.levels[:, c]
-        pair_frame[f"{name}_similarity"] = matrix.similarities[:, c]
-    for name, shares in matrix.term_frequencies.items():
-        pair_frame[f"{name}_tf"] = shares
-    pair_frame["match_weight"] = weight.astype(np.float64)
-    pair_frame["match_probability"] = probability.astype(np.float64)
-    pair_frame["is_match"] = matched
-    return pair_frame
-
-
-def _take(ids: pd.Series, rows: np.ndarray) -> pd.Series:
-    """The ids of `rows`, as a column of the ids' dtype with a fresh index and no name."""
-    return ids.take(np.asarray(rows, dtype=np.int64)).reset_index(drop=True).rename(None)
 
 
 def start_run(tables: list[Table], rules: Rules, id_column: str | None, *,
@@ -1643,323 +1182,3 @@ def prepare_tables(tables: list[Table], id_column: str | None):
     return frames, id_name, sizes, source, ids, combined
 
 
-def cut_weak_links(rules: Rules, n: int, left: np.ndarray, right: np.ndarray,
-                   weight: np.ndarray, unbreakable: np.ndarray, compared=None, scorer=None):
-    """(mask of the matched pairs kept, the clusters split, each connected component's size
-    before): first `linkage.clustering.split_non_matches` over `compared` (every scored pair:
-    left rows, right rows, weights) where the rules ask for it and the `scorer`'s weights are
-    log odds (not the rule-sum scorer's), then `linkage.clustering.split_weak_links` over the
-    pairs left, unless the rules turn it off."""
-    labels = connected_components(n, left, right)
-    sizes = np.bincount(labels) if n else np.zeros(0, dtype=np.int64)
-    keep = np.ones(len(left), dtype=bool)
-    splits: list[dict] = []
-    if compared is not None and scorer is not None and splits_non_matches(rules, scorer):
-        keep, splits = split_non_matches(n, left, right, weight, compared,
-                                         unbreakable=unbreakable, labels=labels,
-                                         threshold=scorer.threshold)
-        if splits:
-            labels = None  # the components of the pairs kept
-    if not rules.split_weak_links:
-        return keep, splits, sizes
-    at = np.flatnonzero(keep)
-    more, weak = split_weak_links(n, left[at], right[at], weight[at],
-                                  unbreakable=None if unbreakable is None else unbreakable[at],
-                                  labels=labels)
-    keep[at[~more]] = False
-    return keep, splits + weak, sizes
-
-
-def add_diagnostics(summary: dict, rules: Rules, scorer, splits: list[dict],
-                    component_sizes: np.ndarray, clusters: np.ndarray, left: np.ndarray,
-                    right: np.ndarray, matched: np.ndarray, mask=None) -> None:
-    """summary.json's `stages.cluster.split_weak_links`, `diagnostics` and `model_reliable`
-    (`linkage.diagnostics`), from the final clusters and matched pairs (`mask`: the pairs'
-    blocker bits, which tell the pairs a stage proved identical)."""
-    if rules.split_weak_links:
-        summary["stages"]["cluster"]["split_weak_links"] = split_summary(splits,
-                                                                         component_sizes)
-    if splits_non_matches(rules, scorer):
-        summary["stages"]["cluster"]["split_non_matches"] = non_match_summary(splits)
-    identical = None
-    if mask is not None:
-        bits = sum(stage_bit(rules, name) for name in ("exact", "url", "copies"))
-        identical = (np.asarray(mask, dtype=np.int64) & bits) > 0
-    summary["diagnostics"], summary["model_reliable"] = diagnose(
-        summary, scorer, rules.max_removal_rate, len(clusters), clusters, left, right, matched,
-        identical)
-
-
-def guard_counts(rules: Rules, decisions: list[dict]) -> dict[str, dict[str, int]]:
-    """Per guard of the rules, how many records got each decision (for summary.json)."""
-    return {
-        g.guard_name: {
-            decision: sum(1 for d in decisions
-                          if d["guard"] == g.guard_name and d["decision"] == decision)
-            for decision in sorted({d["decision"] for d in decisions
-                                    if d["guard"] == g.guard_name})
-        }
-        for g in rules.guards
-    }
-
-
-def scorer_report(scorer) -> dict:
-    """What the fitted scorer learned that a reviewer should see in summary.json."""
-    report: dict = {"threshold": float(scorer.threshold)}
-    if hasattr(scorer, "prior_"):  # Fellegi-Sunter
-        report.update(prior=round(float(scorer.prior_), 8), em_iterations=scorer.n_iterations_,
-                      em_converged=bool(scorer.converged_))
-    if hasattr(scorer, "cv_precision_"):  # supervised: the cross-validated threshold
-        report.update(probability_threshold=round(scorer.threshold_, 6),
-                      cv_precision=round(scorer.cv_precision_, 4),
-                      cv_recall=round(scorer.cv_recall_, 4), cv_f1=round(scorer.cv_f1_, 4),
-                      labelled_pairs=int(scorer.n_labelled_))
-    return report
-
-
-def emptied_warnings(normalize_stats: dict, n: int, source: str) -> list[str]:
-    """A warning per normalize step that turned values into missing ones: they then neither
-    block nor compare, which changes results, so it is never silent."""
-    from linkage.settings import Normalize
-
-    out = []
-    for target, step in normalize_stats.items():
-        if not step.get("emptied"):
-            continue
-        into = f" (into `{target}`)" if target != step["from"] else ""
-        examples = ", ".join(repr(v) for v in step["emptied_examples"])
-        fix = " or `on_error: raise` to stop on them" if Normalize.has_on_error(
-            step["normalizer"]) else ""
-        out.append(
-            f"normalizer `{step['normalizer']}` on column `{step['from']}`{into} could not read "
-            f"the value of {step['emptied']:,} of {n:,} records ({step['emptied'] / n:.1%}), "
-            f"now missing, so they neither block nor compare (e.g. {examples}). Fix the values, "
-            f"or the step's options in {source}{fix}."
-        )
-    return out
-
-
-def removals_by(values: pd.Series, removed: np.ndarray) -> dict[str, dict]:
-    """Per value of a column: records, removed, removal rate, and its share before and after."""
-    frame = pd.DataFrame({"value": value_labels(values).to_numpy(), "removed": removed})
-    grouped = frame.groupby("value", sort=True)["removed"].agg(["size", "sum"])
-    before, kept = grouped["size"].sum(), (grouped["size"] - grouped["sum"]).sum()
-    return {
-        str(value): {
-            "records": int(row["size"]),
-            "removed": int(row["sum"]),
-            "removal_rate": round(row["sum"] / row["size"], 6),
-            "share_before": round(row["size"] / before, 6),
-            "share_after": round((row["size"] - row["sum"]) / kept, 6) if kept else 0.0,
-        }
-        for value, row in grouped.iterrows()
-    }
-
-
-def group_removal_warnings(by: dict[str, dict[str, dict]], table_rate: float,
-                           limit: float) -> list[str]:
-    """A warning per value of a `removals_by` column that lost more than `limit` of its
-    records, beyond chance: the lower end of the 95% Wilson interval of its removal rate is
-    above the limit, so 1 removed of 2 records (interval 9%-91%) says nothing, 40 of 100
-    (31%-50%) does. A column with one value repeats the table-wide figure and is left out."""
-    from linkage.calibrate import wilson
-
-    out = []
-    for column, values in by.items():
-        if len(values) < 2:
-            continue
-        for value, v in values.items():
-            low, high = wilson(v["removed"], v["records"])
-            if low > limit:
-                out.append(
-                    f"`{column}` {value!r}: {v['removal_rate']:.1%} of its {v['records']:,} "
-                    f"records were removed as duplicates (95% interval {low:.1%}-{high:.1%}), "
-                    f"above `max_removal_rate` ({limit:.0%}), while the whole table lost "
-                    f"{table_rate:.1%}. Check how the {value!r} records were loaded, or raise "
-                    "`max_removal_rate` in the rules if this is expected.")
-    return out
-
-
-SKIPPED_BLOCKS_LISTED = 10  # one warning each; the rest are counted, all in `skipped_blocks`
-
-
-def skipped_block_warnings(skipped: list, max_block_size: int) -> list[str]:
-    """A sentence per oversized block (the largest first): how it was sub-blocked, or that it
-    was skipped (no pair inside it compared)."""
-    largest = sorted(skipped, key=lambda s: -s.size)
-    out = []
-    for s in largest[:SKIPPED_BLOCKS_LISTED]:
-        where = (f"a block of {s.size:,} records where {s.key} = {s.value!r}, above "
-                 f"`max_block_size` = {max_block_size:,}")
-        if getattr(s, "how", ""):
-            out.append(f"blocker `{s.blocker}` sub-blocked {where}, by {s.how}: each record "
-                       "was compared with its neighbours in that order only. Add a part to "
-                       "that key so that it splits the block, or raise `max_block_size` in "
-                       "the rules, to compare every pair inside it.")
-        else:
-            out.append(f"blocker `{s.blocker}` skipped {where}: pairs inside it were not "
-                       "compared, so duplicates among them are found only through other "
-                       "blockers. Add a part to that key so that it splits the block, or raise "
-                       "`max_block_size` in the rules.")
-    if len(largest) > SKIPPED_BLOCKS_LISTED:
-        out.append(f"{len(largest) - SKIPPED_BLOCKS_LISTED:,} more oversized block(s) were "
-                   "sub-blocked or skipped; summary.json's `stages.block.skipped_blocks` lists "
-                   "them all.")
-    return out
-
-
-def _versions(rules: Rules) -> dict[str, Any]:
-    import jellyfish
-    import pyarrow
-    import rapidfuzz
-    import scipy
-
-    versions: dict[str, Any] = {
-        "linkage": __version__,
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "pandas": pd.__version__,
-        "pyarrow": pyarrow.__version__,
-        "rapidfuzz": rapidfuzz.__version__,
-        "jellyfish": getattr(jellyfish, "__version__", "unknown"),
-        "scipy": scipy.__version__,
-    }
-    from linkage.text.embeddings import STATIC_MODEL, embedding_models, model_manifest
-
-    models = embedding_models(rules)
-    if models:  # the libraries and weights behind the vectors; read, never imported here
-        from importlib.metadata import PackageNotFoundError, version
-
-        libraries = ["torch", "sentence-transformers"]
-        libraries += ["model2vec"] if STATIC_MODEL in models else []
-        for library in libraries:
-            try:
-                versions[library] = version(library)
-            except PackageNotFoundError:
-                versions[library] = "not installed"
-        versions["embedding_models"] = {m: model_manifest(m) for m in models}
-    return versions
-
-
-@dataclass
-class LevelTally:
-    """Pairs per level of each comparison (index 0 = null), for summary.json; added up batch
-    by batch when the comparison matrix is never held whole."""
-
-    comparisons: list
-    counts: list[np.ndarray]
-    pairs: int = 0
-
-    @classmethod
-    def empty(cls, comparisons: list) -> LevelTally:
-        return cls(list(comparisons),
-                   [np.zeros(len(c.level_labels) + 1, dtype=np.int64) for c in comparisons])
-
-    @classmethod
-    def of(cls, matrix: ComparisonMatrix) -> LevelTally:
-        tally = cls.empty(matrix.comparisons)
-        tally.add(matrix.levels)
-        return tally
-
-    def add(self, levels: np.ndarray) -> None:
-        for c, comparison in enumerate(self.comparisons):
-            self.counts[c] += np.bincount(levels[:, c].astype(np.int64) + 1,
-                                          minlength=len(comparison.level_labels) + 1)
-        self.pairs += len(levels)
-
-    def as_dict(self) -> dict[str, dict[str, int]]:
-        out = {}
-        for comparison, counts in zip(self.comparisons, self.counts, strict=True):
-            labels = ["null", *comparison.level_labels]
-            out[comparison.output_name] = {
-                label: int(count) for label, count in zip(labels, counts, strict=True)}
-        return out
-
-
-def _summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matched, clusters,
-             cluster_frame, id_column, records, *, above: int | None = None):
-    """`above`: the pairs whose match weight reaches the threshold, when stages or guards
-    make that differ from the pairs `matched`."""
-    from linkage.normalize import NORMALIZATION_VERSION
-
-    all_pairs = n * (n - 1) // 2 if mode == "dedupe" else sizes[0] * sizes[1]
-    tally = matrix if isinstance(matrix, LevelTally) else LevelTally.of(matrix)
-    level_counts = tally.as_dict()
-    cluster_sizes = np.bincount(clusters)
-    histogram = {str(int(s)): int(c) for s, c in
-                 zip(*np.unique(cluster_sizes, return_counts=True), strict=True)}
-    actions = cluster_frame["action"].value_counts().to_dict()
-    action_counts = {a: int(actions.get(a, 0)) for a in ("keep", "duplicate", "preserved",
-                                                         "review")}
-    names = blocker_names(rules.blocking)
-    summary = {
-        "linkage_version": __version__,
-        "mode": mode,
-        "engine": "local",
-        "inputs": [
-            {"name": t.name, "records": len(t.frame), "checksum": t.checksum} for t in tables
-        ],
-        "id_column": id_column or ROW_ID,
-        "rules": {"source": rules.source, "config_hash": rules.config_hash(),
-                  "seed": getattr(rules.scoring, "seed", None)},
-        "normalization_version": NORMALIZATION_VERSION,
-        "versions": _versions(rules),
-        "stages": {
-            "read": {"records": n},
-            "normalize": normalize_stats,
-            "block": {
-                "blockers": {
-                    name: {
-                        "rule": b.describe(),
-                        "estimated_pairs": pairs.estimated[name],
-                        "proposed_pairs": pairs.proposed[name],
-                    }
-                    for name, b in zip(names, rules.blocking, strict=True)
-                },
-                "candidate_pairs": len(pairs),
-                "reduction_ratio": round(1 - len(pairs) / all_pairs, 6) if all_pairs else 0.0,
-                "skipped_blocks": [vars(s) for s in pairs.skipped],
-            },
-            "compare": {"pairs": tally.pairs, "levels": level_counts},
-            "score": {
-                "scorer": rules.scoring.kind,
-                "threshold": rules.scoring.threshold,
-                "pairs_at_or_above_threshold": int(matched.sum()) if above is None else above,
-                "matched_pairs": int(matched.sum()),
-            },
-            "cluster": {
-                "clusters": len(cluster_sizes),
-                "clusters_with_several_records": int((cluster_sizes > 1).sum()),
-                "largest_cluster": int(cluster_sizes.max()) if len(cluster_sizes) else 0,
-                "size_histogram": histogram,
-            },
-            "keep": rules.keep.to_dict() if mode == "dedupe" else {},
-        },
-        "actions": action_counts,
-        "warnings": skipped_block_warnings(pairs.skipped, rules.max_block_size),
-    }
-    summary["warnings"] += emptied_warnings(normalize_stats, n, rules.source)
-    if mode == "dedupe":
-        removal_rate = action_counts["duplicate"] / n if n else 0.0
-        summary["removal_rate"] = round(removal_rate, 6)
-        removed = (cluster_frame["action"] == "duplicate").to_numpy()
-        columns = [c for c in [rules.source_column, *rules.report_columns] if c]
-        summary["removals_by"] = {c: removals_by(records[c], removed) for c in columns}
-        summary["before_after"] = before_after(records, removed, rules)
-        if removal_rate > rules.max_removal_rate:
-            summary["warnings"].append(
-                f"{removal_rate:.1%} of the records were removed as duplicates, above "
-                f"`max_removal_rate` ({rules.max_removal_rate:.0%}): if this table should hold "
-                "few duplicates, the ingestion may be loading rows twice. Check the loads, or "
-                "raise `max_removal_rate` in the rules if this is expected."
-            )
-        summary["warnings"] += group_removal_warnings(summary["removals_by"], removal_rate,
-                                                      rules.max_removal_rate)
-    else:
-        # Column by column: `cluster_frame` may be a ParquetFrame.
-        linked = (cluster_frame["cluster_size"] > 1).to_numpy()
-        sides = cluster_frame["source"].to_numpy()
-        summary["linked_records"] = {
-            side: int((linked & (sides == side)).sum()) for side in ("left", "right")
-        }
-    return summary

@@ -22,7 +22,8 @@ import linkage as lk
 from linkage.errors import InputError
 from linkage.io import ParquetFrame, ParquetSink, read, write_parquet
 from linkage.normalize._encoded import encode_chunks, encode_series
-from linkage.pipeline import Table, run_local
+from linkage.pipeline import run_local
+from linkage.run.state import Table
 from linkage.synth import persons
 from tests.conftest import ROOT
 
@@ -277,7 +278,7 @@ def test_a_wide_input_in_chunks_holds_less_in_memory(tmp_path):
 
 def test_a_file_that_changes_during_the_run_is_named(tmp_path):
     from linkage.api import _table
-    from linkage.pipeline import _rows_of
+    from linkage.run.outputs import whole_rows as _rows_of
 
     path = tmp_path / "people.csv"
     records, _ = persons(300, seed=2)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from linkage.pipeline import removals_by
+from linkage.run.summary import removals_by
 from tests.conftest import ROOT, run_cli
 
 

@@ -215,6 +215,31 @@ class Blocker(Configurable):
     def describe(self) -> str:
         raise NotImplementedError
 
+    # What `linkage update` asks of a blocker: only the pairs that hold a new record, and
+    # whether an old pair is still proposed now that the table has grown.
+
+    def estimate_new(self, data: BlockingInput, is_new: np.ndarray,
+                     max_block_size: int) -> int:
+        """Pairs holding a record where `is_new` is set that `propose_new` will give; by
+        default the bound of the whole table's estimate."""
+        return int(self.estimate(data, max_block_size))
+
+    def propose_new(self, data: BlockingInput, is_new: np.ndarray,
+                    max_block_size: int) -> Proposal:
+        """The pairs a full run over `data` proposes that hold a new record (`is_new`); by
+        default all of them are proposed and the others dropped."""
+        proposal = self.propose(data, max_block_size)
+        keep = ((is_new[proposal.left] | is_new[proposal.right])
+                & (proposal.left != proposal.right))
+        return Proposal(proposal.left[keep], proposal.right[keep], list(proposal.skipped))
+
+    def still_proposes(self, data: BlockingInput, left: np.ndarray, right: np.ndarray,
+                       max_block_size: int) -> np.ndarray | None:
+        """Whether a full run over `data` would propose each pair (`left`, `right`: rows of
+        `data`, -1 for a record not in it); None where the blocker cannot tell without
+        proposing every pair again (an update then keeps what the pair's run said)."""
+        return None
+
 
 def _parse_parts(owner: object, field_name: str, key: str | list[str]) -> list[KeyPart]:
     items = [key] if isinstance(key, str) else list(key)
@@ -246,6 +271,11 @@ class KeyBlocker(Blocker):
     @property
     def columns(self) -> list[str]:
         return sorted({p.column for parts in self._parts for p in parts})
+
+    @property
+    def key_parts(self) -> list[list[KeyPart]]:
+        """Each key's parts, in the rules' order (what an engine joins on)."""
+        return self._parts
 
     def describe(self) -> str:
         return " or ".join("[" + ", ".join(map(str, parts)) + "]" for parts in self._parts)
@@ -327,6 +357,88 @@ class KeyBlocker(Blocker):
         return Proposal(np.concatenate(lefts), np.concatenate(rights), skipped)
 
 
+    def estimate_new(self, data: BlockingInput, is_new: np.ndarray,
+                     max_block_size: int) -> int:
+        """Exactly the pairs with a new record in blocks within `max_block_size`, and the
+        bound of a sub-blocked block's neighbour pairs with one."""
+        total = 0
+        for parts in self._parts:
+            size, old = _block_sizes(key_codes(parts, data.columns), is_new)
+            ok = size <= max_block_size
+            total += int(((size * (size - 1) - old * (old - 1)) // 2)[ok].sum())
+            # a sub-blocked block: at most its new records' neighbours, both sides, every pass
+            sub = self.sub_parts(parts, data) if (~ok).any() else []
+            total += 2 * (sub_window(len(sub)) - 1) * len(sub) * int((size - old)[~ok].sum())
+        return total
+
+    def propose_new(self, data: BlockingInput, is_new: np.ndarray,
+                    max_block_size: int) -> Proposal:
+        """The new records' keys joined with everyone's: new × old, and each new × new pair
+        once. A block above `max_block_size` is sub-blocked as a full run does it, and its
+        neighbour pairs with a new record kept."""
+        lefts, rights, skipped = [], [], []
+        for parts in self._parts:
+            done = len(skipped)
+            codes = key_codes(parts, data.columns)
+            size, _old = _block_sizes(codes, is_new)
+            valid = codes >= 0
+            block_size = np.where(valid, size[np.where(valid, codes, 0)] if len(size) else 0, 0)
+            big = valid & (block_size > max_block_size)
+            for code in np.unique(codes[big & is_new]):
+                first = np.flatnonzero(codes == code)[:1]
+                key = "[" + ", ".join(map(str, parts)) + "]"
+                skipped.append(SkippedBlock(self.name or "", key,
+                                            key_values(parts, data.columns, first),
+                                            int(size[code])))
+            sub = self.sub_parts(parts, data) if big.any() else []
+            if sub:
+                window = sub_window(len(sub))
+                held = np.flatnonzero(big & np.isin(codes, codes[big & is_new]))
+                for part in sub:
+                    a, b = _neighbours(held, codes[held], sort_ranks(part, data.columns),
+                                       window, None)
+                    keep = is_new[a] | is_new[b]
+                    lefts.append(a[keep])
+                    rights.append(b[keep])
+                how = f"sorted neighbourhood on {', '.join(map(str, sub))}, window {window}"
+                for block in skipped[done:]:
+                    block.how = how
+            ok = valid & ~big & (block_size >= 2)
+            members = pd.DataFrame({"b": np.flatnonzero(ok), "code": codes[ok]})
+            fresh = members[is_new[members["b"].to_numpy()]].rename(columns={"b": "a"})
+            joined = fresh.merge(members, on="code", sort=False)
+            a, b = joined["a"].to_numpy(np.int64), joined["b"].to_numpy(np.int64)
+            keep = (a != b) & (~is_new[b] | (b < a))
+            lefts.append(a[keep])
+            rights.append(b[keep])
+        return Proposal(np.concatenate(lefts), np.concatenate(rights), skipped)
+
+    def still_proposes(self, data: BlockingInput, left: np.ndarray, right: np.ndarray,
+                       max_block_size: int) -> np.ndarray:
+        """Both records share one of the keys, in a block within `max_block_size`."""
+        hit = np.zeros(len(left), dtype=bool)
+        if data.n == 0:
+            return hit
+        for parts in self._parts:
+            codes = key_codes(parts, data.columns)
+            size = np.bincount(codes[codes >= 0]) if (codes >= 0).any() else np.zeros(0)
+            ok = (codes >= 0) & (size[np.maximum(codes, 0)] <= max_block_size
+                                 if len(size) else False)
+            codes = np.where(ok, codes, -1)
+            a = np.where(left >= 0, codes[np.maximum(left, 0)], -1)
+            b = np.where(right >= 0, codes[np.maximum(right, 0)], -1)
+            hit |= (a >= 0) & (a == b)
+        return hit
+
+
+def _block_sizes(codes: np.ndarray, is_new: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Records per key code, and old records (not `is_new`) per key code."""
+    valid = codes >= 0
+    m = int(codes.max()) + 1 if valid.any() else 0
+    return (np.bincount(codes[valid], minlength=m).astype(np.int64),
+            np.bincount(codes[valid & ~is_new], minlength=m).astype(np.int64))
+
+
 def _cross_pairs(rows: np.ndarray, codes: np.ndarray, source: np.ndarray):
     """Pairs (left row, right row) with equal codes, by a hash join."""
     frame = pd.DataFrame({"row": rows, "code": codes[rows]})
@@ -356,6 +468,11 @@ class SortedNeighbourhood(Blocker):
     def columns(self) -> list[str]:
         return sorted({p.column for p in self._parts})
 
+    @property
+    def sort_parts(self) -> list[KeyPart]:
+        """The sort key's parts, in order (what an engine sorts by)."""
+        return self._parts
+
     def describe(self) -> str:
         return f"sorted by [{', '.join(map(str, self._parts))}], window {self.window}"
 
@@ -372,6 +489,18 @@ class SortedNeighbourhood(Blocker):
         if data.group is not None:  # groups one after another: a window crosses few
             keys.append(data.group[rows])
         return rows[np.lexsort(keys)]
+
+    def still_proposes(self, data: BlockingInput, left: np.ndarray, right: np.ndarray,
+                       max_block_size: int) -> np.ndarray:
+        """The two records sit within `window` of each other in the sort order."""
+        if data.n == 0:
+            return np.zeros(len(left), dtype=bool)
+        order = self._order(data)
+        rank = np.full(data.n, -1, dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        a = np.where(left >= 0, rank[np.maximum(left, 0)], -1)
+        b = np.where(right >= 0, rank[np.maximum(right, 0)], -1)
+        return (a >= 0) & (b >= 0) & (np.abs(a - b) < self.window)
 
     def estimate(self, data: BlockingInput, max_block_size: int) -> int:
         m = len(self._order(data))

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from linkage.pipeline import stage_bit
+from linkage.run.stages import stage_bit
 from linkage.settings import Rules
 from tests.conftest import ROOT
 from tests.hostile.conftest import assert_unchanged_outside, run_cli, snapshot

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from linkage.pipeline import Mode, Table
     from linkage.result import Result
+    from linkage.run.state import Mode, Table
     from linkage.settings import Rules
 
-__all__ = ["run_spark"]
+__all__ = ["SparkEngine", "run_spark"]
 
 
 def run_spark(
@@ -33,3 +33,30 @@ def run_spark(
 
     return run(mode, tables, rules, id_column=id_column, master=master, progress=progress,
                model=model)
+
+
+class SparkEngine:
+    """The Spark engine in the registry (`linkage.engines`): `options["master"]` is the Spark
+    master URL."""
+
+    name = "spark"
+    projects_columns = False  # Spark reads the tables whole
+
+    def check(self, rules: Rules, *, labels=None, checkpoint=None) -> None:
+        from linkage.engines.spark._support import check_supported
+        from linkage.errors import EngineError
+
+        if labels is not None:
+            raise EngineError("--labels trains the scorer with the local engine only; leave "
+                              "out --engine spark to learn from labels.")
+        if checkpoint is not None:
+            raise EngineError("--resume keeps stage checkpoints of the local engine only; "
+                              "leave it out with --engine spark (Spark recomputes a lost stage "
+                              "itself).")
+        check_supported(rules)
+
+    def run(self, mode: Mode, tables: list[Table], rules: Rules, *, id_column, progress, model,
+            checkpoint, chunk_rows, labels, options) -> Result:
+        return run_spark(mode, tables, rules, id_column=id_column,
+                         master=options.get("master", "local[2]"), progress=progress,
+                         model=model)

@@ -23,7 +23,8 @@ from linkage.blocking._union import oversized_message
 from linkage.engines.spark._frames import consecutive_positions, text
 from linkage.engines.spark._normalize import local_order
 from linkage.errors import BudgetError, LinkageWarning
-from linkage.pipeline import identity_columns, stage_bit
+from linkage.pipeline import identity_columns
+from linkage.run.stages import stage_bit
 from linkage.settings import Rules
 
 
@@ -91,7 +92,7 @@ def _sort_batches(blocker: SortedNeighbourhood, names: dict[str, str]):
     def run(batches):
         for batch in batches:
             values = [pd.Series(p.compute(text(batch[names[p.column]])), dtype=object)
-                      for p in blocker._parts]
+                      for p in blocker.sort_parts]
             present = np.zeros(len(batch), dtype=bool)
             for v in values:
                 present |= v.notna().to_numpy()
@@ -250,7 +251,7 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
     key_index = {}  # key_id -> the key's index in its blocker's `keys`, for messages
     for b, blocker in enumerate(blocker_list):
         if isinstance(blocker, KeyBlocker):
-            for k, parts in enumerate(blocker._parts):
+            for k, parts in enumerate(blocker.key_parts):
                 key_index[len(specs)] = k
                 specs.append((len(specs), b, parts))
 

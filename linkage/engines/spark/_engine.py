@@ -4,8 +4,9 @@ read (driver) → normalize (mapInPandas) → block (joins) → compare (mapInPa
 (EM on level-pattern counts; weights in mapInPandas) → guard (joins, windows and groupBy find
 where each guard acts; the guard's own code decides there, see `_guards`) → cluster
 (large/small star, over the guarded pairs) → keep (window; `keep_up_to` limits by a window
-maximum) → outputs (the local engine's own `_outputs`, `_summary` and `guard_counts`, so the
-files of the output contract are built by the same code).
+maximum) → outputs and summary: the tail every engine shares (`linkage.run.finish`), with
+`SparkTail` doing its guard, one-to-one, cluster and keep steps on Spark, so the files of the
+output contract are built by the same code as the local engine's.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import numpy as np
 import pandas as pd
 
 from linkage.blocking import CandidatePairs
-from linkage.clustering import connected_components, split_decisions
 from linkage.engines.spark._blocking import block, copies
 from linkage.engines.spark._compare import (
     compare,
@@ -34,27 +34,19 @@ from linkage.engines.spark._keep import keeper_ranks
 from linkage.engines.spark._normalize import normalize, records_frame, work_columns
 from linkage.engines.spark._session import quiet_pyspark, spark_session, task_errors
 from linkage.engines.spark._support import check_supported
-from linkage.golden import build_golden
 from linkage.guards import GuardContext
 from linkage.keep import id_rank
 from linkage.pipeline import (
-    Mode,
-    Table,
-    _outputs,
-    _summary,
-    add_diagnostics,
-    cut_weak_links,
-    guard_counts,
     load_model,
     move_one_to_one_threshold,
     random_pairs,
-    report_sample,
-    scorer_report,
     stage_stats,
     start_run,
 )
 from linkage.progress import progress_bar
 from linkage.result import Result
+from linkage.run.finish import Tail, finish
+from linkage.run.state import Mode, RunState, Table
 from linkage.scoring import ComparisonMatrix, FellegiSunter
 from linkage.settings import Rules
 
@@ -126,7 +118,6 @@ def run_spark(
 
 def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_name, sizes,
          source, ids, combined, n):
-    from pyspark.sql import functions as F
 
     partitions = shuffle_partitions(spark)
     names, raw = work_columns(rules)
@@ -178,82 +169,74 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
             probability = table["match_probability"].to_numpy(dtype=np.float64, na_value=np.nan)
             if model is None:
                 move_one_to_one_threshold(rules, scorer, mode, left, right, weight, sizes)
-            matched = weight >= scorer.threshold
             bar.update(1)
 
-        with clock.stage("guard"):
-            guard = GuardContext(combined, ids.to_numpy(), source, left, right, weight,
-                                 matched, scorer.threshold)
-            if rules.guards:
-                edges = apply_guards_on_spark(spark, rules.guards, guard, scored)
-            else:
-                edges = scored.where(F.col("match_weight") >= F.lit(float(scorer.threshold))) \
-                    .select("l", "r", F.col("match_weight").alias("w"))
-            matched = guard.matched  # the clusters, pairs and summary read the guarded pairs
-            bar.update(1)
-
-        with clock.stage("cluster"):
-            accepted = np.ones(len(left), dtype=bool)
-            if mode == "link" and rules.one_to_one:
-                kept = one_to_one(edges)
-                kept_pairs = (kept.select("l", "r").toPandas() if kept is not None
-                              else pd.DataFrame({"l": [], "r": []}))
-                codes = left * n + right
-                chosen = (kept_pairs["l"].to_numpy(dtype=np.int64) * n
-                          + kept_pairs["r"].to_numpy(dtype=np.int64))
-                accepted = np.isin(codes, chosen)
-                edges = kept if kept is not None else edges
-            ml, mr, mw = left[matched & accepted], right[matched & accepted], \
-                weight[matched & accepted]
-            clusters, _ = cluster_ids(
-                edges.select(F.col("l").alias("a"), F.col("r").alias("b")), n)
-            # The matched pairs are here already: clusters only weak links hold together are
-            # split as the local engine splits them.
-            keep_edge, splits, component_sizes = cut_weak_links(
-                rules, n, ml, mr, mw, np.zeros(len(ml), dtype=bool), (left, right, weight),
-                scorer)
-            if splits:
-                at = np.flatnonzero(matched & accepted)
-                matched = matched.copy()
-                matched[at[~keep_edge]] = False
-                ml, mr, mw = ml[keep_edge], mr[keep_edge], mw[keep_edge]
-                guard.decisions.extend(split_decisions(splits, ids))
-                clusters = connected_components(n, ml, mr)
-            bar.update(1)
-
-        with clock.stage("keep"):
-            rank = id_rank(ids) + (source.astype(np.int64) * n)
-            _, keeper, is_keeper = keeper_ranks(spark, rules.keep, combined, clusters, rank,
-                                                guard.keep_limit)
-            pairs = CandidatePairs(left, right, table["mask"].to_numpy(dtype=np.int64),
-                                   blocked.estimated, blocked.proposed, blocked.skipped)
-            outputs = _outputs(
-                mode, ids, id_name, source, clusters, keeper, is_keeper, pairs, matrix, weight,
-                probability, matched, (ml, mr, mw), combined, frames, tables,
-                scorer.threshold, guard,
-            )
-            if rules.golden is not None and mode == "dedupe":
-                outputs["golden"] = build_golden(rules.golden, combined, ids, clusters, id_name)
-            bar.update(1)
+        state = RunState(
+            mode, tables, rules, id_column, clock, frames, id_name, sizes, source, ids, combined,
+            normalize_stats=normalize_stats, exact_stats=exact_stats,
+            pairs=CandidatePairs(left, right, table["mask"].to_numpy(dtype=np.int64),
+                                 blocked.estimated, blocked.proposed, blocked.skipped),
+            scorer=scorer, weight=weight, probability=probability, matrix=matrix, tally=matrix)
+        result = finish(state, SparkTail(spark, scored))
     finally:
         for frame_ in cached:
             frame_.unpersist()
-
-    summary = _summary(
-        mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matched, clusters,
-        outputs["clusters"], id_column, combined,
-        above=int((weight >= scorer.threshold).sum()),
-    )
-    summary["engine"] = "spark"
-    summary["versions"]["spark"] = spark.version
-    summary["stages"]["score"].update(scorer_report(scorer))
-    summary["stages"].update(exact_stats)
-    summary["stages"]["guard"] = guard_counts(rules, guard.decisions)
-    if mode == "link":
-        summary["links"] = len(outputs["links"])
-    add_diagnostics(summary, rules, scorer, splits, component_sizes, clusters, left, right,
-                    matched, pairs.mask)
-    result = Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
-    with clock.stage("report"):  # the records report.html shows, on the driver as locally
-        result.records = report_sample(result, combined, id_name=id_name, source=source)
     return result
+
+
+class SparkTail(Tail):
+    """The tail's steps that Spark does over its pairs: the guards (joins and windows, see
+    `_guards`), the one-to-one assignment, connected components (large/small star) and the
+    keeper ranks (a window). The scored pairs stay cached in Spark while they run."""
+
+    def __init__(self, spark, scored):
+        self.spark, self.scored = spark, scored
+        self.edges = None  # the accepted links, as a Spark frame (l, r, w)
+
+    def guard(self, state: RunState, matched: np.ndarray):
+        from pyspark.sql import functions as F
+
+        pairs, scorer = state.pairs, state.scorer
+        guard = GuardContext(state.combined, state.ids.to_numpy(), state.source, pairs.left,
+                             pairs.right, state.weight, matched, scorer.threshold)
+        if state.rules.guards:
+            self.edges = apply_guards_on_spark(self.spark, state.rules.guards, guard,
+                                               self.scored)
+        else:
+            at_least = F.col("match_weight") >= F.lit(float(scorer.threshold))
+            self.edges = self.scored.where(at_least).select(
+                "l", "r", F.col("match_weight").alias("w"))
+        return guard
+
+    def one_to_one(self, state: RunState, left: np.ndarray, right: np.ndarray,
+                   weight: np.ndarray) -> np.ndarray:
+        kept = one_to_one(self.edges)
+        if kept is None:
+            return np.zeros(len(left), dtype=bool)
+        chosen = kept.select("l", "r").toPandas()
+        n = state.n
+        codes = (chosen["l"].to_numpy(dtype=np.int64) * n
+                 + chosen["r"].to_numpy(dtype=np.int64))
+        self.edges = kept
+        return np.isin(left.astype(np.int64) * n + right.astype(np.int64), codes)
+
+    def components(self, state: RunState, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        from pyspark.sql import functions as F
+
+        clusters, _ = cluster_ids(self.edges.select(F.col("l").alias("a"), F.col("r").alias("b")),
+                                  state.n)
+        return clusters
+
+    def keepers(self, state: RunState, clusters: np.ndarray,
+                keep_limit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rank = id_rank(state.ids) + (state.source.astype(np.int64) * state.n)
+        _, keeper, is_keeper = keeper_ranks(self.spark, state.rules.keep, state.combined,
+                                            clusters, rank, keep_limit)
+        return keeper, is_keeper
+
+    def whole_rows(self, state: RunState):
+        return None  # the frames are the whole tables
+
+    def summary(self, state: RunState, summary: dict) -> None:
+        summary["engine"] = "spark"
+        summary["versions"]["spark"] = self.spark.version

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from linkage.blocking import KeyBlocker, SortedNeighbourhood
 from linkage.engines.spark._guards import GUARDS
-from linkage.errors import InputError
+from linkage.errors import EngineError
 from linkage.scoring import FellegiSunter, RuleSum
 from linkage.settings import Rules
 
@@ -21,15 +21,15 @@ BLOCKERS = (KeyBlocker, SortedNeighbourhood)
 SCORERS = (RuleSum, FellegiSunter)
 
 
-def _refuse(rules: Rules, key: str, what: str) -> InputError:
-    return InputError(
+def _refuse(rules: Rules, key: str, what: str) -> EngineError:
+    return EngineError(
         f"{rules.source}: {key} ({what}) is not supported by --engine spark. Run these rules "
         "with --engine local, or remove it from the rules to run on Spark."
     )
 
 
 def check_supported(rules: Rules) -> None:
-    """Raise `InputError` naming the first rules key the Spark engine cannot run."""
+    """Raise `EngineError` naming the first rules key the Spark engine cannot run."""
     if rules.group_by:
         raise _refuse(rules, "`group_by`", "deduplication per group")
     for stage in ("url", "exact", "semantic"):

@@ -1,0 +1,291 @@
+"""The output tables of a run (the output contract: clusters, deduplicated or links, review,
+guards, pairs), built from its final clusters, keepers and accepted links.
+
+Every engine's run ends here (`linkage.run.finish`): the files a run writes are built by this
+one module, which is what keeps the engines' bytes the same."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from linkage.errors import InputError
+from linkage.io import ParquetFrame, ParquetSink
+from linkage.run.chunks import DEFAULT_CHUNK_ROWS
+from linkage.run.state import ROW_ID, Table
+from linkage.scoring import ComparisonMatrix
+
+
+def record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, accepted, frames,
+                    threshold, guard, *, chunk: int | None = None, folder: Path | None = None,
+                    whole_rows: Callable[[int], Iterator[tuple[int, pd.DataFrame]]] | None = None,
+                    stages: tuple[np.ndarray, list[str]] | None = None):
+    """clusters, deduplicated / links, review and guards: the outputs with a row per record
+    or per accepted link. With `chunk` (and a `folder` for the files), clusters and
+    deduplicated are built that many records at a time into Parquet files (`ParquetFrame`).
+    `whole_rows`: where the input's whole rows come from when `frames` hold only some columns
+    (`whole_rows`); deduplicated and review records are then taken in one pass over them.
+    `stages`: per accepted link, the index of the stage that matched it (-1: its weight),
+    and the stages' reasons (`stage_reasons`)."""
+    n = len(ids)
+    ml, mr, mw = accepted
+    guard.settle(is_keeper if mode == "dedupe" else None)  # now that the keeper has ranked
+    link_stage, stage_texts = stages if stages is not None else (np.full(len(ml), -1), [])
+    # Each record's strongest accepted link, for its reason.
+    best_w = np.full(n, -np.inf)
+    best_other = np.full(n, -1, dtype=np.int64)
+    best_stage = np.full(n, -1, dtype=np.int64)
+    degree = np.zeros(n, dtype=np.int64)
+    if len(ml):
+        both = np.concatenate([ml, mr])
+        other = np.concatenate([mr, ml])
+        w = np.concatenate([mw, mw])
+        by = np.concatenate([link_stage, link_stage])
+        order = np.lexsort((other, -w, both))
+        both, other, w, by = both[order], other[order], w[order], by[order]
+        first = np.ones(len(both), dtype=bool)
+        first[1:] = both[1:] != both[:-1]
+        best_w[both[first]] = w[first]
+        best_other[both[first]] = other[first]
+        best_stage[both[first]] = by[first]
+        degree = np.bincount(both, minlength=n)
+    cluster_size = np.bincount(clusters)[clusters] if n else np.zeros(0, dtype=np.int64)
+    single = cluster_size == 1
+    # Every record's action and single-record reason point at a few shared str objects.
+    if mode == "dedupe":
+        actions = np.array(["keep", "duplicate"], dtype=object)[(~is_keeper).astype(np.int8)]
+        lone = f"no candidate pair at or above the threshold {threshold:g}"
+    else:
+        actions = np.empty(n, dtype=object)
+        actions[:] = "keep"  # (np.full would make a copy of the str for every record)
+        lone = f"no link at or above the threshold {threshold:g}"
+    # Guards speak last: a preserved or review record is never dropped, and says why.
+    guarded = ~pd.isna(np.asarray(guard.action, dtype=object))
+    actions[guarded] = guard.action[guarded]
+
+    def cluster_rows(start: int, stop: int) -> pd.DataFrame:
+        rows = slice(start, stop)
+        reasons = np.empty(stop - start, dtype=object)
+        reasons[:] = lone
+        linked = np.flatnonzero(~single[rows]) + start
+        if len(linked):
+            reasons[linked - start] = _link_reasons(mode, ids, linked, best_other, best_w,
+                                                    cluster_size, degree, is_keeper, keeper,
+                                                    threshold, best_stage, stage_texts)
+        if guarded[rows].any():
+            reasons[guarded[rows]] = guard.reason[rows][guarded[rows]]
+        frame = pd.DataFrame({id_name: ids.iloc[rows].reset_index(drop=True)})
+        if mode == "link":
+            frame.insert(0, "source", np.where(source[rows] == 0, "left", "right"))
+        frame["cluster_id"] = clusters[rows].astype(np.int64)
+        frame["cluster_size"] = cluster_size[rows].astype(np.int64)
+        frame["action"] = pd.Series(actions[rows], dtype=object)
+        frame["reason"] = pd.Series(reasons, dtype=object)
+        frame["representative_id"] = take_ids(ids, keeper[rows])
+        frame["review_group"] = pd.Series(guard.review_group[rows], dtype=object)
+        return frame
+
+    kept = is_keeper | guarded
+    review = actions == "review"
+    reviewed = None  # the input rows of the review records, when taken in the pass
+    if mode == "dedupe" and whole_rows is not None:
+        deduplicated, reviewed = _take_rows(whole_rows, chunk or DEFAULT_CHUNK_ROWS, kept,
+                                            review, None if chunk is None else folder)
+    if chunk is None:
+        out = {"clusters": cluster_rows(0, n)}
+        if mode == "dedupe":
+            out["deduplicated"] = (frames[0].loc[kept].reset_index(drop=True)
+                                   if whole_rows is None else deduplicated)
+    else:
+        # The first record that has a review group stands in for the column's type.
+        grouped = np.flatnonzero(~pd.isna(np.asarray(guard.review_group, dtype=object)))
+        like = cluster_rows(0, min(n, 1))
+        if len(grouped):
+            like = cluster_rows(int(grouped[0]), int(grouped[0]) + 1)
+        out = {"clusters": _streamed(folder / "clusters.parquet", cluster_rows(0, 0), like,
+                                     (cluster_rows(a, min(a + chunk, n))
+                                      for a in range(0, n, chunk)))}
+        if mode == "dedupe" and whole_rows is not None:
+            out["deduplicated"] = deduplicated
+        elif mode == "dedupe":
+            records = frames[0]
+            out["deduplicated"] = _streamed(
+                folder / "deduplicated.parquet", records.iloc[:0], _like_rows(records, kept),
+                (records.iloc[a:a + chunk].loc[kept[a:a + chunk]].reset_index(drop=True)
+                 for a in range(0, n, chunk)))
+
+    if mode == "dedupe":
+        if review.any():
+            if reviewed is None:
+                reviewed = frames[0].loc[review].reset_index(drop=True)
+            out["review"] = pd.concat(
+                [pd.DataFrame({"review_group": pd.Series(guard.review_group[review],
+                                                         dtype=object),
+                               "cluster_id": clusters[review].astype(np.int64),
+                               "reason": pd.Series(guard.reason[review], dtype=object)}),
+                 reviewed], axis=1
+            ).sort_values(["review_group", id_name], kind="stable").reset_index(drop=True)
+    else:
+        links = pd.DataFrame({
+            "id_l": take_ids(ids, ml),
+            "id_r": take_ids(ids, mr),
+            "match_weight": mw.astype(np.float64),
+            "cluster_id": clusters[ml].astype(np.int64),
+        })
+        out["links"] = links.sort_values(["cluster_id", "id_l", "id_r"], kind="stable")\
+            .reset_index(drop=True)
+    if guard.decisions:
+        out["guards"] = pd.DataFrame(guard.decisions).astype({"record_id": str})
+    return out
+
+
+def _streamed(path: Path, empty: pd.DataFrame, like: pd.DataFrame, parts) -> ParquetFrame:
+    """A table written part by part into `path` (see `ParquetSink`), as a temporary
+    `ParquetFrame`."""
+    sink = ParquetSink(path, empty, like=like)
+    for part in parts:
+        sink.write(part)
+    sink.close()
+    return ParquetFrame(path, temporary=True)
+
+
+def whole_rows(table: Table, n: int, id_column: str | None):
+    """`whole_rows` for a table read in part: (first row number, batch) over its whole rows,
+    with the `row_id` column `prepare_tables` adds when there is no id column."""
+
+    def batches(size: int) -> Iterator[tuple[int, pd.DataFrame]]:
+        start = 0
+        for batch in table.rows(size):
+            if id_column is None:
+                batch.insert(0, ROW_ID, np.arange(start, start + len(batch), dtype=np.int64))
+            yield start, batch
+            start += len(batch)
+        if start != n:
+            raise InputError(f"{table.name}: read {n:,} records at first and {start:,} when "
+                             "writing the outputs: the file changed during the run. Run again "
+                             "on a file nothing writes to.")
+
+    return batches
+
+
+def _take_rows(whole_rows, size: int, kept: np.ndarray, review: np.ndarray,
+               folder: Path | None):
+    """The kept rows (a DataFrame, or with `folder` a Parquet file written batch by batch)
+    and the review rows, from one pass over `whole_rows`."""
+    empty, sink, held, reviewed = None, None, [], []
+    for start, batch in whole_rows(size):
+        stop = start + len(batch)
+        if empty is None:
+            empty = batch.iloc[:0]
+        part = batch.loc[kept[start:stop]].reset_index(drop=True)
+        if review[start:stop].any():
+            reviewed.append(batch.loc[review[start:stop]])
+        if folder is None:
+            held.append(part)
+        elif len(part):
+            if sink is None:
+                sink = ParquetSink(folder / "deduplicated.parquet", empty, like=_typed(part))
+            sink.write(part)
+    if folder is None:
+        deduplicated = pd.concat([empty, *held], ignore_index=True) if held else empty
+        deduplicated.attrs = dict(empty.attrs)
+    else:
+        sink = sink or ParquetSink(folder / "deduplicated.parquet", empty)
+        deduplicated = sink.close()
+        deduplicated = ParquetFrame(deduplicated.path, temporary=True)
+    rows = pd.concat(reviewed).reset_index(drop=True) if reviewed else None
+    return deduplicated, rows
+
+
+def _typed(part: pd.DataFrame) -> pd.DataFrame:
+    """A row that gives the written file its column types before every batch is seen: the
+    first of `part`, with the first value `part` has in each text column where that row has
+    none, and "" where `part` has none (a text column, as every CSV column is)."""
+    like = _like_rows(part, np.ones(len(part), dtype=bool))
+    for column in like.columns:
+        if like[column].dtype == object and pd.isna(like.at[0, column]):
+            like[column] = pd.Series([""], dtype=object)
+    return like
+
+
+def _like_rows(records: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+    """The first of `rows` of `records`, with, in each text (object) column where it is
+    missing, the first value another of `rows` has: the table it gives has the types that the
+    whole selection would have (without selecting it)."""
+    chosen = np.flatnonzero(rows)
+    like = records.iloc[chosen[:1]].reset_index(drop=True)
+    for column in records.columns:
+        values = records[column]
+        if values.dtype == object and len(like) and pd.isna(like.at[0, column]):
+            present = np.flatnonzero(values.notna().to_numpy() & rows)
+            if len(present):
+                like[column] = pd.Series([values.iloc[present[0]]], dtype=object)
+    return like
+
+
+def _link_reasons(mode, ids, idx, best_other, best_w, cluster_size, degree, is_keeper,
+                  keeper, threshold, best_stage, stage_texts) -> np.ndarray:
+    """The reasons of the records `idx` (in clusters of several): built as Arrow string
+    columns, one piece of text per column, with one Python str per record only at the end."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def text(values) -> pa.Array:
+        if not isinstance(values, pd.Series):
+            values = pd.Series(values)
+        array = pa.array(values.astype(str).reset_index(drop=True))
+        return array if array.type == pa.large_string() else array.cast(pa.large_string())
+
+    def join(*parts) -> pa.Array:
+        parts = [pa.scalar(p, type=pa.large_string()) if isinstance(p, str) else p
+                 for p in parts]
+        return pc.binary_join_element_wise(*parts, pa.scalar("", type=pa.large_string()))
+
+    via = text(take_ids(ids, best_other[idx]))
+    weights = text(pd.Series(np.round(best_w[idx], 2)).map("{:.2f}".format))
+    sizes = text(cluster_size[idx])
+    tail = join(" (match weight ", weights, f" >= {threshold:g})")
+    stage = best_stage[idx]
+    if (stage >= 0).any():
+        # A stage's link says so, with its weight on whichever side of the threshold it is.
+        said = text(pd.Series(stage).map(dict(enumerate(stage_texts))).fillna(""))
+        side = text(np.where(best_w[idx] >= threshold, " >= ", " < "))
+        tail = pc.if_else(pa.array(stage >= 0),
+                          join(" (", said, "; match weight ", weights, side, f"{threshold:g})"),
+                          tail)
+    if mode == "dedupe":
+        head = pc.if_else(pa.array(is_keeper[idx]), join("kept for cluster of ", sizes),
+                          join("duplicate of ", text(take_ids(ids, keeper[idx]))))
+        out = join(head, ": linked by ", text(degree[idx]), " pair(s), strongest with ", via,
+                   tail)
+    else:
+        out = join("linked with ", via, tail, " in cluster of ", sizes)
+    return out.to_numpy(zero_copy_only=False)
+
+
+def pair_frame(ids: pd.Series, left: np.ndarray, right: np.ndarray, mask: np.ndarray,
+                matrix: ComparisonMatrix, weight: np.ndarray, probability: np.ndarray,
+                matched: np.ndarray) -> pd.DataFrame:
+    """The rows of pairs.parquet for these pairs (all of them, or one batch)."""
+    pair_frame = pd.DataFrame({
+        "id_l": take_ids(ids, left),
+        "id_r": take_ids(ids, right),
+        "blockers": np.asarray(mask).astype(np.int64),
+    })
+    for c, name in enumerate(matrix.names):
+        pair_frame[f"{name}_level"] = matrix.levels[:, c]
+        pair_frame[f"{name}_similarity"] = matrix.similarities[:, c]
+    for name, shares in matrix.term_frequencies.items():
+        pair_frame[f"{name}_tf"] = shares
+    pair_frame["match_weight"] = weight.astype(np.float64)
+    pair_frame["match_probability"] = probability.astype(np.float64)
+    pair_frame["is_match"] = matched
+    return pair_frame
+
+
+def take_ids(ids: pd.Series, rows: np.ndarray) -> pd.Series:
+    """The ids of `rows`, as a column of the ids' dtype with a fresh index and no name."""
+    return ids.take(np.asarray(rows, dtype=np.int64)).reset_index(drop=True).rename(None)
