@@ -72,7 +72,8 @@ def _values() -> list[tuple[str, str]]:
     pairs = []
     for column, role in roles.items():
         pairs += [(v, role) for v in customers[column].dropna().head(150)]
-    pairs += [(v, "text") for v in ("Apt. 21D", "Smith-Jones", "a", "ab", "김", "서울특별시 강남구")]
+    extra = ("Apt. 21D", "Smith-Jones", "a", "ab", "김", "서울특별시 강남구")
+    pairs += [(v, "text") for v in extra]
     pairs += [(v, "phone") for v in ("+44 7700 900123", "(415) 555-1234", "02-123-4567")]
     pairs += [(v, "postcode") for v in ("03153", "SW1A 1AA")]
     return pairs
