@@ -80,7 +80,7 @@ def _values() -> list[tuple[str, str]]:
 
 
 def _perturbations() -> dict[str, str]:
-    from linkage import inject
+    from linkage.synth import perturb as inject
 
     out = {}
     pairs = _values()
