@@ -11,12 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from linkage.synth._draw import (
-    digit_string,
-    pick,
-    random_date,
-    zipf,
-)
+from linkage.synth._draw import digit_string, pick, random_date, zipf
 from linkage.synth._vocab import (
     COMPANY_STYLES,
     EN_COMMON_FULL,
@@ -462,6 +457,11 @@ def _make_people(rng: np.random.Generator, n_people: int) -> list[_Person]:
     for p in people:
         p.email = _new_email(rng, p, used)
     return people
+
+
+# --------------------------------------------------------------------------------------------
+# customers(): records
+# --------------------------------------------------------------------------------------------
 
 
 def _render_address(rng: np.random.Generator, home: dict[str, str], vary: bool) -> str:

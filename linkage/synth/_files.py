@@ -9,19 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from linkage.synth._customers import (
-    customer_updates,
-    customers,
-)
-from linkage.synth._texts import (
-    labelled_texts,
-)
-from linkage.synth._transactions import (
-    transactions,
-)
-from linkage.synth._traps import (
-    traps,
-)
+from linkage.synth._customers import customer_updates, customers
+from linkage.synth._texts import labelled_texts
+from linkage.synth._transactions import transactions
+from linkage.synth._traps import traps
 
 
 def summary(records: pd.DataFrame, truth: pd.DataFrame, id_col: str = "person_id") -> dict:
@@ -33,11 +24,6 @@ def summary(records: pd.DataFrame, truth: pd.DataFrame, id_col: str = "person_id
         "people_with_duplicates": int((sizes > 1).sum()),
         "duplicate_pairs": int((sizes * (sizes - 1) // 2).sum()),
     }
-
-
-# --------------------------------------------------------------------------------------------
-# Files and command line
-# --------------------------------------------------------------------------------------------
 
 
 def csv_text(frame: pd.DataFrame) -> str:

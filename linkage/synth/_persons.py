@@ -6,10 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from linkage.synth._draw import (
-    take,
-    zipf,
-)
+from linkage.synth._draw import take, zipf
 from linkage.synth._vocab import (
     EN_FEMALE,
     EN_MALE,
@@ -19,16 +16,10 @@ from linkage.synth._vocab import (
     UK_POSTCODE_LETTERS,
     UK_TOWNS,
 )
-from linkage.synth.perturb import (
-    en_name_typo,
-)
+from linkage.synth.perturb import en_name_typo
 
 PERSON_COLUMNS = ["rec_id", "first_name", "surname", "dob", "city", "postcode", "email", "phone"]
 
-
-# --------------------------------------------------------------------------------------------
-# persons(): a large, vectorised benchmark table
-# --------------------------------------------------------------------------------------------
 
 _PERSON_MAIL_DOMAINS = [
     "gmail.com",

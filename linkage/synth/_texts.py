@@ -8,20 +8,9 @@ import re
 import numpy as np
 import pandas as pd
 
-from linkage.synth._draw import (
-    pick,
-)
-from linkage.synth._vocab import (
-    word_list,
-)
-from linkage.synth.perturb import (
-    near_text_variant,
-    safe_text_variant,
-)
-
-# --------------------------------------------------------------------------------------------
-# labelled_texts(): a labelled text set to clean before training a model
-# --------------------------------------------------------------------------------------------
+from linkage.synth._draw import pick
+from linkage.synth._vocab import word_list
+from linkage.synth.perturb import near_text_variant, safe_text_variant
 
 TEXT_COLUMNS = ["doc_id", "text", "label", "source", "domain"]
 TEXT_LABELS = ["positive", "negative", "neutral"]

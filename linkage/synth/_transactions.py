@@ -9,10 +9,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-# --------------------------------------------------------------------------------------------
-# transactions(): purchases without a transaction id
-# --------------------------------------------------------------------------------------------
-
 TRANSACTION_COLUMNS = [
     "txn_row",
     "customer_id",

@@ -7,11 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from linkage.synth._draw import (
-    digit_text,
-    take,
-    zipf,
-)
+from linkage.synth._draw import digit_text, take, zipf
 from linkage.synth._persons import (
     DOB_DAYS,
     DOB_FIRST,
@@ -30,10 +26,6 @@ from linkage.synth._vocab import (
     UK_SUFFIXES,
     UK_TOWNS,
 )
-
-# --------------------------------------------------------------------------------------------
-# traps(): person tables that each hold one trap for zero-configuration linkage (issue 14)
-# --------------------------------------------------------------------------------------------
 
 # Each trap and whether its table is deduplicated (one frame) or linked (two frames).
 TRAPS = {

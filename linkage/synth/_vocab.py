@@ -230,7 +230,7 @@ KO_SYLLABLE_ROMAN = dict(item.split(":") for item in _KO_SYLLABLE_TEXT.split())
 
 
 # --------------------------------------------------------------------------------------------
-# Places, companies, phones
+# Places, companies, e-mail domains
 # --------------------------------------------------------------------------------------------
 
 # (시도, short 시도, district, city column, alternative city spellings, postcode prefix,

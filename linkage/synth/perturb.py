@@ -297,6 +297,7 @@ def _date_typo(value: str, rng: np.random.Generator, order: str) -> str | None:
 
     return _digit_typo(value, rng, accept=still_a_date)
 
+
 # ------------------------------------------------------------------------------------------
 # Phones
 # ------------------------------------------------------------------------------------------
@@ -336,7 +337,6 @@ def render_phone(phone: Phone, style: str) -> str:
     if style == "paren":
         return f"({groups[0]}) {groups[1]}-{groups[2]}"
     raise ValueError(f"unknown phone style {style!r}")
-
 
 
 _KR_PREFIXES = ("010", "011", "016", "017", "018", "019", "070", "031", "032", "033", "041",
@@ -382,6 +382,7 @@ def _phone_format(value: str, rng: np.random.Generator) -> str | None:
         options = [plus + sep.join(groups) for sep in ("-", " ", ".", "")]
     options = [o for o in dict.fromkeys(options) if o != value.strip()]
     return options[int(rng.integers(len(options)))] if options else None
+
 
 # ------------------------------------------------------------------------------------------
 # Companies: the legal form written another way
