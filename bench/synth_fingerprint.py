@@ -9,6 +9,9 @@ sample customers (every kind, one and two fields per copy), and prints one SHA-2
     ... change ...
     python bench/synth_fingerprint.py > after.json && diff before.json after.json
 
+or against the committed fingerprints (made before `linkage/synth.py` became `linkage/synth/`):
+`python bench/synth_fingerprint.py --check bench/synth_fingerprint.json` exits 1 on a difference.
+
 `--quick` leaves out the largest tables (the 1400-people customers and their updates).
 """
 
@@ -119,13 +122,22 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="leave out the largest tables")
     parser.add_argument("--no-inject", action="store_true", help="generators only")
+    parser.add_argument("--check", metavar="JSON", default=None,
+                        help="compare with fingerprints written before; exit 1 on a difference")
     args = parser.parse_args()
     out = _generators(args.quick)
     if not args.no_inject:
         out.update(_perturbations())
         out.update(_injections())
-    print(json.dumps(out, indent=1, sort_keys=True))
-    return 0
+    if args.check is None:
+        print(json.dumps(out, indent=1, sort_keys=True))
+        return 0
+    expected = json.loads(Path(args.check).read_text(encoding="utf-8"))
+    differ = sorted(k for k in out if k in expected and expected[k] != out[k])
+    for key in differ:
+        print(f"differs: {key}")
+    print(f"{len(out) - len(differ)} of {len(out)} outputs identical to {args.check}")
+    return 1 if differ else 0
 
 
 if __name__ == "__main__":
