@@ -53,8 +53,8 @@ class Result:
     def waterfall(self, id_l: Any, id_r: Any):
         """The waterfall chart (SVG, shown inline in notebooks) of one scored pair's match
         weight: each comparison's contribution, the prior, and the threshold."""
-        from linkage.charts import waterfall_svg
         from linkage.explain import contributions_table
+        from linkage.report.charts import waterfall_svg
 
         a, b = str(id_l), str(id_r)
         left, right = self.pairs["id_l"].astype(str), self.pairs["id_r"].astype(str)

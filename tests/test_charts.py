@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from linkage.charts import (
+from linkage.report.charts import (
     NEGATIVE,
     NEUTRAL,
     POSITIVE,

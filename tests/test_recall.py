@@ -14,12 +14,13 @@ from rapidfuzz.distance import OSA
 import linkage as lk
 from linkage.calibrate import wilson
 from linkage.errors import InputError
-from linkage.inject import (
+from linkage.inject import _new_ids, measure_recall
+from linkage.normalize import normalize_company, normalize_phone, parse_dates
+from linkage.normalize.hangul import to_jamo
+from linkage.synth.perturb import (
     KINDS,
-    _new_ids,
     date_styles,
     korean_phone_styles,
-    measure_recall,
     perturb,
     perturb_format,
     perturb_punctuation,
@@ -27,8 +28,6 @@ from linkage.inject import (
     perturb_typo,
     perturb_word,
 )
-from linkage.normalize import normalize_company, normalize_phone, parse_dates
-from linkage.normalize.hangul import to_jamo
 from tests.conftest import ROOT, run_cli, run_clis
 
 CUSTOMERS = ROOT / "sample_data" / "customers.csv"

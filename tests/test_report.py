@@ -17,9 +17,9 @@ import pytest
 
 import linkage as lk
 from linkage.calibrate import calibrate, sample_pairs
-from linkage.charts import bar_chart_svg, precision_svg, s_curve_svg, shares_svg
 from linkage.errors import InputError, LinkageWarning
 from linkage.report import render_html
+from linkage.report.charts import bar_chart_svg, precision_svg, s_curve_svg, shares_svg
 from linkage.result import Result
 from linkage.text.lsh import resolve_params, s_curve
 from tests._browser import chromium_page, png_pixels

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from linkage import synth
+from linkage.synth import _customers, perturb
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
@@ -145,7 +146,7 @@ def test_duplicates_carry_noise(merged: pd.DataFrame) -> None:
     assert (names > 1).sum() > 50
     assert (phones > 1).sum() > 100
     assert (dates > 1).sum() > 100
-    nicknames = {n for values in synth._EN_NICKNAMES.values() for n in values}
+    nicknames = {n for values in perturb.NICKNAMES.values() for n in values}
     assert merged["name"].str.split().str[0].isin(nicknames).sum() >= 10
     assert merged["email"].dropna().str.contains("[A-Z]").sum() >= 10
 
@@ -191,10 +192,10 @@ def test_small_and_invalid_customer_tables() -> None:
 
 
 def test_every_korean_syllable_can_be_romanised() -> None:
-    for (lang, _sex), (names, _weights) in synth._GIVEN_POOLS.items():
+    for (lang, _sex), (names, _weights) in _customers._GIVEN_POOLS.items():
         if lang == "ko":
             for name in names:
-                assert synth._ko_roman(name), name
+                assert _customers._ko_roman(name), name
 
 
 def test_korean_typo_changes_one_jamo() -> None:
@@ -202,7 +203,7 @@ def test_korean_typo_changes_one_jamo() -> None:
 
     rng = np.random.default_rng(0)
     for _ in range(50):
-        typo = synth._ko_typo(rng, "김민수", 1)
+        typo = perturb.ko_name_typo(rng, "김민수", 1)
         assert typo != "김민수" and len(typo) == 3
         assert sum(a != b for a, b in zip(typo, "김민수", strict=True)) == 1
         assert all(0xAC00 <= ord(ch) <= 0xD7A3 for ch in typo)

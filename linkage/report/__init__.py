@@ -1,13 +1,13 @@
 """report.html: one self-contained page with the charts a reviewer needs to trust a run.
 
-The page needs no network and no script: CSS and SVG charts (`linkage.charts`) are inline, and
-it opens from file://. It shows the stage counts, the match weights with the threshold, the
-precision per score band when labelled pairs are given, the scorer's parameters (m and u and
-match weights for Fellegi-Sunter, the weight table of a rule sum, the features of a supervised
-model), removals by source and category with the shares before and after, the largest
+The page needs no network and no script: CSS and SVG charts (`linkage.report.charts`) are
+inline, and it opens from file://. It shows the stage counts, the match weights with the
+threshold, the precision per score band when labelled pairs are given, the scorer's parameters
+(m and u and match weights for Fellegi-Sunter, the weight table of a rule sum, the features of a
+supervised model), removals by source and category with the shares before and after, the largest
 clusters, the guards' decisions and the review queue, and the S-curve of each MinHash-LSH
-blocker. At the top, the run's diagnostics (`linkage.diagnostics`): the signs, found without
-any truth, that the model learned the wrong thing, each with what to do.
+blocker. At the top, the run's diagnostics (`linkage.diagnostics`): the signs, found without any
+truth, that the model learned the wrong thing, each with what to do.
 
 Every value from the data is HTML-escaped. The page holds no time, host or timings, so the same
 input and rules give the same bytes; and it is built only from what a written run keeps, so

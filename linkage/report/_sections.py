@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from linkage import charts
+from linkage.report import charts
 from linkage.report._html import (
     Markup,
     bullets,
