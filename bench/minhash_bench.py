@@ -28,6 +28,63 @@ from linkage.text.minhash import SCHEME, signatures
 from linkage.text.shingles import shingle
 
 HERE = Path(__file__).resolve().parent
+DATASETS = HERE.parent.parent / "shared" / "datasets"
+
+# Real text: (file under the datasets folder, separator, text columns joined with a space).
+PRODUCT_TEXTS = (
+    ("magellan/abt_buy/abt.csv", "|", ("name", "description")),
+    ("magellan/abt_buy/buy.csv", "|", ("name", "description")),
+    ("magellan/amazon_google/amazon.csv", "#", ("title", "description")),
+    ("magellan/amazon_google/gp.csv", "#", ("title", "description")),
+    ("jedai/walmart_amazon/walmart.csv", "|", ("title",)),
+    ("jedai/walmart_amazon/amazon.csv", "|", ("title",)),
+)
+MIN_DOC_CHARS = 20
+
+
+def real_docs(datasets: Path = DATASETS) -> tuple[list[str], dict[str, int]]:
+    """The real-text corpus, the same on every run of one machine: product names, titles and
+    descriptions of the product data sets (`PRODUCT_TEXTS`, rows in file order, the columns of
+    a row joined by a space), then the docstrings of the Python standard library's own source
+    (`ast.get_docstring` of every module, class and function, files in sorted path order,
+    `site-packages` left out, no module imported). Texts shorter than `MIN_DOC_CHARS`
+    characters are dropped and each text is kept once, at its first occurrence. Returns the
+    texts and the count taken from each source."""
+    import ast
+    import sysconfig
+
+    import pandas as pd
+
+    docs: list[str] = []
+    seen: set[str] = set()
+    counts: dict[str, int] = {}
+
+    def add(text: str, source: str) -> None:
+        text = text.strip()
+        if len(text) >= MIN_DOC_CHARS and text not in seen:
+            seen.add(text)
+            docs.append(text)
+            counts[source] = counts.get(source, 0) + 1
+
+    for name, sep, columns in PRODUCT_TEXTS:
+        table = pd.read_csv(datasets / name, sep=sep, dtype=str, keep_default_na=False)
+        for row in zip(*(table[c] for c in columns), strict=True):
+            add(" ".join(v.strip() for v in row if v.strip()), name)
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    for dirpath, dirnames, filenames in os.walk(stdlib):
+        dirnames[:] = sorted(d for d in dirnames if d not in ("site-packages", "__pycache__"))
+        for fn in sorted(f for f in filenames if f.endswith(".py")):
+            try:
+                tree = ast.parse(Path(dirpath, fn).read_bytes())
+            except (SyntaxError, ValueError):
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                     ast.AsyncFunctionDef)):
+                    doc = ast.get_docstring(node)
+                    if doc:
+                        add(doc, "python stdlib docstrings")
+    return docs, counts
 
 
 def make_docs(n: int, words: int, seed: int = 0, vocab: int = 20_000) -> list[str]:
