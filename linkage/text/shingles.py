@@ -329,11 +329,27 @@ def shingle(
         groups = [np.flatnonzero(ascii_), np.flatnonzero(~ascii_)]
         parts = [_shingle_all([items[i] for i in g.tolist()], mode, k, batch_size)
                  for g in groups]
-        joined = _concat(parts)
-        where = np.empty(len(items), dtype=np.int64)
-        where[np.concatenate(groups)] = np.arange(len(items), dtype=np.int64)
-        return joined.take(where)
+        return _interleave(parts, groups, len(items))
     return _shingle_all(items, mode, k, batch_size)
+
+
+def _interleave(parts: list[Shingles], groups: list[np.ndarray], n: int) -> Shingles:
+    """One Shingles of `n` texts from parts, part `i` holding the texts `groups[i]` in order:
+    each part's hashes scattered once into their place (no concatenated copy in between)."""
+    counts = np.zeros(n, dtype=np.int64)
+    char = np.zeros(n, dtype=bool)
+    tokens = np.zeros(n, dtype=np.int64)
+    for part, g in zip(parts, groups, strict=True):
+        counts[g], char[g], tokens[g] = part.counts, part.char, part.tokens
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    hashes = np.empty(int(offsets[-1]), dtype=_U64)
+    for part, g in zip(parts, groups, strict=True):
+        size = part.counts
+        dst = np.repeat(offsets[g] - part.offsets[:-1], size)
+        dst += np.arange(len(part.hashes), dtype=np.int64)
+        hashes[dst] = part.hashes
+    return Shingles(hashes, offsets, char, tokens)
 
 
 def _shingle_all(items: list[str], mode: str, k: int | None, batch_size: int) -> Shingles:
