@@ -22,6 +22,9 @@ over the biggest array of the computation). The choice, and what it costs:
 Layout: products are computed as a (num_perm, chunk) block so that `np.minimum.reduceat` runs
 along contiguous rows; runs of whole texts of about `chunk_size` shingles keep the block in cache
 (4-8 MiB) and bound memory whatever the number of texts; a text longer than that is split.
+Texts of at most `SHORT_MAX` shingles skip `reduceat` (its fixed cost per text and permutation
+dominates them): padded to a few widths, they are reduced by vectorised minimum passes over a
+(texts, num_perm) block. Every path gives the same rows.
 """
 
 from __future__ import annotations

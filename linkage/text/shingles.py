@@ -11,7 +11,8 @@ and every span (a word, a character n-gram, a run of k word hashes) is hashed as
 uint64 arithmetic (wrapping mod 2^64), then mixed with MurmurHash3's 64-bit finalizer. Words take
 their polynomial from prefix sums over the characters (one gather for both ends of every word);
 k-grams of up to 8 units sum k shifted slices directly (no prefix sums, no gathers), which gives
-the same values. Batches are capped at `BATCH_CHARS` characters so their work arrays stay in cache.
+the same values. Batches are capped at `BATCH_CHARS` characters so their work arrays stay in cache,
+and ASCII texts are batched apart from the others (which need NFKC and UTF-32), then put back.
 No Python `hash()` (it is salted per process), no loop per shingle, and the result is the same on
 every machine and run. The output is CSR: one flat uint64 array of shingle hashes and
 an offsets array, document `d` owning `hashes[offsets[d]:offsets[d + 1]]` (duplicates kept;
