@@ -331,3 +331,50 @@ def test_signatures_persist_so_a_new_threshold_does_not_recompute(tmp_path):
     changed = MinHashBlocker("text", threshold=0.5, seed=1, signatures_dir=str(tmp_path))
     changed.propose(data, 1000)
     assert changed.signatures_loaded_ is False  # other settings, other signatures
+
+
+def _pinned_texts() -> list[str]:
+    """Real-ish texts for the bit-identity pins: product descriptions with punctuation, a
+    docstring, non-ASCII (™, é, full-width forms, Korean), texts of 0-2 words and a long one,
+    ASCII and non-ASCII mixed in one list as a batch would mix them."""
+    long = " ".join(f"Port{i % 97} 10/100 switch-{i % 13}" for i in range(700))
+    return [
+        "Sony Turntable - PSLX350H/ Belt Drive System/ 33-1/3 and 45 RPM Speeds/ Pitch Control",
+        "Linksys EtherFast 8-Port 10/100 Switch (New/Workgroup)",
+        "Return a new sorted list from the items in iterable.\n\nA custom key function can be "
+        "supplied to customize the sort order, and the reverse flag can be set.",
+        "Bose® Acoustimass™ 5 Series III Speaker System — AM53BK, café noir",
+        "Ｔｈｅ Quick, brown fox jumps over the lazy dog!",
+        "오늘 서울의 날씨는 맑고 따뜻하며 오후에는 구름이 조금 끼겠습니다",
+        "",
+        "USB",
+        "hp ink",
+        long,
+        "peachtree by sage premium accounting for nonprofits 2007 is the affordable easy to use",
+    ]
+
+
+# sha256 (first 16 hex digits) of the shingle CSR (hashes, offsets) and of the 128-permutation
+# signatures of `_pinned_texts()`, per mode: hash scheme affine-mod-2^32/v1. A speed-up must
+# leave these unchanged, or saved signatures stop matching new ones.
+_PINS = {
+    "word": ("eccb5ff4fea099c0", "d4615140ff45b6a7"),
+    "char": ("81a8d5e5195a6a7a", "14aba2c85e608f71"),
+    "auto": ("bedec4791972a918", "7cb4932a00d36a7e"),
+}
+
+
+@pytest.mark.parametrize("mode", sorted(_PINS))
+def test_shingles_and_signatures_are_pinned_bit_for_bit(mode):
+    import hashlib
+
+    texts = _pinned_texts()
+    sh = shingle(texts, mode=mode)
+    sig = signatures(sh, 128)
+    got = (hashlib.sha256(sh.hashes.tobytes() + sh.offsets.tobytes()).hexdigest()[:16],
+           hashlib.sha256(sig.tobytes()).hexdigest()[:16])
+    assert got == _PINS[mode]
+    # each text alone, and in batches of one, gives the same rows as the whole list
+    for i, text in enumerate(texts):
+        np.testing.assert_array_equal(signatures(shingle([text], mode=mode), 128)[0], sig[i])
+    np.testing.assert_array_equal(signatures(shingle(texts, mode=mode, batch_size=1), 128), sig)

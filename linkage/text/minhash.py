@@ -22,6 +22,9 @@ over the biggest array of the computation). The choice, and what it costs:
 Layout: products are computed as a (num_perm, chunk) block so that `np.minimum.reduceat` runs
 along contiguous rows; runs of whole texts of about `chunk_size` shingles keep the block in cache
 (4-8 MiB) and bound memory whatever the number of texts; a text longer than that is split.
+Texts of at most `SHORT_MAX` shingles skip `reduceat` (its fixed cost per text and permutation
+dominates them): padded to a few widths, they are reduced by vectorised minimum passes over a
+(texts, num_perm) block. Every path gives the same rows.
 """
 
 from __future__ import annotations
@@ -75,6 +78,12 @@ def _chunks(offsets: np.ndarray, chunk_size: int):
     yield from zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True)
 
 
+SHORT_MAX = 16
+"""Texts with at most this many shingles take the padded path of `_short_signatures`."""
+_SHORT_WIDTHS = np.array([1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16])
+_SHORT_GROUP = 512
+
+
 def signatures(
     shingles: Shingles, num_perm: int = 128, seed: int = 0, *, chunk_size: int = 8192
 ) -> np.ndarray:
@@ -83,13 +92,65 @@ def signatures(
     A text without shingles gets a row of `EMPTY` (0xFFFFFFFF), which LSH ignores.
     """
     a, b = permutations(num_perm, seed)
-    a, b = a[:, None], b[:, None]
     n = len(shingles)
     out = np.full((n, num_perm), EMPTY, dtype=np.uint32)
     offsets = shingles.offsets
     if int(offsets[-1]) == 0:
         return out
     x = (shingles.hashes >> _U64(32)).astype(np.uint32)
+    counts = np.diff(offsets)
+    short = (counts > 0) & (counts <= SHORT_MAX)
+    if not short.any():
+        _reduceat_signatures(x, offsets, a, b, out, chunk_size)
+        return out
+    _short_signatures(x, offsets, counts, np.flatnonzero(short), a, b, out)
+    long = np.flatnonzero(counts > SHORT_MAX)
+    if len(long):
+        sizes = counts[long]
+        sub = np.zeros(len(long) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=sub[1:])
+        take = np.repeat(offsets[long] - sub[:-1], sizes) + np.arange(sub[-1], dtype=np.int64)
+        part = np.full((len(long), num_perm), EMPTY, dtype=np.uint32)
+        _reduceat_signatures(x[take], sub, a, b, part, chunk_size)
+        out[long] = part
+    return out
+
+
+def _short_signatures(x, offsets, counts, docs, a, b, out) -> None:
+    """Rows of texts with 1 to `SHORT_MAX` shingles, without `reduceat` (whose fixed cost per
+    text and permutation dominates for a handful of shingles): texts grouped by their count
+    rounded up to one of `_SHORT_WIDTHS`, each padded to that width by repeating its last
+    shingle (a repeat cannot change a minimum), then `width` vectorised multiply-add-minimum
+    passes over a (texts, num_perm) block, which is the signature rows themselves."""
+    width_of = np.searchsorted(_SHORT_WIDTHS, counts[docs])
+    order = np.argsort(width_of, kind="stable")
+    docs, width_of = docs[order], width_of[order]
+    cuts = np.flatnonzero(np.diff(width_of)) + 1
+    num_perm = len(a)
+    acc = np.empty((_SHORT_GROUP, num_perm), dtype=np.uint32)
+    tmp = np.empty_like(acc)
+    a, b = a[None, :], b[None, :]
+    for s, e in zip([0, *cuts.tolist()], [*cuts.tolist(), len(docs)], strict=True):
+        width = int(_SHORT_WIDTHS[width_of[s]])
+        steps = np.arange(width)[:, None]
+        for g in range(s, e, _SHORT_GROUP):
+            d = docs[g : min(g + _SHORT_GROUP, e)]
+            xs = x[offsets[d][None, :] + np.minimum(steps, counts[d][None, :] - 1)]
+            h, t = acc[: len(d)], tmp[: len(d)]
+            np.multiply(xs[0][:, None], a, out=h)
+            h += b
+            for j in range(1, width):
+                np.multiply(xs[j][:, None], a, out=t)
+                t += b
+                np.minimum(h, t, out=h)
+            out[d] = h
+
+
+def _reduceat_signatures(x, offsets, a, b, out, chunk_size: int) -> None:
+    """Rows of all texts of the CSR (x, offsets) by `minimum.reduceat` over (num_perm, chunk)
+    blocks of whole texts; rows of texts without shingles are left as they are."""
+    num_perm = len(a)
+    a, b = a[:, None], b[:, None]
     # a run holds at most `chunk_size` shingles plus its last text, unless that text is longer
     block = np.empty((num_perm, 2 * chunk_size), dtype=np.uint32)
     for d0, d1 in _chunks(offsets, chunk_size):
@@ -98,7 +159,8 @@ def signatures(
             continue
         if hi - lo > 2 * chunk_size:  # one long text (a short one may ride along): split it
             for d in range(d0, d1):
-                out[d] = _long_signature(x[offsets[d] : offsets[d + 1]], a, b, block)
+                if offsets[d + 1] > offsets[d]:
+                    out[d] = _long_signature(x[offsets[d] : offsets[d + 1]], a, b, block)
             continue
         sizes = np.diff(offsets[d0 : d1 + 1])
         docs = np.flatnonzero(sizes) + d0
@@ -110,7 +172,6 @@ def signatures(
             out[d0:d1] = mins.T
         else:
             out[docs] = mins.T
-    return out
 
 
 def _long_signature(x: np.ndarray, a: np.ndarray, b: np.ndarray, block: np.ndarray):

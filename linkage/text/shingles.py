@@ -11,7 +11,8 @@ and every span (a word, a character n-gram, a run of k word hashes) is hashed as
 uint64 arithmetic (wrapping mod 2^64), then mixed with MurmurHash3's 64-bit finalizer. Words take
 their polynomial from prefix sums over the characters (one gather for both ends of every word);
 k-grams of up to 8 units sum k shifted slices directly (no prefix sums, no gathers), which gives
-the same values. Batches are capped at `BATCH_CHARS` characters so their work arrays stay in cache.
+the same values. Batches are capped at `BATCH_CHARS` characters so their work arrays stay in cache,
+and ASCII texts are batched apart from the others (which need NFKC and UTF-32), then put back.
 No Python `hash()` (it is salted per process), no loop per shingle, and the result is the same on
 every machine and run. The output is CSR: one flat uint64 array of shingle hashes and
 an offsets array, document `d` owning `hashes[offsets[d]:offsets[d + 1]]` (duplicates kept;
@@ -321,10 +322,47 @@ def shingle(
                f"which picks {WORD_K} words or {CHAR_K} characters per text). Got {k!r} instead.")
         raise ParameterError(msg)
     items = [t if isinstance(t, str) else "" if _missing(t) else str(t) for t in texts]
-    parts = [_shingle_batch(items[s:e], mode, k) for s, e in _batches(items, batch_size)]
+    ascii_ = np.fromiter(map(str.isascii, items), dtype=bool, count=len(items))
+    if 0 < ascii_.sum() < len(items):
+        # ASCII texts apart from the others: one text with an accent or a (R) sends its whole
+        # batch down the NFKC and UTF-32 path, about twice the cost a character. A text hashes
+        # the same in any batch, so the two groups are shingled alone and put back in order.
+        groups = [np.flatnonzero(ascii_), np.flatnonzero(~ascii_)]
+        parts = [_shingle_all([items[i] for i in g.tolist()], mode, k, batch_size)
+                 for g in groups]
+        return _interleave(parts, groups, len(items))
+    return _shingle_all(items, mode, k, batch_size)
+
+
+def _interleave(parts: list[Shingles], groups: list[np.ndarray], n: int) -> Shingles:
+    """One Shingles of `n` texts from parts, part `i` holding the texts `groups[i]` in order:
+    each part's hashes scattered once into their place (no concatenated copy in between)."""
+    counts = np.zeros(n, dtype=np.int64)
+    char = np.zeros(n, dtype=bool)
+    tokens = np.zeros(n, dtype=np.int64)
+    for part, g in zip(parts, groups, strict=True):
+        counts[g], char[g], tokens[g] = part.counts, part.char, part.tokens
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    hashes = np.empty(int(offsets[-1]), dtype=_U64)
+    for part, g in zip(parts, groups, strict=True):
+        size = part.counts
+        dst = np.repeat(offsets[g] - part.offsets[:-1], size)
+        dst += np.arange(len(part.hashes), dtype=np.int64)
+        hashes[dst] = part.hashes
+    return Shingles(hashes, offsets, char, tokens)
+
+
+def _shingle_all(items: list[str], mode: str, k: int | None, batch_size: int) -> Shingles:
+    return _concat([_shingle_batch(items[s:e], mode, k) for s, e in _batches(items, batch_size)])
+
+
+def _concat(parts: list[Shingles]) -> Shingles:
     if not parts:
         empty = np.zeros(0, dtype=np.int64)
         return Shingles(np.zeros(0, _U64), np.zeros(1, np.int64), np.zeros(0, bool), empty)
+    if len(parts) == 1:
+        return parts[0]
     shift = np.cumsum([0] + [int(p.offsets[-1]) for p in parts[:-1]])
     offsets = np.concatenate([[0]] + [p.offsets[1:] + s for p, s in zip(parts, shift, strict=True)])
     return Shingles(
