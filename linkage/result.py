@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from linkage.io import write_atomically, write_json, write_parquet
+from linkage.run.disk import read_run
 
 if TYPE_CHECKING:
     from linkage.settings import Rules
@@ -83,43 +84,7 @@ class Result:
     def load(cls, run_dir: str | Path) -> Result:
         """A run written by `write` (the --out folder of `linkage dedupe` or `link`), read back:
         the tables, the rules, the summary and, when the run saved one, the trained scorer."""
-        import json
-
-        from linkage.errors import InputError
-        from linkage.settings import Rules
-
-        run_dir = Path(run_dir)
-        if not (run_dir / "clusters.parquet").is_file():
-            raise InputError(f"{run_dir}: not a run folder (no clusters.parquet). Pass the --out "
-                             "folder of `linkage dedupe` or `linkage link`.")
-
-        def table(name: str) -> pd.DataFrame | None:
-            path = run_dir / name
-            return pd.read_parquet(path) if path.is_file() else None
-
-        rules = Rules.from_yaml(run_dir / "rules.yaml")
-        scorer = rules.scoring
-        pairs = table("pairs.parquet")
-        if (run_dir / "model.json").is_file() and hasattr(type(scorer), "load"):
-            scorer = type(scorer).load(run_dir / "model.json")
-        elif pairs is not None and not hasattr(type(scorer), "load"):
-            # A rule sum learns nothing; fitting on no pairs makes it ready to score and explain.
-            # (A trained scorer without its model.json stays unfitted: there is nothing to load.)
-            from linkage.explain import _matrix
-
-            scorer = scorer.fit(_matrix(pairs.iloc[:0], rules))
-        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-        timings: dict[str, float] = {}
-        if (run_dir / "timings.json").is_file():
-            timings = json.loads((run_dir / "timings.json").read_text(encoding="utf-8"))["seconds"]
-        return cls(mode=summary["mode"], rules=rules, clusters=table("clusters.parquet"),
-                   pairs=pairs, deduplicated=table("deduplicated.parquet"),
-                   links=table("links.parquet"), golden=table("golden.parquet"),
-                   review=table("review.parquet"), guard_decisions=table("guards.parquet"),
-                   summary_data=summary, timings=timings, scorer=scorer,
-                   labels=(pd.read_csv(run_dir / "labels.csv", dtype=str, keep_default_na=False)
-                           if (run_dir / "labels.csv").is_file() else None),
-                   records=table("report_records.parquet"))
+        return cls(**read_run(run_dir))
 
     def report(self, path: str | Path | None = None, **options):
         """The run's report (the page written as report.html), shown inline in a notebook;
@@ -135,7 +100,7 @@ class Result:
     def match(self, records: Any, *, top: int = 3) -> pd.DataFrame:
         """The best candidate clusters for each of `records` (a DataFrame with the input
         columns), with scores, without changing the run: "is this customer already known?"."""
-        from linkage.incremental import match
+        from linkage.match import match
 
         return match(self, records, top=top)
 
