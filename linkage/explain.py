@@ -11,6 +11,8 @@ import pandas as pd
 
 from linkage.errors import InputError
 from linkage.run.disk import comparison_matrix
+from linkage.run.stages import pair_stage, stage_reasons
+from linkage.settings import Rules
 
 
 class Explanation(str):
@@ -64,8 +66,6 @@ def contributions_table(pairs: pd.DataFrame, rules, scorer) -> list[pd.DataFrame
 
 
 def _pair_lines(pairs: pd.DataFrame, rules, scorer) -> list[str]:
-    from linkage.run.stages import pair_stage, stage_reasons
-
     reasons = [text for _, text in stage_reasons(rules)]
     stages = pair_stage(rules, pairs["blockers"].to_numpy())
     lines = []
@@ -135,8 +135,6 @@ def explain_text(clusters, pairs, rules, scorer, record_id, other_id=None,
 
 def explain_run(run_dir: str | Path, record_id: Any, other_id: Any = None) -> str:
     """Explain from a run folder written by `linkage dedupe` or `linkage link`."""
-    from linkage.settings import Rules
-
     run_dir = Path(run_dir)
     if not (run_dir / "clusters.parquet").exists():
         raise InputError(f"{run_dir}: not a run folder (no clusters.parquet). Pass the --out "

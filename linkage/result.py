@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from linkage.diagnostics import format_diagnostics
+from linkage.errors import InputError
+from linkage.explain import contributions_table, explain_text
 from linkage.io import write_atomically, write_json, write_parquet
 from linkage.run.disk import read_run
 
@@ -46,8 +49,6 @@ class Result:
 
     def explain(self, record_id: Any, other_id: Any = None) -> str:
         """Why a record is in its cluster, or why two records were or were not linked."""
-        from linkage.explain import explain_text
-
         return explain_text(self.clusters, self.pairs, self.rules, self.scorer, record_id,
                             other_id, self.guard_decisions)
 
@@ -55,14 +56,11 @@ class Result:
         """The waterfall chart (SVG, shown inline in notebooks) of one scored pair's match
         weight: each comparison's contribution, the prior, and the threshold."""
         from linkage.charts import waterfall_svg
-        from linkage.explain import contributions_table
 
         a, b = str(id_l), str(id_r)
         left, right = self.pairs["id_l"].astype(str), self.pairs["id_r"].astype(str)
         pair = self.pairs[((left == a) & (right == b)) | ((left == b) & (right == a))]
         if pair.empty:
-            from linkage.errors import InputError
-
             raise InputError(f"records {id_l!r} and {id_r!r} were never compared: no blocker "
                              "proposed the pair. `explain` says which clusters they are in.")
         table = contributions_table(pair, self.rules, self.scorer)[0]
@@ -181,8 +179,6 @@ class Result:
                 f"  links {s['links']:,} (left {s['linked_records']['left']:,} and right "
                 f"{s['linked_records']['right']:,} records linked)"
             )
-        from linkage.diagnostics import format_diagnostics
-
         codes = {d["code"] for d in s.get("diagnostics") or []}
         for warning in s.get("warnings", []):
             if "removal_rate" in codes and warning.startswith(

@@ -75,7 +75,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
         path.append(node)
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
+                return [*path[path.index(nxt):], nxt]
             if nxt not in state and (found := visit(nxt)):
                 return found
         state[node] = 2
@@ -114,3 +114,23 @@ def test_run_on_disk_update_and_match_import_no_private_names():
                if name.startswith("_") and not name.startswith("__")
                and name != "_neighbours"]  # blocking's sub-block pairing: issue 15, item 2
     assert private == []
+
+
+def test_the_old_names_still_import():
+    """`linkage.incremental` (the CLI's `update` verb, older scripts) and the local engine's
+    module keep the names that moved, as the same objects."""
+    import linkage.incremental as incremental
+    import linkage.match
+    import linkage.pipeline as pipeline
+    import linkage.run.compare as compare
+    import linkage.run.disk as disk
+    import linkage.update
+
+    assert incremental.update is linkage.update.update
+    assert incremental.block_new is linkage.update.block_new
+    assert incremental.match is linkage.match.match
+    assert incremental.assign_ids is disk.assign_ids
+    assert pipeline.compare_pairs is compare.compare_pairs
+    assert pipeline.weights_of is compare.weights_of
+    assert pipeline.run_fingerprint is disk.run_fingerprint
+    assert linkage.Result.load.__func__.__qualname__ == "Result.load"
