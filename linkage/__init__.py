@@ -15,8 +15,6 @@ A small façade; everything else lives in modules named for what they hold::
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from linkage.api import dedupe, link
 from linkage.errors import LinkageError
 from linkage.gate import check
@@ -24,6 +22,7 @@ from linkage.io import read
 from linkage.linker import Linker
 from linkage.result import Result
 from linkage.settings import Normalize, Rules
+from linkage.version import __version__
 
 __all__ = ["LinkageError", "Linker", "Normalize", "Result", "Rules", "__version__", "check",
            "dedupe", "link", "read"]

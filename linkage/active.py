@@ -81,6 +81,7 @@ import numpy as np
 import pandas as pd
 
 from linkage.errors import InputError
+from linkage.run.compare import compare_pairs, weights_of
 
 LABEL_COLUMNS = ("id_l", "id_r", "label")
 GUARD_RULE = ("the unlabelled model is kept unless a model that used the labels (its "
@@ -321,7 +322,6 @@ def fit_labelled(rules, labels: LabelsLike, *, ids: pd.Series, source: np.ndarra
     where the output would be wrong about it: a labelled non-match whose records a chain of
     matches puts in one cluster is an error, a labelled match so joined is not.
     """
-    from linkage.pipeline import compare_pairs
     from linkage.scoring import RuleSum, Supervised
 
     sources = [labels] if isinstance(labels, str | Path | pd.DataFrame) else list(labels)
@@ -484,7 +484,6 @@ class _Judged:
 def _weights(scorer, pairs: _Judged) -> np.ndarray:
     """The labelled pairs' weights by `scorer`, as the output decides them (`pairs.judge`)
     where the scorer is a Fellegi-Sunter model."""
-    from linkage.pipeline import weights_of
     from linkage.scoring import FellegiSunter
 
     weight, _ = weights_of(scorer, pairs.matrix)

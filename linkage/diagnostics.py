@@ -54,6 +54,8 @@ from typing import Any
 
 import numpy as np
 
+from linkage.scoring._fellegi_sunter import MAJORITY, majority_confirmed
+
 __all__ = ["LABEL_PAIRS", "diagnose", "format_diagnostics"]
 
 LABEL_PAIRS = ("Label 25 pairs: `linkage sample RUN_DIR --active --n 25 --out todo.csv`, fill "
@@ -61,7 +63,6 @@ LABEL_PAIRS = ("Label 25 pairs: `linkage sample RUN_DIR --active --n 25 --out to
                "`--labels todo.csv`.")
 
 _FLOOR = 1e-5  # m or u at or below this: the level was not seen among matches or non-matches
-MAJORITY = 0.5  # a prior above it says most candidate pairs match (also a check in EM)
 PRIOR_FACTOR = 4.0  # EM's prior this many times off the independent estimate: a failed fit
 GIANT_SHARE = 0.01  # of all records
 GIANT_FACTOR = 10  # times the cluster size the matched pairs support
@@ -131,8 +132,6 @@ def _majority_confirmed(found: dict) -> bool:
     works many times (a citation table, a log of repeated submissions) has clusters of dozens,
     and then most of a record's nearest records are truly the same thing; EM's majority is no
     sign of a wrong concept there."""
-    from linkage.scoring._fellegi_sunter import majority_confirmed
-
     low_high = found.get("prior_independent_range")
     if not low_high or low_high[0] is None:
         return False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,19 @@ import numpy as np
 import pandas as pd
 
 from linkage.errors import InputError
-from linkage.scoring import ComparisonMatrix
+from linkage.run.disk import comparison_matrix
+from linkage.run.stages import pair_stage, stage_reasons
+from linkage.settings import Rules
+
+
+class Explanation(str):
+    """`Linker.explain`'s text: prints as text, shows in a notebook as preformatted text."""
+
+    def _repr_html_(self) -> str:
+        return f"<pre style='white-space: pre-wrap'>{html.escape(str(self))}</pre>"
+
+    def __repr__(self) -> str:  # a notebook cell's last expression shows the text itself
+        return str(self)
 
 
 def _find(clusters: pd.DataFrame, record_id: Any) -> pd.Series:
@@ -24,18 +37,9 @@ def _find(clusters: pd.DataFrame, record_id: Any) -> pd.Series:
     return hits.iloc[0]
 
 
-def _matrix(pairs: pd.DataFrame, rules) -> ComparisonMatrix:
-    names = [c.output_name for c in rules.comparisons]
-    levels = np.column_stack([pairs[f"{n}_level"].to_numpy(np.int8) for n in names])
-    sims = np.column_stack([pairs[f"{n}_similarity"].to_numpy(np.float32) for n in names])
-    tf = {n: pairs[f"{n}_tf"].to_numpy(float) for n in names if f"{n}_tf" in pairs}
-    return ComparisonMatrix(rules.comparisons, levels.reshape(len(pairs), len(names)),
-                            sims.reshape(len(pairs), len(names)), tf)
-
-
 def contributions_table(pairs: pd.DataFrame, rules, scorer) -> list[pd.DataFrame]:
     """One table per pair: comparison, level, similarity, contribution to the match weight."""
-    matrix = _matrix(pairs, rules)
+    matrix = comparison_matrix(pairs, rules)
     contrib = scorer.contributions(matrix)
     # With several kinds of non-match (Fellegi-Sunter's mixture), the weight also holds the
     # pair's pattern scored against them as a whole (`non_match_term`).
@@ -62,8 +66,6 @@ def contributions_table(pairs: pd.DataFrame, rules, scorer) -> list[pd.DataFrame
 
 
 def _pair_lines(pairs: pd.DataFrame, rules, scorer) -> list[str]:
-    from linkage.run.stages import pair_stage, stage_reasons
-
     reasons = [text for _, text in stage_reasons(rules)]
     stages = pair_stage(rules, pairs["blockers"].to_numpy())
     lines = []
@@ -133,8 +135,6 @@ def explain_text(clusters, pairs, rules, scorer, record_id, other_id=None,
 
 def explain_run(run_dir: str | Path, record_id: Any, other_id: Any = None) -> str:
     """Explain from a run folder written by `linkage dedupe` or `linkage link`."""
-    from linkage.settings import Rules
-
     run_dir = Path(run_dir)
     if not (run_dir / "clusters.parquet").exists():
         raise InputError(f"{run_dir}: not a run folder (no clusters.parquet). Pass the --out "
@@ -147,7 +147,7 @@ def explain_run(run_dir: str | Path, record_id: Any, other_id: Any = None) -> st
     if model.exists() and hasattr(type(scorer), "load"):
         scorer = type(scorer).load(model)
     else:
-        scorer = scorer.fit(_matrix(pairs.iloc[:0], rules))
+        scorer = scorer.fit(comparison_matrix(pairs.iloc[:0], rules))
     guards = run_dir / "guards.parquet"
     decisions = pd.read_parquet(guards) if guards.exists() else None
     return explain_text(clusters, pairs, rules, scorer, record_id, other_id, decisions)

@@ -9,7 +9,7 @@ other part gets a fresh id, and the keeper policy picks each part's representati
 the input table: the run's records.parquet, or the input file named in summary.json, checked
 against its checksum). Guards are not run again: a pair a guard un-matched stays un-matched.
 
-Cluster ids stay stable (see `linkage.incremental`): the new run's lineage.parquet gets a
+Cluster ids stay stable (see `linkage.run.disk`): the new run's lineage.parquet gets a
 `forget` row per touched cluster and a `split` row per part that left one.
 """
 
@@ -23,8 +23,26 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from linkage.clustering import connected_components
 from linkage.errors import InputError
-from linkage.io import checksum, read, write_atomically, write_json, write_parquet
+from linkage.io import read, write_atomically, write_json, write_parquet
+from linkage.keep import choose_representatives, id_rank
+from linkage.report import write_report
+from linkage.result import Result
+from linkage.run.disk import (
+    assign_ids,
+    concat_lineage,
+    id_state,
+    id_summary,
+    input_table,
+    lineage_frame,
+    parquet_bytes,
+    read_lineage,
+    sha256,
+    write_lineage,
+)
+from linkage.run.stages import stage_bit
+from linkage.settings import Rules
 
 
 @dataclass
@@ -54,41 +72,6 @@ def _id_column(clusters: pd.DataFrame) -> str:
     return clusters.columns[1] if clusters.columns[0] == "source" else clusters.columns[0]
 
 
-def named_input(path: Path, summary: dict, run_dir: Path | None = None) -> pd.DataFrame:
-    """The input file named in summary.json, read again and checked against its checksum."""
-    inputs = summary["inputs"]
-    where = run_dir or path
-    if len(inputs) != 1:
-        raise InputError(f"{where}: forget and update work on dedupe runs (one input table).")
-    if not path.exists():
-        raise InputError(
-            f"{where}: the run's input {path} is not there any more, and it is needed to "
-            "find records by value, to choose a new representative or to add records. "
-            "Restore it, or forget by id without --only-record."
-        )
-    frame = read(path)
-    if checksum(path, frame) != inputs[0]["checksum"]:
-        raise InputError(f"{path}: changed since the run (its checksum differs). Forget from "
-                         "a run of the current file.")
-    if summary.get("id_column") == "row_id" and "row_id" not in frame.columns:
-        frame.insert(0, "row_id", np.arange(len(frame), dtype=np.int64))  # as the run numbered
-    return frame
-
-
-def input_table(run_dir: Path, summary: dict) -> pd.DataFrame:
-    """The records a run was made from: its own records.parquet when it has one (runs written
-    by `update`), else the input file named in summary.json."""
-    inputs = summary["inputs"]
-    local = run_dir / "records.parquet"
-    if local.is_file():
-        frame = read(local)
-        if len(inputs) == 1 and checksum(local, frame) != inputs[0]["checksum"]:
-            raise InputError(f"{local}: changed since the run (its checksum differs from "
-                             "summary.json). Restore it from the run that wrote it.")
-        return frame
-    return named_input(Path(inputs[0]["name"]) if inputs else run_dir, summary, run_dir)
-
-
 def _parts_after(clusters: pd.DataFrame, pairs: pd.DataFrame, id_col: str,
                  touched: np.ndarray, gone: np.ndarray, star_bits: int,
                  copies_bit: int) -> np.ndarray:
@@ -98,8 +81,6 @@ def _parts_after(clusters: pd.DataFrame, pairs: pd.DataFrame, id_col: str,
     A star stage (`star_bits`: copies, exact, url) paired copies with their first record only.
     When that record goes, its copies stay joined (they are copies of one another), and a
     copy of the `copies` stage (equal on all that is compared) takes over its other pairs."""
-    from linkage.clustering import connected_components
-
     stay = np.flatnonzero(touched & ~gone)
     position = pd.Series(np.arange(len(stay)), index=clusters[id_col].astype(str).to_numpy()[stay])
     matched = pairs[pairs["is_match"].astype(bool)]
@@ -135,11 +116,6 @@ def plan_forget(
     only_record: bool = False,
 ) -> tuple[ForgetPlan, dict[str, Any]]:
     """Work out what forgetting removes; returns the plan and the loaded run."""
-    from linkage.incremental import assign_ids, id_state
-    from linkage.keep import choose_representatives, id_rank
-    from linkage.run.stages import stage_bit
-    from linkage.settings import Rules
-
     run_dir = Path(run_dir)
     if not (run_dir / "clusters.parquet").exists():
         raise InputError(f"{run_dir}: not a run folder (no clusters.parquet).")
@@ -218,8 +194,6 @@ def _first_row_order(labels: np.ndarray) -> np.ndarray:
 
 def _lineage(plan: ForgetPlan, run: dict) -> pd.DataFrame:
     """This step's lineage: a `forget` row per touched cluster, a `split` row per new part."""
-    from linkage.incremental import lineage_frame
-
     clusters, id_col, step = run["clusters"], run["id_column"], run["step"]
     old_ids = clusters["cluster_id"].to_numpy(np.int64)
     text_ids = clusters[id_col].astype(str).to_numpy()
@@ -246,15 +220,6 @@ def forget(
     only_record: bool = False,
 ) -> ForgetPlan:
     """Write a new run at `out` without the forgotten records; `run_dir` is left as it was."""
-    from linkage.incremental import (
-        concat_lineage,
-        id_summary,
-        parquet_bytes,
-        read_lineage,
-        sha256,
-        write_lineage,
-    )
-
     run_dir, out = Path(run_dir), Path(out)
     if out.resolve() == run_dir.resolve():
         raise InputError("--out must be a new folder: forget never changes the original run.")
@@ -305,9 +270,6 @@ def forget(
         if records_bytes is not None:
             (folder / "records.parquet").write_bytes(records_bytes)
         # The old report names records in its tables; the new one is built without them.
-        from linkage.report import write_report
-        from linkage.result import Result
-
         write_report(Result.load(folder), folder / "report.html")
 
     write_atomically(out, fill, what="forget", inputs=[run_dir])
@@ -317,8 +279,6 @@ def forget(
 def _represent(kept: pd.DataFrame, reps: dict[int, Any], id_col: str,
                run_dir: Path) -> pd.DataFrame:
     """Size, action and reason of the records of the clusters that lost a record."""
-    from linkage.settings import Rules
-
     k = Rules.from_yaml(run_dir / "rules.yaml").keep.k
     kept = kept.copy()
     guarded = kept["action"].isin(["preserved", "review"])

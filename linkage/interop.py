@@ -29,6 +29,7 @@ from linkage.blocking import Blocker, BlockingInput
 from linkage.blocking._blockers import Proposal
 from linkage.comparators._base import Comparison
 from linkage.errors import InputError
+from linkage.explain import Explanation
 
 __all__ = ["FeatureScores", "minhash_pairs", "score_features", "to_recordlinkage"]
 
@@ -227,8 +228,6 @@ class FeatureScores:
 
     def explain(self, left_id, right_id) -> str:
         """Why a pair scored as it did: each feature's value, level and weight (log2 m/u)."""
-        from linkage.linker import Explanation
-
         try:
             row = self.features.index.get_loc((left_id, right_id))
         except KeyError:
@@ -311,9 +310,7 @@ def to_recordlinkage(run, *, scale: bool = True) -> tuple[pd.MultiIndex, pd.Data
     classifiers take as they take `Compare` features (`ECMClassifier(binarize=0.5)`,
     `LogisticRegressionClassifier`); else the integer level codes (-1 null, 0 else, ...).
     """
-    from linkage.linker import Linker
-
-    result = run.result_ if isinstance(run, Linker) else run
+    result = getattr(run, "result_", run)  # a Linker holds its run as `result_`
     if result is None:
         raise InputError("to_recordlinkage: this Linker is not fitted yet; call fit first.")
     pairs = result.pairs if isinstance(result.pairs, pd.DataFrame) else result.pairs.to_pandas()

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from linkage.errors import InputError
+from linkage.version import __version__
 
 # A path (CSV, Parquet file or folder), or a table object: pandas, polars, pyarrow and every
 # other DataFrame narwhals reads (eager or lazy), or a dict of columns (`as_frame`).
@@ -886,8 +887,6 @@ def write_atomically(out: str | os.PathLike, fill: Callable[[Path], None], *,
     untouched. The machine's write errors (disk full, a file-size limit, no permission)
     become `InputError`s naming `out`.
     """
-    from linkage import __version__
-
     with claiming(out, inputs) as out, _writing(out):
         staging = Path(tempfile.mkdtemp(prefix=owned_prefix(f".{out.name}.tmp-"),
                                         dir=out.parent))

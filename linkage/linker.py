@@ -31,19 +31,10 @@ from typing import Any
 import pandas as pd
 
 from linkage.errors import InputError
+from linkage.explain import Explanation
 from linkage.result import Result
 
 _FIT_PARAMS = ("rules", "labels", "id_column", "sep", "encoding", "candidates")
-
-
-class Explanation(str):
-    """`Linker.explain`'s text: prints as text, shows in a notebook as preformatted text."""
-
-    def _repr_html_(self) -> str:
-        return f"<pre style='white-space: pre-wrap'>{html.escape(str(self))}</pre>"
-
-    def __repr__(self) -> str:  # a notebook cell's last expression shows the text itself
-        return str(self)
 
 
 class Linker:

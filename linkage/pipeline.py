@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from linkage import __version__
 from linkage._schema import did_you_mean
 from linkage.blocking import BlockingInput, CandidatePairs, block
 from linkage.blocking._blockers import SkippedBlock
@@ -46,6 +45,18 @@ from linkage.normalize._encoded import (
 from linkage.progress import Clock, progress_bar
 from linkage.result import Result
 from linkage.run.chunks import auto_chunk_rows, resolve_chunk_rows
+from linkage.run.compare import (  # compare_pairs, weights_of: also imported from here
+    compare_pairs,
+    encoded_frequencies,
+    term_frequencies,
+    weights_in_blocks,
+    weights_of,  # noqa: F401
+)
+from linkage.run.disk import (  # the checkpoints of --resume
+    load_checkpoint,
+    run_fingerprint,
+    save_checkpoint,
+)
 from linkage.run.finish import Tail, finish
 from linkage.run.outputs import pair_frame
 from linkage.run.stages import (  # stage_reasons: cli.py's import, until the CLI moves
@@ -351,104 +362,6 @@ def semantic_stage(spec, records: pd.DataFrame, n: int, groups: np.ndarray | Non
     return rows[found[:, 0]], rows[found[:, 1]], distance, stats
 
 
-def compare_pairs(
-    comparisons: list,
-    work: dict[str, np.ndarray],
-    left: np.ndarray,
-    right: np.ndarray,
-    bar=None,
-    *,
-    tf_columns: list[str] = (),
-) -> ComparisonMatrix:
-    """The comparison matrix of the pairs (left[i], right[i]) of row numbers.
-
-    `work` holds each column as an object array of values, or as an `EncodedColumn` (what the
-    local engine keeps), which is compared once per distinct pair of values.
-    """
-    k = len(comparisons)
-    levels = np.empty((len(left), k), dtype=np.int8)
-    sims = np.empty((len(left), k), dtype=np.float32)
-    tf: dict[str, np.ndarray] = {}
-    for c, comparison in enumerate(comparisons):
-        values = work[comparison.column]
-        if isinstance(values, EncodedColumn):
-            levels[:, c], sims[:, c] = comparison.compare_codes(values, left, right)
-        else:
-            levels[:, c], sims[:, c] = comparison.compare(values[left], values[right])
-        if getattr(comparison, "swapped_with", None):
-            _mark_swaps(comparison, values, work[comparison.swapped_with], left, right,
-                        levels[:, c])
-        if comparison.output_name in tf_columns:
-            exact = levels[:, c] == len(comparison.level_labels) - 1
-            if isinstance(values, EncodedColumn):
-                tf[comparison.output_name] = _encoded_frequencies(values, left, exact)
-            else:
-                tf[comparison.output_name] = _term_frequencies(values, left, exact)
-        if bar is not None:
-            bar.update(1)
-    return ComparisonMatrix(list(comparisons), levels, sims, tf)
-
-
-def _mark_swaps(comparison, own, other, left: np.ndarray, right: np.ndarray,
-                levels: np.ndarray) -> None:
-    """Move the pairs that disagree ("else") but read as `comparison.swaps` to the level
-    `swapped`, in place."""
-    rows = np.flatnonzero(levels == 0)
-    if not len(rows):
-        return
-    if isinstance(own, EncodedColumn) and isinstance(other, EncodedColumn):
-        swapped = comparison.swaps_codes(own, other, left[rows], right[rows])
-    else:
-        own = own.values() if isinstance(own, EncodedColumn) else own
-        other = other.values() if isinstance(other, EncodedColumn) else other
-        swapped = comparison.swaps(own[left[rows]], other[right[rows]], other[left[rows]],
-                                   own[right[rows]])
-    levels[rows[swapped]] = comparison.level_labels.index("swapped")
-
-
-def _encoded_frequencies(column: EncodedColumn, left: np.ndarray,
-                         exact: np.ndarray) -> np.ndarray:
-    """`_term_frequencies` of an encoded column: one share per code, looked up per pair."""
-    out = np.full(len(left), np.nan)
-    if exact.any():
-        out[exact] = column.shares()[column.codes[left[exact]]]
-    return out
-
-
-def _term_frequencies(values: np.ndarray, left: np.ndarray, exact: np.ndarray) -> np.ndarray:
-    """Per pair: the share of records holding the agreed value; NaN unless exact."""
-    series = pd.Series(values, dtype=object)
-    shares = series.value_counts(normalize=True, dropna=True)
-    out = np.full(len(left), np.nan)
-    if exact.any():
-        agreed = pd.Series(values[left[exact]], dtype=object)
-        out[exact] = agreed.map(shares).to_numpy(dtype=float)
-    return out
-
-
-SCORE_ROWS = 1 << 16  # pairs weighed per call: fixed, so chunking never changes a weight
-
-
-def weights_of(scorer, matrix: ComparisonMatrix) -> tuple[np.ndarray, np.ndarray]:
-    """Each pair's match weight and probability (computed together where the scorer can)."""
-    if hasattr(scorer, "weight_and_probability"):
-        return scorer.weight_and_probability(matrix)
-    return scorer.match_weight(matrix), scorer.match_probability(matrix)
-
-
-def weights_in_blocks(scorer, pairs: int, rows) -> tuple[np.ndarray, np.ndarray]:
-    """`weights_of` over `SCORE_ROWS` pairs at a time, `rows(start, stop)` giving each block's
-    comparison matrix. A scorer whose arithmetic depends on how many rows it sees at once (a
-    BLAS dot product in a logistic regression) then gives the same weights whether the run
-    holds its pairs in memory or streams them."""
-    weight = np.empty(pairs, dtype=np.float64)
-    probability = np.empty(pairs, dtype=np.float64)
-    for start in range(0, pairs, SCORE_ROWS):
-        stop = min(start + SCORE_ROWS, pairs)
-        weight[start:stop], probability[start:stop] = weights_of(scorer, rows(start, stop))
-    return weight, probability
-
-
 def moves_one_to_one_threshold(rules, mode: str) -> bool:
     """Whether a fit of these rules moves its threshold by the record prior."""
     return mode == "link" and rules.one_to_one and rules.one_to_one_threshold == "record_prior"
@@ -614,60 +527,6 @@ def random_pairs(sizes: list[int], count: int, seed: int) -> tuple[np.ndarray, n
     n_left, n_right = sizes[0], sizes[1]
     draw = min(count, n_left * n_right)
     return rng.integers(0, n_left, size=draw), n_left + rng.integers(0, n_right, size=draw)
-
-
-def run_fingerprint(mode: str, tables: list[Table], rules: Rules, id_name: str) -> str:
-    """What a checkpoint (the candidate pairs, the comparison matrix) must match: the rules,
-    the inputs and this version of linkage. The threshold is left out: it decides nothing
-    before scoring, so a run at another threshold (`linkage.Linker.cluster`, a `--resume`
-    after editing it) starts after comparing."""
-    import hashlib
-    import json
-
-    settings = rules.to_dict()
-    scoring = dict(settings.get("scoring") or {})
-    scoring.pop("threshold", None)
-    settings = {**settings, "scoring": scoring}
-    settings.pop("one_to_one_threshold", None)  # how the threshold moves: scoring too
-    text = "|".join([__version__, mode, id_name,
-                     json.dumps(settings, sort_keys=True, ensure_ascii=False, default=str),
-                     *(t.checksum for t in tables)])
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def save_checkpoint(folder, stage: str, fingerprint: str, arrays: dict, meta: dict) -> None:
-    """Write one stage's arrays (npz) and metadata (json), atomically, if checkpointing."""
-    if folder is None:
-        return
-    import json
-    import os
-
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / f".{stage}.partial.npz"
-    with open(partial, "wb") as handle:
-        np.savez(handle, **arrays)
-    meta_text = json.dumps({"fingerprint": fingerprint, "meta": meta}, default=str)
-    (folder / f".{stage}.partial.json").write_text(meta_text, encoding="utf-8")
-    os.replace(folder / f".{stage}.partial.json", folder / f"{stage}.json")
-    os.replace(partial, folder / f"{stage}.npz")  # last: its presence means complete
-
-
-def load_checkpoint(folder, stage: str, fingerprint: str):
-    """A finished stage's (arrays, meta) when it was written for the same run, else None."""
-    if folder is None:
-        return None
-    import json
-
-    folder = Path(folder)
-    if not (folder / f"{stage}.npz").exists() or not (folder / f"{stage}.json").exists():
-        return None
-    saved = json.loads((folder / f"{stage}.json").read_text(encoding="utf-8"))
-    if saved["fingerprint"] != fingerprint:
-        return None  # another run's checkpoint: recompute and overwrite it
-    with np.load(folder / f"{stage}.npz", allow_pickle=False) as data:
-        arrays = {k: data[k] for k in data.files}
-    return arrays, saved["meta"]
 
 
 def _exact_and_block(rules, combined, id_name, mode, work, source, n, progress, clock):
@@ -924,9 +783,9 @@ class _Streamed:
             if comparison.output_name in self.tf_columns:
                 exact = levels[:, c] == self.sizes[c] - 1
                 column = self.work[comparison.column]
-                tf[comparison.output_name] = (_encoded_frequencies(column, left, exact)
+                tf[comparison.output_name] = (encoded_frequencies(column, left, exact)
                                               if isinstance(column, EncodedColumn) else
-                                              _term_frequencies(column, left, exact))
+                                              term_frequencies(column, left, exact))
         return ComparisonMatrix(self.comparisons, levels, sims, tf)
 
     def fit(self, scorer, random_matrix, labelled=None, chance=None):

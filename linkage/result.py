@@ -9,7 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from linkage.diagnostics import format_diagnostics
+from linkage.errors import InputError
+from linkage.explain import contributions_table, explain_text
 from linkage.io import write_atomically, write_json, write_parquet
+from linkage.run.disk import read_run
 
 if TYPE_CHECKING:
     from linkage.settings import Rules
@@ -45,23 +49,18 @@ class Result:
 
     def explain(self, record_id: Any, other_id: Any = None) -> str:
         """Why a record is in its cluster, or why two records were or were not linked."""
-        from linkage.explain import explain_text
-
         return explain_text(self.clusters, self.pairs, self.rules, self.scorer, record_id,
                             other_id, self.guard_decisions)
 
     def waterfall(self, id_l: Any, id_r: Any):
         """The waterfall chart (SVG, shown inline in notebooks) of one scored pair's match
         weight: each comparison's contribution, the prior, and the threshold."""
-        from linkage.explain import contributions_table
         from linkage.report.charts import waterfall_svg
 
         a, b = str(id_l), str(id_r)
         left, right = self.pairs["id_l"].astype(str), self.pairs["id_r"].astype(str)
         pair = self.pairs[((left == a) & (right == b)) | ((left == b) & (right == a))]
         if pair.empty:
-            from linkage.errors import InputError
-
             raise InputError(f"records {id_l!r} and {id_r!r} were never compared: no blocker "
                              "proposed the pair. `explain` says which clusters they are in.")
         table = contributions_table(pair, self.rules, self.scorer)[0]
@@ -83,43 +82,7 @@ class Result:
     def load(cls, run_dir: str | Path) -> Result:
         """A run written by `write` (the --out folder of `linkage dedupe` or `link`), read back:
         the tables, the rules, the summary and, when the run saved one, the trained scorer."""
-        import json
-
-        from linkage.errors import InputError
-        from linkage.settings import Rules
-
-        run_dir = Path(run_dir)
-        if not (run_dir / "clusters.parquet").is_file():
-            raise InputError(f"{run_dir}: not a run folder (no clusters.parquet). Pass the --out "
-                             "folder of `linkage dedupe` or `linkage link`.")
-
-        def table(name: str) -> pd.DataFrame | None:
-            path = run_dir / name
-            return pd.read_parquet(path) if path.is_file() else None
-
-        rules = Rules.from_yaml(run_dir / "rules.yaml")
-        scorer = rules.scoring
-        pairs = table("pairs.parquet")
-        if (run_dir / "model.json").is_file() and hasattr(type(scorer), "load"):
-            scorer = type(scorer).load(run_dir / "model.json")
-        elif pairs is not None and not hasattr(type(scorer), "load"):
-            # A rule sum learns nothing; fitting on no pairs makes it ready to score and explain.
-            # (A trained scorer without its model.json stays unfitted: there is nothing to load.)
-            from linkage.explain import _matrix
-
-            scorer = scorer.fit(_matrix(pairs.iloc[:0], rules))
-        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-        timings: dict[str, float] = {}
-        if (run_dir / "timings.json").is_file():
-            timings = json.loads((run_dir / "timings.json").read_text(encoding="utf-8"))["seconds"]
-        return cls(mode=summary["mode"], rules=rules, clusters=table("clusters.parquet"),
-                   pairs=pairs, deduplicated=table("deduplicated.parquet"),
-                   links=table("links.parquet"), golden=table("golden.parquet"),
-                   review=table("review.parquet"), guard_decisions=table("guards.parquet"),
-                   summary_data=summary, timings=timings, scorer=scorer,
-                   labels=(pd.read_csv(run_dir / "labels.csv", dtype=str, keep_default_na=False)
-                           if (run_dir / "labels.csv").is_file() else None),
-                   records=table("report_records.parquet"))
+        return cls(**read_run(run_dir))
 
     def report(self, path: str | Path | None = None, **options):
         """The run's report (the page written as report.html), shown inline in a notebook;
@@ -135,7 +98,7 @@ class Result:
     def match(self, records: Any, *, top: int = 3) -> pd.DataFrame:
         """The best candidate clusters for each of `records` (a DataFrame with the input
         columns), with scores, without changing the run: "is this customer already known?"."""
-        from linkage.incremental import match
+        from linkage.match import match
 
         return match(self, records, top=top)
 
@@ -216,8 +179,6 @@ class Result:
                 f"  links {s['links']:,} (left {s['linked_records']['left']:,} and right "
                 f"{s['linked_records']['right']:,} records linked)"
             )
-        from linkage.diagnostics import format_diagnostics
-
         codes = {d["code"] for d in s.get("diagnostics") or []}
         for warning in s.get("warnings", []):
             if "removal_rate" in codes and warning.startswith(

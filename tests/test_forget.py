@@ -188,7 +188,7 @@ def test_forgetting_a_cluster_writes_its_lineage_and_keeps_the_other_ids(bridge_
 
 
 def test_forgotten_records_never_come_back_through_an_update(bridge_run):
-    from linkage.incremental import update
+    from linkage.update import update
 
     # run -> forget (the run has no records.parquet: the input file is read and filtered)
     done = run_cli("forget", bridge_run / "run", "s1", "--out", bridge_run / "f1")

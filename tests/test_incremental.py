@@ -16,7 +16,7 @@ import yaml
 
 import linkage as lk
 from linkage.errors import InputError, LinkageWarning
-from linkage.incremental import update
+from linkage.update import update
 from linkage.result import Result
 from linkage.settings import Rules
 from tests.conftest import ROOT, nulls_as_none, run_cli, run_clis

@@ -163,7 +163,7 @@ def test_same_generator_scores_alike_at_10k_and_100k():
 
 
 def test_incremental_blocking_sub_blocks_as_a_full_run():
-    from linkage.incremental import block_new
+    from linkage.update import block_new
 
     frame, _ = _crowded(150)
     work = {c: frame[c].to_numpy(dtype=object) for c in frame.columns}

@@ -301,10 +301,10 @@ def _fitted_without_data(result, pairs: pd.DataFrame):
     `linkage explain` does)."""
     import copy
 
-    from linkage.explain import _matrix
+    from linkage.run.disk import comparison_matrix
 
     try:
-        return copy.deepcopy(result.scorer).fit(_matrix(pairs.iloc[:0], result.rules))
+        return copy.deepcopy(result.scorer).fit(comparison_matrix(pairs.iloc[:0], result.rules))
     except (LinkageError, ValueError):
         return None
 

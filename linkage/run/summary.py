@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from linkage import __version__
 from linkage.before_after import before_after, value_labels
 from linkage.blocking import blocker_names
 from linkage.clustering import non_match_summary, split_summary, splits_non_matches
@@ -18,6 +17,7 @@ from linkage.run.stages import stage_bit
 from linkage.run.state import ROW_ID
 from linkage.scoring import ComparisonMatrix
 from linkage.settings import Rules
+from linkage.version import __version__
 
 
 def build_summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix, matched, clusters,

@@ -42,10 +42,10 @@ import pandas as pd
 
 from linkage._schema import SchemaViolation, check, did_you_mean
 from linkage.comparators import NULL_LEVEL, Comparison
-from linkage.diagnostics import MAJORITY  # a prior above it: most candidates match
 from linkage.errors import InputError, LinkageWarning
 from linkage.scoring._base import ComparisonMatrix, Scorer
 
+MAJORITY = 0.5  # a prior above it says most candidate pairs match (also a check in EM)
 _FLOOR = 1e-6  # no learned probability goes below this, so no weight is infinite
 _DEFAULT_PRIOR = 0.1  # EM's starting lambda when `prior` is not given
 _FORMAT = "linkage.fellegi_sunter"
