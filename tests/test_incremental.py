@@ -16,9 +16,9 @@ import yaml
 
 import linkage as lk
 from linkage.errors import InputError, LinkageWarning
-from linkage.update import update
 from linkage.result import Result
 from linkage.settings import Rules
+from linkage.update import update
 from tests.conftest import ROOT, nulls_as_none, run_cli, run_clis
 from tests.test_febrl import _opaque, _read_febrl
 
