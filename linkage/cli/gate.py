@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from linkage.commands import json_option
-from linkage.commands.review import _bands
+from linkage.cli.common import json_option
+from linkage.cli.labels import _bands
 
 
 @click.command("drift")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from linkage.commands import json_option
+from linkage.cli.common import json_option
 
 
 @click.command("recall")

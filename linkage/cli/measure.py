@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from linkage.commands import json_option
+from linkage.cli.common import json_option
 
 
 def parse_thresholds(text: str | None) -> list[float] | None:

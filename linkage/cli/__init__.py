@@ -18,7 +18,7 @@ from pathlib import Path
 
 import click
 
-from linkage.commands import JSON_ERRORS, json_option
+from linkage.cli.common import JSON_ERRORS, json_option
 from linkage.errors import LinkageError, LinkageWarning
 
 GATE = "linkage.gate"  # `check`'s exit code, kept in the context before it prints anything
@@ -625,9 +625,9 @@ def _rules_lines(rules) -> list[str]:
 
 
 def _register() -> None:
-    from linkage.commands import drift, evaluate, recall, report, review, spans, update
+    from linkage.cli import gate, labels, measure, recall, run, show, text
 
-    for module in (drift, evaluate, recall, report, review, spans, update):
+    for module in (gate, labels, measure, recall, run, show, text):
         main.add_command(module.command)
 
 
