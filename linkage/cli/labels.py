@@ -1,4 +1,7 @@
-"""`linkage review RUN_DIR`: label sampled pairs in a local page, saved as you go."""
+"""The labelling verbs: `sample` picks pairs for a person to label (per score band, or with
+`--active` the pairs a label would teach the model most), `review` labels them in a local page,
+saved as you go, and `calibrate` measures precision per band from the labels. The labels go
+back into a run with `dedupe --labels`, or into `report --labels` and `drift`."""
 
 from __future__ import annotations
 
@@ -7,18 +10,55 @@ from pathlib import Path
 
 import click
 
+from linkage.cli.common import LABELS_LOOP, parse_bands, seed_option
 
-def _bands(text: str | None) -> list[float] | None:
-    if text is None:
-        return None
+
+def _band_edges(text: str) -> list[float]:
+    """`--bands` of `sample` and `calibrate`, which always have one (their default)."""
     try:
-        values = [float(v) for v in text.split(",") if v.strip()]
+        return [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
-        values = []
-    if not values:
         raise click.BadParameter(f"--bands takes numbers separated by commas, e.g. "
-                                 f"0.6,0.7,0.8,0.9. Got {text!r}.")
-    return values
+                                 f"0.6,0.7,0.8,0.9. Got {text!r}.") from None
+
+
+
+@click.command(epilog=LABELS_LOOP)
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--active", is_flag=True,
+              help="Pick the pairs whose labels would change the model most (uncertain pairs, "
+                   "spread over level patterns and score bands), leaving out the pairs the "
+                   "run was made with (its labels.csv), instead of sampling per band.")
+@click.option("--n", "n_pairs", default=25, show_default=True, type=click.IntRange(min=1),
+              help="With --active: how many pairs to pick.")
+@click.option("--bands", default="0.6,0.7,0.8,0.9", show_default=True,
+              help="Band edges: match probabilities (or match weights with --on weight).")
+@click.option("--per-band", default=100, show_default=True, type=int)
+@click.option("--on", type=click.Choice(["probability", "weight"]), default="probability",
+              show_default=True)
+@seed_option
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="CSV to write: the pairs with both records side by side and a `label` column.")
+def sample(run_dir, active, n_pairs, bands, per_band, on, seed, out_path):
+    """Sample scored pairs per score band for a person to label (1 match, 0 non-match), or
+    with --active the --n pairs a label would teach the model most (then rerun with --labels).
+    """
+    if active:
+        from linkage.active import active_pairs
+
+        table = active_pairs(run_dir, n_pairs, seed=seed)
+        column = "picked"
+    else:
+        from linkage.calibrate import sample_pairs
+
+        table = sample_pairs(run_dir, _band_edges(bands), per_band, on=on, seed=seed)
+        column = "band"
+    table.to_csv(out_path, index=False)
+    counts = table[column].str.split(":").str[0].value_counts(sort=False) if active else (
+        table[column].value_counts(sort=False))
+    click.echo(f"wrote {len(table):,} pairs to label to {out_path} ("
+               + ", ".join(f"{band}: {n}" for band, n in counts.items()) + ")")
+
 
 
 @click.command("review")
@@ -44,13 +84,13 @@ def _bands(text: str | None) -> list[float] | None:
                    "--active` picks them), then rerun the run with --labels LABELS.")
 @click.option("--n", "n_pairs", default=25, show_default=True, type=click.IntRange(min=1),
               help="With --active: how many pairs.")
-@click.option("--seed", default=0, show_default=True, type=int)
+@seed_option
 @click.option("--port", default=0, show_default=True, type=click.IntRange(0, 65535),
               help="Port on 127.0.0.1; 0 picks a free one.")
 @click.option("--open/--no-open", "open_browser", default=None,
               help="Open the page in a browser [default: when run from a terminal].")
-def command(run_dir, labels_path, sample_path, bands, per_band, on, active, n_pairs, seed, port,
-            open_browser):
+def review(run_dir, labels_path, sample_path, bands, per_band, on, active, n_pairs, seed, port,
+           open_browser):
     """Label sampled pairs of RUN_DIR in a local page: match (m), non-match (n) or unsure (u).
 
     Serves http://127.0.0.1:PORT/ (this machine only) until Ctrl-C. The page shows one pair at
@@ -72,7 +112,7 @@ def command(run_dir, labels_path, sample_path, bands, per_band, on, active, n_pa
     """
     from linkage.review import serve
 
-    server = serve(run_dir, labels=labels_path, sample=sample_path, bands=_bands(bands),
+    server = serve(run_dir, labels=labels_path, sample=sample_path, bands=parse_bands(bands),
                    per_band=per_band, on=on, seed=seed, port=port,
                    active=n_pairs if active else None)
     review = server.review
@@ -104,3 +144,49 @@ def command(run_dir, labels_path, sample_path, bands, per_band, on, active, n_pa
     counts = review.store.counts()
     click.echo(f"\nstopped: {counts['labelled']:,} of {len(review.store):,} pairs labelled in "
                f"{review.labels_path}")
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("labels_path", metavar="LABELS", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--bands", default="0.6,0.7,0.8,0.9", show_default=True)
+@click.option("--on", type=click.Choice(["probability", "weight"]), default="probability",
+              show_default=True)
+@click.option("--target", default=0.95, show_default=True, type=float,
+              help="The precision the recommended threshold must reach in every band above it.")
+@click.option("--write-rules", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the run's rules with the recommended threshold to this file.")
+def calibrate(run_dir, labels_path, bands, on, target, write_rules):
+    """Precision per band (95% Wilson interval) from labelled pairs, and the threshold that
+    reaches --target precision."""
+    import math
+
+    import pandas as pd
+
+    from linkage.calibrate import calibrate as measure
+    from linkage.settings import Rules
+
+    labels = pd.read_csv(labels_path, dtype={"label": str}, keep_default_na=False)
+    table, recommended = measure(labels, _band_edges(bands), on=on, target=target)
+    for _, row in table.iterrows():
+        precision = "   n/a" if row["labelled"] == 0 else f"{row['precision']:.3f}"
+        click.echo(f"  [{row['band_from']:g}, {row['band_to']:g}): {int(row['labelled'])} "
+                   f"labelled, precision {precision} "
+                   f"(95% CI {row['ci_low']:.3f}-{row['ci_high']:.3f})")
+    if recommended is None:
+        click.echo(f"no band reaches precision {target:g}: keep the threshold, or label more")
+        return
+    threshold = recommended
+    if on == "probability":  # the scorers' thresholds are match weights (log2 odds)
+        p = min(max(recommended, 1e-9), 1 - 1e-9)
+        threshold = math.log2(p / (1 - p))
+    click.echo(f"recommended threshold: {recommended:g} ({on}) = match weight {threshold:.3f}")
+    if write_rules is not None:
+        rules = Rules.from_yaml(Path(run_dir) / "rules.yaml")
+        data = rules.to_dict()
+        data.setdefault("scoring", {})["threshold"] = round(threshold, 4)
+        Rules.from_dict(data).to_yaml(write_rules)
+        click.echo(f"  wrote {write_rules}")
+
+
+COMMANDS = (sample, review, calibrate)

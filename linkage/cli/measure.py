@@ -1,8 +1,9 @@
-"""`linkage evaluate`: score a written run against a truth table (record id → entity).
+"""The verbs that measure how good a run is: `evaluate` against a truth table (record id →
+entity: pairwise and B-cubed precision/recall/F1, the share of true entities reproduced exactly
+as one cluster, blocking recall and reduction ratio per blocker, and pairwise scores at several
+thresholds), and `recall` without one, by injecting perturbed copies of clean records.
 
-The truth is read here only, never by a run: pairwise and B-cubed precision/recall/F1, the share
-of true entities reproduced exactly as one cluster, blocking recall and reduction ratio per
-blocker, and pairwise scores at several thresholds (what the threshold alone decides).
+The truth is read only by `evaluate` (`linkage.evaluate.read_truth`), never by a run.
 """
 
 from __future__ import annotations
@@ -12,7 +13,16 @@ from typing import Any
 
 import click
 
-from linkage.cli.common import json_option
+from linkage.cli.common import (
+    claim,
+    encoding_option,
+    id_column_option,
+    json_option,
+    rules_option,
+    seed_option,
+    sep_option,
+    suggested_rules,
+)
 
 
 def parse_thresholds(text: str | None) -> list[float] | None:
@@ -29,102 +39,6 @@ def parse_thresholds(text: str | None) -> list[float] | None:
     if not values:
         raise InputError("--thresholds names no threshold; give match weights such as 2,4,6.")
     return sorted(set(values))
-
-
-def read_truth(path: Path, id_column: str, cluster_column: str, *, sep: str | None = None,
-               encoding: str = "utf-8"):
-    """The truth table as a Series entity by record id (both as text), checked: the columns
-    exist, ids are unique, every id has an entity."""
-    import pandas as pd
-
-    from linkage._schema import did_you_mean
-    from linkage.errors import InputError
-    from linkage.io import read
-
-    frame = read(path, sep=sep, encoding=encoding)
-    columns = [str(c) for c in frame.columns]
-    for option, column in (("--truth-id", id_column), ("--truth-cluster", cluster_column)):
-        if column not in columns:
-            raise InputError(f"{path}: column `{column}` (given as {option}) is not in the truth "
-                             f"table. Its columns are: {', '.join(columns)}."
-                             f"{did_you_mean(column, columns)} Fix {option}.")
-    ids = frame[id_column]
-    if ids.isna().any():
-        raise InputError(f"{path}: `{id_column}` is empty in {int(ids.isna().sum())} row(s); "
-                         "every truth row needs a record id. Fill them or drop those rows.")
-    entity = frame[cluster_column]
-    if entity.isna().any():
-        raise InputError(f"{path}: `{cluster_column}` is empty in {int(entity.isna().sum())} "
-                         "row(s); every truth row needs an entity. Fill them (a record alone "
-                         "is an entity of its own), or drop those rows.")
-    key = ids.astype(str)
-    repeated = key[key.duplicated()]
-    if len(repeated):
-        examples = ", ".join(repr(v) for v in repeated.unique()[:3])
-        raise InputError(f"{path}: `{id_column}` repeats {repeated.nunique()} id(s) (e.g. "
-                         f"{examples}); the truth must name each record once.")
-    return pd.Series(entity.astype(str).to_numpy(), index=key.to_numpy(), name="entity")
-
-
-def evaluate_run(run_dir: str | Path, truth, thresholds: list[float] | None = None
-                 ) -> dict[str, Any]:
-    """Every figure of `linkage evaluate` for a run folder and a truth Series (entity by id),
-    computed with `linkage.evaluate`. `thresholds`: match weights for the table by threshold;
-    by default the run's threshold and two steps of 1 either side of it."""
-    from linkage.result import Result
-
-    run_dir = Path(run_dir)
-    return evaluate_result(Result.load(run_dir), truth, thresholds, where=str(run_dir))
-
-
-def evaluate_result(run, truth, thresholds: list[float] | None = None, *, where: str = "the run"
-                    ) -> dict[str, Any]:
-    """`evaluate_run` for a `Result` in memory (`where` names it in messages and as `run`)."""
-    from linkage.blocking import blocker_names
-    from linkage.errors import InputError
-    from linkage.evaluate import blocking_report, score_clusters, scores_by_threshold
-
-    run_dir = where
-    id_column = run.summary_data.get("id_column", run.clusters.columns[0])
-    ids = run.clusters[id_column].astype(str)
-    if ids.duplicated().any():
-        examples = ", ".join(repr(v) for v in ids[ids.duplicated()].unique()[:3])
-        raise InputError(f"{run_dir}: ids repeat across the two tables of this link run (e.g. "
-                         f"{examples}), so a truth of id → entity cannot say which record it "
-                         "means. Give the tables distinct ids and run the link again.")
-    unknown = truth.index[~truth.index.isin(ids)]
-    if len(unknown):
-        examples = ", ".join(repr(v) for v in unknown[:3])
-        raise InputError(f"{len(unknown)} id(s) of the truth are not records of {run_dir} (e.g. "
-                         f"{examples}). Check --truth-id, and that the truth belongs to the "
-                         "input of this run.")
-    predicted = run.clusters["cluster_id"].set_axis(ids.to_numpy())
-    pairs = run.pairs.assign(id_l=run.pairs["id_l"].astype(str),
-                             id_r=run.pairs["id_r"].astype(str))
-    scores = score_clusters(predicted, truth)
-    n = len(ids)
-    blocking = blocking_report(pairs, truth, blocker_names(run.rules.blocking), n_records=n)
-    out: dict[str, Any] = {"run": where, "mode": run.mode, "records": n,
-                           "records_in_truth": len(truth), "scores": scores.as_dict()}
-    if run.mode == "link":
-        # A link compares left with right only: its pair space is n_left x n_right.
-        left = int((run.clusters["source"] == "left").sum())
-        space = left * (n - left)
-        blocking["reduction_ratio"] = 1 - blocking["pairs"] / space if space else 0.0
-        side = run.clusters["source"].set_axis(ids.to_numpy())
-        per_side = truth.groupby([side.reindex(truth.index).to_numpy(), truth.to_numpy()]).size()
-        out["true_pairs_within_one_side"] = int((per_side * (per_side - 1) // 2).sum())
-    out["blocking"] = _rows(blocking)
-    out["threshold"] = float(run.scorer.threshold)
-    if thresholds is None:
-        thresholds = [out["threshold"] + step for step in (-2.0, -1.0, 0.0, 1.0, 2.0)]
-    out["by_threshold"] = _rows(scores_by_threshold(pairs, truth, thresholds))
-    return out
-
-
-def _rows(frame) -> list[dict[str, Any]]:
-    return [{k: (round(v, 6) if isinstance(v, float) else v) for k, v in row.items()}
-            for row in frame.to_dict(orient="records")]
 
 
 def _format(report: dict[str, Any], truth_path: Path) -> str:
@@ -167,10 +81,10 @@ def _format(report: dict[str, Any], truth_path: Path) -> str:
 @click.option("--thresholds", default=None,
               help="Match weights at which to score the pairs, separated by commas (default: "
                    "the run's threshold and two steps of 1 either side).")
-@click.option("--sep", default=None, help="CSV separator of --truth; sniffed when not given.")
-@click.option("--encoding", default="utf-8", show_default=True, help="Text encoding of --truth.")
+@sep_option("CSV separator of --truth; sniffed when not given.")
+@encoding_option("Text encoding of --truth.")
 @json_option
-def command(run_dir, truth_path, truth_id, truth_cluster, thresholds, sep, encoding, as_json):
+def evaluate(run_dir, truth_path, truth_id, truth_cluster, thresholds, sep, encoding, as_json):
     """Score the run in RUN_DIR (the --out folder of `linkage dedupe` or `link`) against a
     truth table: pairwise and B-cubed precision/recall/F1, true entities reproduced exactly,
     blocking recall and reduction ratio per blocker, and pairwise scores by threshold.
@@ -181,6 +95,8 @@ def command(run_dir, truth_path, truth_id, truth_cluster, thresholds, sep, encod
     """
     import json
 
+    from linkage.evaluate import evaluate_run, read_truth
+
     chosen = parse_thresholds(thresholds)  # a bad --thresholds fails before any reading
     truth = read_truth(truth_path, truth_id, truth_cluster, sep=sep, encoding=encoding)
     report = {**evaluate_run(run_dir, truth, chosen), "truth": str(truth_path)}
@@ -188,3 +104,58 @@ def command(run_dir, truth_path, truth_id, truth_cluster, thresholds, sep, encod
         click.echo(json.dumps(report, ensure_ascii=False))
     else:
         click.echo(_format(report, truth_path))
+
+
+@click.command("recall")
+@click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
+@rules_option()
+@click.option("--inject", "n", default=500, show_default=True, type=int,
+              help="Copies to inject, each made from a different clean record.")
+@click.option("--kinds", default=None,
+              help="Perturbation kinds, separated by commas (default all): exact, spaces, "
+                   "punctuation, word, typo, format.")
+@click.option("--fields", "fields_per_copy", default=1, show_default=True, type=int,
+              help="Compared fields changed in each copy (more makes a harder test).")
+@seed_option
+@id_column_option("Column holding record ids (overrides `id_column` in the rules).")
+@sep_option()
+@encoding_option()
+@json_option
+@click.option("--out", default=None, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for the injected copies, the outcome of each copy (outcomes.csv), "
+                   "recall.json and the run with the copies (run/), to look at the misses.")
+def recall(input_path, rules_path, n, kinds, fields_per_copy, seed, id_column, sep, encoding,
+            as_json, out):
+    """Measure recall by injection: copy --inject clean records of INPUT (records the rules
+    leave alone) with one controlled perturbation each, run the rules on INPUT with the copies,
+    and report per kind of perturbation the share of copies found in their source's cluster,
+    with a 95% Wilson interval and the copies merged with other records instead.
+
+    \b
+    linkage recall sample_data/customers.csv --rules rules/customers.yaml --inject 500
+    linkage recall sample_data/customers.csv --rules rules/customers.yaml --kinds typo,format \\
+        --json --out out/recall
+    """
+    import json
+
+    from linkage.inject import measure_recall, parse_kinds
+
+    chosen = parse_kinds(kinds)  # a bad --kinds fails before any run
+    with claim(out, input_path, rules_path):
+        if rules_path is None:
+            rules_path = suggested_rules([input_path], sep, encoding)
+        report = measure_recall(input_path, rules_path, n, kinds=chosen, seed=seed,
+                                id_column=id_column, fields_per_copy=fields_per_copy, sep=sep,
+                                encoding=encoding)
+        if out is not None:
+            report.write(out)
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), ensure_ascii=False))
+    else:
+        click.echo(report.format())
+        if out is not None:
+            click.echo(f"  wrote {out}/ (outcomes.csv: one row per copy; explain a miss with "
+                       f"`linkage explain {out}/run INJECTED_ID SOURCE_ID`)")
+
+
+COMMANDS = (evaluate, recall)

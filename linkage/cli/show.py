@@ -1,5 +1,6 @@
-"""`linkage report`: rebuild a run's report.html from its folder, optionally with labelled
-pairs for the precision per score band."""
+"""The verbs that show a finished run to a person: `explain` (why a record is where it is) and
+`report` (the run's report.html rebuilt from its folder, optionally with labelled pairs for the
+precision per score band)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,22 @@ def _check_run_dir(run_dir: Path) -> None:
                              "of `linkage dedupe` or `linkage link`, as that run wrote it.")
 
 
+@click.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("record_id")
+@click.argument("other_id", required=False)
+def explain(run_dir, record_id, other_id):
+    """Why RECORD_ID is in its cluster, or why it and OTHER_ID were or were not linked.
+
+    RUN_DIR is the --out folder of a dedupe or link run. Each pair is shown with every
+    comparison's level, similarity and contribution to the match weight.
+    """
+    from linkage.explain import explain_run
+
+    click.echo(explain_run(run_dir, record_id, other_id))
+
+
+
 @click.command("report")
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--labels", "labels_path", default=None,
@@ -72,7 +89,7 @@ def _check_run_dir(run_dir: Path) -> None:
               show_default=True,
               help="hash: equal values stay equal (a value from a small set can be guessed "
                    "back: use mask for phones and dates); mask: only the shape stays.")
-def command(run_dir, labels_path, bands, on, target, out_path, redact, redact_mode):
+def report(run_dir, labels_path, bands, on, target, out_path, redact, redact_mode):
     """Write the self-contained report.html of the run in RUN_DIR (the --out folder of
     `linkage dedupe` or `link`): stage counts, scores and threshold, the scorer's weights,
     removals by source, the largest clusters, guards, and the LSH S-curve.
@@ -96,3 +113,6 @@ def command(run_dir, labels_path, bands, on, target, out_path, redact, redact_mo
     out = out_path or Path(run_dir) / ("report_redacted.html" if redact else "report.html")
     _write(out, page)
     click.echo(f"wrote {out}")
+
+
+COMMANDS = (explain, report)
