@@ -179,16 +179,17 @@ def seed_option(function):
 
 
 def parse_bands(text: str | None) -> list[float] | None:
-    """`--bands a,b,c` as numbers; None when not given (the verb's default bands)."""
+    """`--bands a,b,c` as numbers; None when not given (the verb's default bands). Anything
+    else, an empty `--bands` too, is a usage error (exit 2)."""
     if text is None:
         return None
     try:
         values = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
-        values = []
-    if not values:
         raise click.BadParameter(f"--bands takes numbers separated by commas, e.g. "
-                                 f"0.6,0.7,0.8,0.9. Got {text!r}.")
+                                 f"0.6,0.7,0.8,0.9. Got {text!r}.") from None
+    if not values:
+        raise click.BadParameter("--bands needs at least one number, e.g. 0.6,0.7,0.8,0.9.")
     return values
 
 

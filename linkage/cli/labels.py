@@ -13,16 +13,6 @@ import click
 from linkage.cli.common import LABELS_LOOP, parse_bands, seed_option
 
 
-def _band_edges(text: str) -> list[float]:
-    """`--bands` of `sample` and `calibrate`, which always have one (their default)."""
-    try:
-        return [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise click.BadParameter(f"--bands takes numbers separated by commas, e.g. "
-                                 f"0.6,0.7,0.8,0.9. Got {text!r}.") from None
-
-
-
 @click.command(epilog=LABELS_LOOP)
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--active", is_flag=True,
@@ -51,7 +41,7 @@ def sample(run_dir, active, n_pairs, bands, per_band, on, seed, out_path):
     else:
         from linkage.calibrate import sample_pairs
 
-        table = sample_pairs(run_dir, _band_edges(bands), per_band, on=on, seed=seed)
+        table = sample_pairs(run_dir, parse_bands(bands), per_band, on=on, seed=seed)
         column = "band"
     table.to_csv(out_path, index=False)
     counts = table[column].str.split(":").str[0].value_counts(sort=False) if active else (
@@ -167,7 +157,7 @@ def calibrate(run_dir, labels_path, bands, on, target, write_rules):
     from linkage.settings import Rules
 
     labels = pd.read_csv(labels_path, dtype={"label": str}, keep_default_na=False)
-    table, recommended = measure(labels, _band_edges(bands), on=on, target=target)
+    table, recommended = measure(labels, parse_bands(bands), on=on, target=target)
     for _, row in table.iterrows():
         precision = "   n/a" if row["labelled"] == 0 else f"{row['precision']:.3f}"
         click.echo(f"  [{row['band_from']:g}, {row['band_to']:g}): {int(row['labelled'])} "

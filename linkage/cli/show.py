@@ -10,18 +10,7 @@ from pathlib import Path
 
 import click
 
-
-def _bands(text: str | None) -> list[float] | None:
-    if text is None:
-        return None
-    try:
-        values = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise click.BadParameter(f"--bands takes numbers separated by commas, e.g. "
-                                 f"0.6,0.7,0.8,0.9. Got {text!r}.") from None
-    if not values:
-        raise click.BadParameter("--bands needs at least one number, e.g. 0.6,0.7,0.8,0.9.")
-    return values
+from linkage.cli.common import parse_bands
 
 
 def _write(path: Path, page: str) -> None:
@@ -103,11 +92,12 @@ def report(run_dir, labels_path, bands, on, target, out_path, redact, redact_mod
     from linkage.report import render_html
     from linkage.result import Result
 
+    chosen = parse_bands(bands)  # a bad --bands fails before any reading
     _check_run_dir(Path(run_dir))
     if not 0.0 < target <= 1.0:
         raise click.BadParameter(f"--target must be a precision in (0, 1]. Got {target!r}.")
     result = Result.load(run_dir)
-    page = render_html(result, labels=labels_path, bands=_bands(bands), on=on, target=target,
+    page = render_html(result, labels=labels_path, bands=chosen, on=on, target=target,
                        redact=redact, redact_mode=redact_mode)
     # A redacted page is a second page to share; the run's own report stays as it is.
     out = out_path or Path(run_dir) / ("report_redacted.html" if redact else "report.html")
