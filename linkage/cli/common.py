@@ -131,7 +131,6 @@ def claim(out: Path | None, *inputs):
     return claiming(out, [p for p in inputs if isinstance(p, str | os.PathLike)])
 
 
-
 def _remember_json(ctx: click.Context, _param, value: bool) -> bool:
     if value:
         ctx.meta[JSON_ERRORS] = True  # meta is shared by the whole context chain
@@ -179,8 +178,8 @@ def seed_option(function):
 
 
 def parse_bands(text: str | None) -> list[float] | None:
-    """`--bands a,b,c` as numbers; None when not given (the verb's default bands). Anything
-    else, an empty `--bands` too, is a usage error (exit 2)."""
+    """`--bands a,b,c` as numbers; None when not given (the verb's default bands). Text that
+    names no number, or something else than numbers, is a usage error (exit 2)."""
     if text is None:
         return None
     try:
