@@ -137,7 +137,7 @@ def test_only_log_odds_weights_split_and_validate_says_which(tmp_path):
     """A rule sum's weights are not log odds, so their sum says nothing about two groups: its
     runs keep clusters as their matched pairs connect them, and `linkage validate` says the
     split only where it happens."""
-    from linkage.cli import _rules_lines
+    from linkage.cli.rules import rules_lines
     from linkage.clustering import splits_non_matches
 
     line = "split clusters whose members score as non-matches"
@@ -145,9 +145,9 @@ def test_only_log_odds_weights_split_and_validate_says_which(tmp_path):
     rule_sum = Rules.from_dict({**RULES, "scoring": {"type": "rule_sum", "threshold": 3.0}})
     assert splits_non_matches(fs, fs.scoring) and not splits_non_matches(rule_sum,
                                                                           rule_sum.scoring)
-    assert any(line in x for x in _rules_lines(fs))
-    assert not any(line in x for x in _rules_lines(rule_sum))
-    assert not any(line in x for x in _rules_lines(Rules.from_dict(
+    assert any(line in x for x in rules_lines(fs))
+    assert not any(line in x for x in rules_lines(rule_sum))
+    assert not any(line in x for x in rules_lines(Rules.from_dict(
         {**RULES, "split_non_matches": False})))
     result = linkage.dedupe(families(5).drop(columns=["person"]), rule_sum, progress=False)
     assert "split_non_matches" not in result.summary()["stages"]["cluster"]

@@ -132,3 +132,22 @@ def test_a_parameter_out_of_range_is_bad_input_not_a_bug(workdir):
     assert done.returncode == 2, done.stderr
     assert "`bands` must be a positive integer" in done.stderr
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_bands_that_name_no_number_are_a_usage_error_in_every_verb(workdir):
+    """`--bands` is read by one parser (linkage.cli.common.parse_bands): empty or not numbers,
+    every verb that takes it exits 2 saying so, before reading anything (`sample --bands ""`
+    used to fail inside linkage, exit 4)."""
+    labels = workdir / "labels.csv"
+    labels.write_text("id_l,id_r,label\n", encoding="utf-8")
+    calls = [("sample", workdir / "run", "--out", workdir / "todo.csv"),
+             ("calibrate", workdir / "run", labels),
+             ("drift", workdir / "run", labels),
+             ("review", workdir / "run", "--no-open"),
+             ("report", workdir / "run")]
+    runs = run_clis(*[(*c, "--bands", bands) for c in calls for bands in ("", "0.6,x")],
+                    cwd=workdir)
+    for done, bands in zip(runs, ["", "0.6,x"] * len(calls), strict=True):
+        assert done.returncode == 2, done.stderr
+        expected = "needs at least one number" if bands == "" else "takes numbers separated"
+        assert expected in done.stderr and "Traceback" not in done.stderr

@@ -1,5 +1,6 @@
-"""`linkage report`: rebuild a run's report.html from its folder, optionally with labelled
-pairs for the precision per score band."""
+"""The verbs that show a finished run to a person: `explain` (why a record is where it is) and
+`report` (the run's report.html rebuilt from its folder, optionally with labelled pairs for the
+precision per score band)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,7 @@ from pathlib import Path
 
 import click
 
-
-def _bands(text: str | None) -> list[float] | None:
-    if text is None:
-        return None
-    try:
-        values = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise click.BadParameter(f"--bands takes numbers separated by commas, e.g. "
-                                 f"0.6,0.7,0.8,0.9. Got {text!r}.") from None
-    if not values:
-        raise click.BadParameter("--bands needs at least one number, e.g. 0.6,0.7,0.8,0.9.")
-    return values
+from linkage.cli.common import parse_bands
 
 
 def _write(path: Path, page: str) -> None:
@@ -48,6 +38,22 @@ def _check_run_dir(run_dir: Path) -> None:
                              "of `linkage dedupe` or `linkage link`, as that run wrote it.")
 
 
+@click.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("record_id")
+@click.argument("other_id", required=False)
+def explain(run_dir, record_id, other_id):
+    """Why RECORD_ID is in its cluster, or why it and OTHER_ID were or were not linked.
+
+    RUN_DIR is the --out folder of a dedupe or link run. Each pair is shown with every
+    comparison's level, similarity and contribution to the match weight.
+    """
+    from linkage.explain import explain_run
+
+    click.echo(explain_run(run_dir, record_id, other_id))
+
+
+
 @click.command("report")
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--labels", "labels_path", default=None,
@@ -72,7 +78,7 @@ def _check_run_dir(run_dir: Path) -> None:
               show_default=True,
               help="hash: equal values stay equal (a value from a small set can be guessed "
                    "back: use mask for phones and dates); mask: only the shape stays.")
-def command(run_dir, labels_path, bands, on, target, out_path, redact, redact_mode):
+def report(run_dir, labels_path, bands, on, target, out_path, redact, redact_mode):
     """Write the self-contained report.html of the run in RUN_DIR (the --out folder of
     `linkage dedupe` or `link`): stage counts, scores and threshold, the scorer's weights,
     removals by source, the largest clusters, guards, and the LSH S-curve.
@@ -86,13 +92,17 @@ def command(run_dir, labels_path, bands, on, target, out_path, redact, redact_mo
     from linkage.report import render_html
     from linkage.result import Result
 
+    chosen = parse_bands(bands)  # a bad --bands fails before any reading
     _check_run_dir(Path(run_dir))
     if not 0.0 < target <= 1.0:
         raise click.BadParameter(f"--target must be a precision in (0, 1]. Got {target!r}.")
     result = Result.load(run_dir)
-    page = render_html(result, labels=labels_path, bands=_bands(bands), on=on, target=target,
+    page = render_html(result, labels=labels_path, bands=chosen, on=on, target=target,
                        redact=redact, redact_mode=redact_mode)
     # A redacted page is a second page to share; the run's own report stays as it is.
     out = out_path or Path(run_dir) / ("report_redacted.html" if redact else "report.html")
     _write(out, page)
     click.echo(f"wrote {out}")
+
+
+COMMANDS = (explain, report)
