@@ -59,12 +59,7 @@ from linkage.run.disk import (  # the checkpoints of --resume
 )
 from linkage.run.finish import Tail, finish
 from linkage.run.outputs import pair_frame
-from linkage.run.stages import (  # stage_reasons: cli.py's import, until the CLI moves
-    MATCHING_STAGES,
-    pair_stage,
-    stage_bit,
-    stage_reasons,  # noqa: F401
-)
+from linkage.run.stages import MATCHING_STAGES, pair_stage, stage_bit
 from linkage.run.state import ROW_ID, Mode, RunState, Table
 from linkage.run.summary import LevelTally
 from linkage.scoring import ComparisonMatrix, FellegiSunter, Supervised

@@ -21,7 +21,7 @@ import linkage as lk
 from linkage.blocking import BlockingInput
 from linkage.blocking._blockers import Blocker, Proposal
 from linkage.comparators._base import NULL_LEVEL, Comparison
-from linkage.engines import engine_names, get_engine, register_engine
+from linkage.engines import _ENGINES, engine_names, get_engine, register_engine
 from linkage.errors import EngineError
 from linkage.guards import Guard, GuardContext
 from linkage.keep import POLICIES
@@ -111,8 +111,6 @@ class EchoEngine(LocalEngine):
             raise EngineError("`exact` (the exact stage) is not supported by --engine "
                               "test_echo. Run these rules with --engine local.")
 
-
-register_engine("test_echo", f"{__name__}:EchoEngine")
 
 # --- data --------------------------------------------------------------------------------------
 
@@ -363,6 +361,16 @@ def test_members_added_in_a_file_run_from_rules():
         "guards": [{"type": "test_no_two_sources", "column": "source"}],
         "scoring": {"type": "rule_sum", "threshold": 1.5},
     }
+    # Registered for this test only: the CLI lists the registered engines in its help.
+    register_engine("test_echo", f"{__name__}:EchoEngine")
+    try:
+        _members_run_from_rules(frame, rules)
+    finally:
+        _ENGINES.pop("test_echo", None)
+
+
+def _members_run_from_rules(frame: pd.DataFrame, rules: dict) -> None:
+    assert get_engine("test_echo").name == "test_echo"
     result = lk.dedupe(frame, rules, progress=False, engine="test_echo")
     _every_record_once(frame, result)
     assert "test_first_letter" in result.rules.to_dict()["comparisons"][0]["type"]

@@ -21,6 +21,7 @@ from linkage.cli.common import (
     suggested_rules,
     warnings_to_stderr,
 )
+from linkage.engines import engine_names
 
 
 def _run_options(func):
@@ -39,7 +40,7 @@ def _run_options(func):
         click.option("--model", type=click.Path(dir_okay=False, path_type=Path), default=None,
                      help="model.json of an earlier run: score with its trained weights "
                           "instead of training again."),
-        click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
+        click.option("--engine", type=click.Choice(engine_names()), default="local",
                      show_default=True,
                      help="local: this machine (numpy, pandas, RapidFuzz). spark: the same rules "
                           "on Spark (pyspark; see --spark-master)."),
@@ -163,7 +164,7 @@ def update(run_dir, new_input, out, sep, encoding):
     \b
     linkage update out/customers sample_data/customers_day2.csv --out out/customers-2
     """
-    from linkage.incremental import update as run_update
+    from linkage.update import update as run_update
 
     warnings_to_stderr()
     with claim(out, run_dir, new_input):
