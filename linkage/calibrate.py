@@ -20,14 +20,14 @@ from linkage.io import read
 SCORE = {"probability": "match_probability", "weight": "match_weight"}
 
 
-def _run(run_dir: Path) -> tuple[pd.DataFrame, dict]:
+def read_run(run_dir: Path) -> tuple[pd.DataFrame, dict]:
     if not (run_dir / "pairs.parquet").exists():
         raise InputError(f"{run_dir}: not a run folder (no pairs.parquet).")
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     return pd.read_parquet(run_dir / "pairs.parquet"), summary
 
 
-def _edges(bands: list[float], on: str) -> list[float]:
+def band_edges(bands: list[float], on: str) -> list[float]:
     edges = sorted(bands)
     if on == "probability" and (edges[0] < 0 or edges[-1] > 1):
         raise InputError(f"--bands must be probabilities in [0, 1]. Got {bands!r} instead.")
@@ -57,12 +57,12 @@ def sample_pairs(run_dir: str | Path, bands: list[float], per_band: int, *,
     """Up to `per_band` scored pairs from each band, with both records side by side and an
     empty `label` column (1 match, 0 non-match, blank unsure) for a person to fill."""
     run_dir = Path(run_dir)
-    pairs, summary = _run(run_dir)
+    pairs, summary = read_run(run_dir)
     score = pairs[SCORE[on]].to_numpy(dtype=float)
     if on == "probability" and np.isnan(score).all():
         raise InputError(f"{run_dir}: this run's scorer gives no probabilities (a rule sum). "
                          "Sample by match weight instead: --on weight.")
-    edges = _edges(bands, on)
+    edges = band_edges(bands, on)
     band = band_of(score, edges)
     picked = []
     rng = np.random.default_rng(seed)
@@ -137,7 +137,7 @@ def calibrate(labels: pd.DataFrame, bands: list[float], *, on: str = "probabilit
         raise InputError("the labelled pairs have no match_probability: the run's scorer (a rule "
                          "sum) gives match weights only. Pass `--on weight` with bands on the "
                          "weight scale (e.g. --bands 0,2,4,6,8).")
-    edges = _edges(bands, on)
+    edges = band_edges(bands, on)
     band = band_of(labelled[SCORE[on]].to_numpy(dtype=float), edges)
     rows = []
     for k in range(len(edges) - 1):

@@ -131,7 +131,7 @@ def _majority_confirmed(found: dict) -> bool:
     works many times (a citation table, a log of repeated submissions) has clusters of dozens,
     and then most of a record's nearest records are truly the same thing; EM's majority is no
     sign of a wrong concept there."""
-    from linkage.scoring._fellegi_sunter import majority_confirmed
+    from linkage.scoring import majority_confirmed
 
     low_high = found.get("prior_independent_range")
     if not low_high or low_high[0] is None:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from linkage._schema import Configurable, SchemaViolation, did_you_mean
 from linkage.errors import InputError
-from linkage.keep import _blank, date_key, id_rank, source_key, text_length
+from linkage.keep import date_key, id_rank, is_blank, source_key, text_length
 
 Survivorship = Literal["most_recent", "most_frequent", "source_priority", "longest", "first"]
 """How a field's value is chosen among a cluster's non-missing, non-blank values (ties go to
@@ -183,7 +183,7 @@ def build_golden(
     provenance: dict[str, pd.Series] = {}
     for field, rule in spec.fields.items():
         values = records[field]
-        rows = np.flatnonzero(~_blank(values))
+        rows = np.flatnonzero(~is_blank(values))
         if rule == "most_frequent":
             chosen = _most_frequent(clusters, rows, values, tiebreak)
         else:

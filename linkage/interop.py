@@ -25,9 +25,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from linkage.blocking import Blocker, BlockingInput
-from linkage.blocking._blockers import Proposal
-from linkage.comparators._base import Comparison
+from linkage.blocking import Blocker, BlockingInput, Proposal
+from linkage.comparators import Comparison
 from linkage.errors import InputError
 
 __all__ = ["FeatureScores", "minhash_pairs", "score_features", "to_recordlinkage"]
@@ -263,8 +262,7 @@ def score_features(features: pd.DataFrame, *, threshold: float = 0.0, dedupe: bo
     both levels of the index name records of one table (then `cluster` returns one Series);
     by default, when the two levels share any id.
     """
-    from linkage.scoring import ComparisonMatrix
-    from linkage.scoring._fellegi_sunter import FellegiSunter
+    from linkage.scoring import ComparisonMatrix, FellegiSunter
 
     if not isinstance(features, pd.DataFrame):
         raise InputError("features: a DataFrame (recordlinkage.Compare().compute(...)). Got "

@@ -205,7 +205,7 @@ def _arrow_order(values: pd.Series) -> np.ndarray | None:
     return pc.sort_indices(array).to_numpy()
 
 
-def _blank(values: pd.Series) -> np.ndarray:
+def is_blank(values: pd.Series) -> np.ndarray:
     """Missing, or text that is empty after stripping."""
     missing = values.isna().to_numpy()
     if values.dtype == object or pd.api.types.is_string_dtype(values):
@@ -247,7 +247,7 @@ def date_key(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     else:
         text = values.astype("string").str.strip()
         stamps = pd.to_datetime(text, errors="coerce", format="ISO8601", utc=True)
-        retry = stamps.isna().to_numpy() & ~_blank(values)
+        retry = stamps.isna().to_numpy() & ~is_blank(values)
         if retry.any():
             from linkage.normalize import parse_dates
 
@@ -275,7 +275,7 @@ def source_key(values: pd.Series, order: Sequence[str]) -> np.ndarray:
     return np.where(text.isna().to_numpy(), len(order) + 1, key).astype(np.int64)
 
 
-def _require(records: pd.DataFrame, policy: KeepPolicy) -> None:
+def require_columns(records: pd.DataFrame, policy: KeepPolicy) -> None:
     columns = [str(c) for c in records.columns]
     for column in policy.columns:
         if column not in records.columns:
@@ -288,8 +288,8 @@ def _require(records: pd.DataFrame, policy: KeepPolicy) -> None:
             raise InputError(msg)
 
 
-def _policy_keys(policy: KeepPolicy, records: pd.DataFrame, clusters: np.ndarray,
-                 tiebreak: np.ndarray) -> list[np.ndarray]:
+def policy_keys(policy: KeepPolicy, records: pd.DataFrame, clusters: np.ndarray,
+                tiebreak: np.ndarray) -> list[np.ndarray]:
     """Sort keys, most significant first, ascending (before the id tie-break)."""
     name = policy.policy
     if name == "first":
@@ -371,9 +371,9 @@ def keeper_rank(
             f"records ({len(records)}), clusters ({len(clusters)}) and id_rank "
             f"({len(tiebreak)}) must have one entry per record"
         )
-    _require(records, policy)
+    require_columns(records, policy)
     records = records.reset_index(drop=True)
-    keys = _policy_keys(policy, records, clusters, tiebreak)
+    keys = policy_keys(policy, records, clusters, tiebreak)
     order = np.lexsort((tiebreak, *reversed(keys), clusters))
     return _positions(order, clusters)
 

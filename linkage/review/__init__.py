@@ -19,12 +19,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from linkage.review._review import default_labels_path
+from linkage.review._labels import label_state, read_pairs_csv
+from linkage.review._review import (
+    PROBABILITY_BANDS,
+    bands_of,
+    default_labels_path,
+    has_probabilities,
+)
 
 if TYPE_CHECKING:
     from linkage.review._server import ReviewServer
 
-__all__ = ["default_labels_path", "serve"]
+__all__ = ["PROBABILITY_BANDS", "bands_of", "default_labels_path", "has_probabilities",
+           "label_state", "read_pairs_csv", "serve"]
 
 
 def serve(run_dir: str | Path, *, labels: str | Path | None = None,

@@ -155,9 +155,9 @@ def prepare(run_dir: str | Path, *, labels: str | Path | None = None,
     if not resumed:
         _save_new(store)
     if on == "auto":
-        on = "probability" if _has_probabilities(store.table["match_probability"]) else "weight"
+        on = "probability" if has_probabilities(store.table["match_probability"]) else "weight"
     if not bands:
-        bands = _bands_of(store.table, on) or _default_bands(on, result)
+        bands = bands_of(store.table, on) or _default_bands(on, result)
     review = Review(run_dir=run_dir, store=store, on=on, bands=sorted(bands), resumed=resumed,
                     fields=_fields(store.table))
     review.details = _comparison_details(result, list(store.row_of))
@@ -192,7 +192,7 @@ def _check_same_pairs(store: LabelStore, sample: Path) -> None:
                          f"--sample to resume {store.path}.")
 
 
-def _has_probabilities(values: pd.Series) -> bool:
+def has_probabilities(values: pd.Series) -> bool:
     numbers = pd.to_numeric(values, errors="coerce")
     return bool(numbers.notna().any())
 
@@ -200,7 +200,7 @@ def _has_probabilities(values: pd.Series) -> bool:
 def _resolve_on(on: str, pairs: pd.DataFrame) -> str:
     if on != "auto":
         return on
-    return "probability" if _has_probabilities(pairs["match_probability"]) else "weight"
+    return "probability" if has_probabilities(pairs["match_probability"]) else "weight"
 
 
 def _default_bands(on: str, result) -> list[float]:
@@ -210,7 +210,7 @@ def _default_bands(on: str, result) -> list[float]:
     return [threshold + step for step in WEIGHT_STEPS]
 
 
-def _bands_of(table: pd.DataFrame, on: str) -> list[float] | None:
+def bands_of(table: pd.DataFrame, on: str) -> list[float] | None:
     """The band edges a sample was drawn with, read back from its `band` column ("[0.6, 0.7)"),
     so that resuming proposes the same `linkage calibrate --bands`."""
     if "band" not in table.columns:

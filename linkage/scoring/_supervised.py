@@ -49,13 +49,13 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from linkage._schema import _plain, check, did_you_mean, is_default
+from linkage._schema import check, did_you_mean, is_default, plain
 from linkage.comparators import NULL_LEVEL, Comparison
 from linkage.errors import InputError, LinkageWarning
 from linkage.scoring._base import ComparisonMatrix, Scorer
 
 _CLIP = 30.0  # match weights (log2 odds) are clipped to +/- this
-_MIN_LABELLED = 10
+MIN_LABELLED = 10
 _FORMAT = "linkage.supervised"
 _FORMAT_VERSION = 1
 _MODELS = ("logistic_regression", "gradient_boosting", "random_forest")
@@ -181,7 +181,7 @@ def labels_for_pairs(
 # ---------------------------------------------------------------------- features
 
 
-def _features(X: ComparisonMatrix) -> np.ndarray:
+def feature_matrix(X: ComparisonMatrix) -> np.ndarray:
     """One-hot levels (null is the last slot of each comparison) and similarities (NaN -> -1)."""
     n = len(X)
     sizes = [len(c.level_labels) for c in X.comparisons]
@@ -339,7 +339,7 @@ class Supervised(Scorer):
             value = self.probability_threshold if name == "threshold" else getattr(self, name)
             if is_default(param, value):
                 continue
-            out[name] = _plain(value)
+            out[name] = plain(value)
         return out
 
     def validate_against(self, comparisons: list[Comparison]) -> None:
@@ -399,15 +399,15 @@ class Supervised(Scorer):
         known = ~np.isnan(y)
         if not np.all((y[known] == 0.0) | (y[known] == 1.0)):
             raise InputError("Supervised.fit: labels y must be 1.0, 0.0 or NaN (unlabelled).")
-        features = _features(X)[known]
+        features = feature_matrix(X)[known]
         target = y[known]
         n_match = int(target.sum())
         n_non = len(target) - n_match
-        if len(target) < _MIN_LABELLED or n_match == 0 or n_non == 0:
+        if len(target) < MIN_LABELLED or n_match == 0 or n_non == 0:
             raise InputError(
                 f"Supervised.fit: {len(target)} of the {len(X)} candidate pairs are labelled "
                 f"({n_match} match(es), {n_non} non-match(es)); it needs at least "
-                f"{_MIN_LABELLED} labelled pairs with both matches and non-matches. Label more "
+                f"{MIN_LABELLED} labelled pairs with both matches and non-matches. Label more "
                 f"pairs in {self.labels!r} (check that its ids are the ids of the input "
                 f"tables, in columns {self.id_columns}), or use `type: fellegi_sunter`, which "
                 "needs no labels."
@@ -486,7 +486,7 @@ class Supervised(Scorer):
                     f"comparison `{c.output_name}` has levels {c.level_labels}, but Supervised "
                     f"was fitted with {self.level_labels_[c.output_name]}. Refit it."
                 )
-        return _features(X)
+        return feature_matrix(X)
 
     def _raw_log2_odds(self, features: np.ndarray) -> np.ndarray:
         if len(features) == 0:

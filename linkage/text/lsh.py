@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from linkage._schema import check
-from linkage.blocking._blockers import Blocker, BlockingInput, Proposal, SkippedBlock
+from linkage.blocking import Blocker, BlockingInput, Proposal, SkippedBlock
 from linkage.errors import ParameterError
 from linkage.text.minhash import EMPTY, signatures
 from linkage.text.shingles import ShingleMode, Shingles, shingle, unique_sets
