@@ -16,6 +16,7 @@ import pandas as pd
 
 from linkage.errors import InputError
 from linkage.io import read
+from linkage.options import ScoreScale
 
 SCORE = {"probability": "match_probability", "weight": "match_weight"}
 
@@ -27,7 +28,7 @@ def read_run(run_dir: Path) -> tuple[pd.DataFrame, dict]:
     return pd.read_parquet(run_dir / "pairs.parquet"), summary
 
 
-def band_edges(bands: list[float], on: str) -> list[float]:
+def band_edges(bands: list[float], on: ScoreScale) -> list[float]:
     edges = sorted(bands)
     if on == "probability" and (edges[0] < 0 or edges[-1] > 1):
         raise InputError(f"--bands must be probabilities in [0, 1]. Got {bands!r} instead.")
@@ -53,7 +54,7 @@ def _input(run_dir: Path, name: str) -> pd.DataFrame:
 
 
 def sample_pairs(run_dir: str | Path, bands: list[float], per_band: int, *,
-                 on: str = "probability", seed: int = 0) -> pd.DataFrame:
+                 on: ScoreScale = "probability", seed: int = 0) -> pd.DataFrame:
     """Up to `per_band` scored pairs from each band, with both records side by side and an
     empty `label` column (1 match, 0 non-match, blank unsure) for a person to fill."""
     run_dir = Path(run_dir)
@@ -121,7 +122,7 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def calibrate(labels: pd.DataFrame, bands: list[float], *, on: str = "probability",
+def calibrate(labels: pd.DataFrame, bands: list[float], *, on: ScoreScale = "probability",
               target: float = 0.95) -> tuple[pd.DataFrame, float | None]:
     """Precision per band (with its 95% interval) from labelled pairs, and the lowest band
     edge from which every band up reaches `target` precision (None if none does)."""

@@ -16,6 +16,7 @@ import pandas as pd
 
 from linkage.calibrate import SCORE, band_edges, band_of, calibrate, read_run
 from linkage.errors import InputError
+from linkage.options import AutoScoreScale
 from linkage.review import (
     PROBABILITY_BANDS,
     bands_of,
@@ -148,7 +149,7 @@ def _band_names(scores: np.ndarray, edges: list[float]) -> list[str | None]:
 
 
 def drift(new_run: str | Path, labels: str | Path, *, baseline: str | Path | None = None,
-          on: str = "auto", bands: list[float] | None = None,
+          on: AutoScoreScale = "auto", bands: list[float] | None = None,
           max_drop: float | None = None) -> Drift:
     """How precision per band moved between the run the `labels` were sampled from (their own
     scores, or `baseline`'s) and `new_run`, with the pairs that flipped or are no longer scored.

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -29,6 +29,7 @@ import pandas as pd
 from linkage._schema import Configurable, SchemaViolation, check
 from linkage.clustering import connected_components
 from linkage.errors import InputError
+from linkage.options import OversizedAction
 
 __all__ = [
     "ConflictingLabels",
@@ -499,7 +500,7 @@ class MaxClusterSize(Guard):
 
     kind = "max_cluster_size"
 
-    def __init__(self, size: int, *, action: Literal["split", "review"] = "split",
+    def __init__(self, size: int, *, action: OversizedAction = "split",
                  name: str | None = None):
         check(isinstance(size, int) and not isinstance(size, bool) and size >= 1, self, "size",
               "must be a whole number of at least 1 (the most records one cluster may hold)",

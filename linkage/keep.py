@@ -8,40 +8,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 import numpy as np
 import pandas as pd
 
 from linkage._schema import Configurable, SchemaViolation, did_you_mean
-from linkage.errors import InputError
-
-KeepPolicyName = Literal[
-    "first", "oldest", "newest", "most_complete", "longest", "highest", "source_priority",
-    "diverse", "farthest_from_centroid",
-]
-"""Which record of a cluster is kept first (every tie goes to the smallest id):
-
-- `first`: the smallest id (row number when there is no id column). No `column`.
-- `oldest`: the earliest date in `column` (`column: created_at`). Dates are read leniently
-  (ISO with or without a time, "05/03/2020", "5 March 2020", "2020년 3월 5일"); a missing or
-  unreadable date ranks last.
-- `newest`: the latest date in `column` (`column: updated_at`); missing dates rank last.
-- `most_complete`: the most non-missing, non-blank input values.
-- `longest`: the longest text in `column`, or summed over a list of columns
-  (`column: [name, address]`); missing text counts as length 0.
-- `highest`: the largest number in `column` (`column: quality_score`); missing or non-numeric
-  scores rank last.
-- `source_priority`: the best source in `column` by `order`, best first
-  (`column: system, order: [crm, billing]`); an unlisted or missing source ranks after listed ones.
-- `diverse`: spread the first positions over distinct sources in `column` (`column: system`):
-  each source's longest record (all values' text length) comes before any source's second
-  record; within a round, longer records first. With `k: 3`, three sources survive when a
-  cluster has them.
-- `farthest_from_centroid`: with a `semantic:` stage (SemDeDup), the record farthest from its
-  k-means centroid, the least typical one, as SemDeDup keeps; records the stage did not
-  embed rank last.
-"""
+from linkage.errors import InputError, ParameterError
+from linkage.options import KeepPolicyName  # the policies, each described there
 
 CENTROID_DISTANCE = "__centroid_distance"  # filled by the pipeline's semantic stage
 
@@ -367,9 +341,10 @@ def keeper_rank(
     clusters = np.asarray(clusters)
     tiebreak = np.asarray(id_rank)
     if not (len(records) == len(clusters) == len(tiebreak)):
-        raise ValueError(
-            f"records ({len(records)}), clusters ({len(clusters)}) and id_rank "
-            f"({len(tiebreak)}) must have one entry per record"
+        raise ParameterError(
+            f"`records` ({len(records)}), `clusters` ({len(clusters)}) and `id_rank` "
+            f"({len(tiebreak)}) must have one entry per record. Pass the three of one run, "
+            "row-aligned."
         )
     require_columns(records, policy)
     records = records.reset_index(drop=True)

@@ -31,7 +31,8 @@ from linkage.comparators import Comparison
 from linkage.errors import RulesError
 from linkage.golden import GoldenRecord
 from linkage.guards import Guard
-from linkage.keep import KeepPolicy, KeepPolicyName
+from linkage.keep import KeepPolicy
+from linkage.options import KeepPolicyName
 from linkage.scoring import RuleSum, Scorer
 from linkage.text import embeddings as _embeddings  # noqa: F401  (registers embedding, cosine, jaccard)
 

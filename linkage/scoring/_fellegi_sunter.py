@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -44,6 +44,7 @@ from linkage._schema import SchemaViolation, check, did_you_mean
 from linkage.comparators import NULL_LEVEL, Comparison
 from linkage.diagnostics import MAJORITY  # a prior above it: most candidates match
 from linkage.errors import InputError, LinkageWarning
+from linkage.options import UEstimation
 from linkage.scoring._base import ComparisonMatrix, Scorer
 
 _FLOOR = 1e-6  # no learned probability goes below this, so no weight is infinite
@@ -162,7 +163,7 @@ class FellegiSunter(Scorer):
         fixed_u: dict[str, dict[str, float]] | None = None,
         tf_adjust: list[str] = (),
         tf_minimum_u: float = 1e-6,
-        u_estimation: Literal["em", "random"] = "em",
+        u_estimation: UEstimation = "em",
         non_match_components: int = 3,
         identifying: list[str] = (),
     ):

@@ -44,7 +44,7 @@ import math
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -52,6 +52,7 @@ import pandas as pd
 from linkage._schema import check, did_you_mean, is_default, plain
 from linkage.comparators import NULL_LEVEL, Comparison
 from linkage.errors import InputError, LinkageWarning
+from linkage.options import SupervisedModel, SupervisedTarget
 from linkage.scoring._base import ComparisonMatrix, Scorer
 
 _CLIP = 30.0  # match weights (log2 odds) are clipped to +/- this
@@ -275,11 +276,9 @@ class Supervised(Scorer):
         labels: str,
         id_columns: list[str] = ("id_l", "id_r"),
         label_column: str = "label",
-        model: Literal["logistic_regression", "gradient_boosting", "random_forest"] = (
-            "gradient_boosting"
-        ),
+        model: SupervisedModel = "gradient_boosting",
         threshold: float | None = None,
-        target: Literal["f1", "precision"] = "f1",
+        target: SupervisedTarget = "f1",
         min_precision: float = 0.95,
         cv: int = 5,
         seed: int = 0,

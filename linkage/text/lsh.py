@@ -18,8 +18,9 @@ import pandas as pd
 from linkage._schema import check
 from linkage.blocking import Blocker, BlockingInput, Proposal, SkippedBlock
 from linkage.errors import ParameterError
+from linkage.options import ShingleMode
 from linkage.text.minhash import EMPTY, signatures
-from linkage.text.shingles import ShingleMode, Shingles, shingle, unique_sets
+from linkage.text.shingles import Shingles, shingle, unique_sets
 
 # A blocker's candidates are verified, so a false positive costs one Jaccard computation while a
 # false negative loses a duplicate: it weighs misses 9 to 1 (J = 0.8, 128 permutations: 14 bands

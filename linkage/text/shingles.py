@@ -27,15 +27,11 @@ import threading
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
 from linkage.errors import ParameterError
-
-ShingleMode = Literal["auto", "word", "char"]
-"""`word`: word k-grams; `char`: character n-grams; `auto`: characters for texts with Hangul or
-with fewer than `AUTO_MIN_WORDS` words, words otherwise."""
+from linkage.options import ShingleMode
 
 WORD_K = 3
 CHAR_K = 5

@@ -22,9 +22,10 @@ import numpy as np
 from linkage._schema import check
 from linkage.blocking import Blocker, BlockingInput, Proposal, SkippedBlock, groups
 from linkage.comparators import SimilarityComparison
+from linkage.options import ShingleMode
 from linkage.text.lsh import bucket_pairs, check_shingling, pairs_in_buckets_count
 from linkage.text.minhash import chunks
-from linkage.text.shingles import ShingleMode, Shingles, shingle
+from linkage.text.shingles import Shingles, shingle
 
 BITS = 64
 _SHIFTS = np.arange(BITS, dtype=np.uint64)
