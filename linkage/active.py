@@ -619,7 +619,7 @@ def _supervised(matrix, y: np.ndarray, background, *, seed: int):
         scorer = scorer.fit(both, target)
         # The same folds as the fit's own cross-validation, scored on the labelled pairs only.
         splitter = StratifiedKFold(n_splits=scorer.cv_folds_, shuffle=True, random_state=seed)
-        held_out = cross_val_predict(scorer._new_model(), feature_matrix(both), target,
+        held_out = cross_val_predict(scorer.new_model(), feature_matrix(both), target,
                                      cv=splitter, method="predict_proba")[:, 1][: len(y)]
     errors = int(np.sum((held_out >= scorer.threshold_) != (y == 1.0)))
     return scorer, errors

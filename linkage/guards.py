@@ -694,7 +694,7 @@ class ConflictingLabels(Guard):
     def input_columns(self) -> dict[str, list[str]]:
         return {"label": [self.label], "text": self.text}
 
-    def _groups(self, ctx: GuardContext) -> np.ndarray:
+    def groups(self, ctx: GuardContext) -> np.ndarray:
         clusters = ctx.clusters()
         if not self.text:
             return clusters
@@ -730,7 +730,7 @@ class ConflictingLabels(Guard):
         return groups
 
     def apply(self, ctx: GuardContext) -> None:
-        groups = self._groups(ctx)
+        groups = self.groups(ctx)
         labels = column_values(ctx.records, self.label)
         ok = (groups >= 0) & labels.notna().to_numpy()
         frame = pd.DataFrame({"g": groups[ok], "v": labels.to_numpy(dtype=object)[ok]})

@@ -51,6 +51,11 @@ ALLOWED = {
     ("linkage/run/finish.py", "linkage.report._records", "sample"),
 }
 
+# Private attributes read on objects of another module, (file, attribute): as above.
+ALLOWED_ATTRIBUTES = {
+    ("linkage/explain.py", "_bias"),  # now `Scorer.bias()`; scoring/_base.py keeps `_bias`
+}
+
 
 def _private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
@@ -144,6 +149,45 @@ def test_the_allow_list_holds_only_crossings_that_still_exist():
                        "tests/test_private_imports.py:\n" + "\n".join(map(str, stale)))
 
 
+def foreign_attributes(path: Path, text: str | None = None) -> set[tuple[str, str]]:
+    """(file, attribute) for each private attribute that the module at `path` reads on an
+    object other than `self` or `cls` and that nothing in the module defines: a name the
+    object's own module keeps to itself (`scorer._bias()`, `column._cache`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8") if text is None else text)
+    defined = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            defined.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            defined.add(node.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            defined |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    where = path.relative_to(ROOT).as_posix()
+    return {(where, node.attr) for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and _private(node.attr)
+            and node.attr not in defined
+            and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))}
+
+
+@functools.cache
+def _all_foreign_attributes() -> frozenset[tuple[str, str]]:
+    found = set()
+    for path in sorted((ROOT / "linkage").rglob("*.py")):
+        found |= foreign_attributes(path)
+    return frozenset(found)
+
+
+def test_no_module_reads_a_private_attribute_of_another_modules_objects():
+    unexpected = sorted(_all_foreign_attributes() - ALLOWED_ATTRIBUTES)
+    assert not unexpected, (
+        "These read a private attribute of an object from another module: give its class a "
+        "public method or property for it:\n" + "\n".join(f"  {f}: .{a}" for f, a in unexpected))
+    stale = sorted(ALLOWED_ATTRIBUTES - _all_foreign_attributes())
+    assert not stale, f"remove from ALLOWED_ATTRIBUTES: {stale}"
+
+
 def test_the_scan_sees_each_kind_of_crossing():
     """The scan itself: a private name, a private module from outside its package, a relative
     import, an import inside a function and `module._name` are each found; a private module
@@ -166,3 +210,11 @@ def test_the_scan_sees_each_kind_of_crossing():
         (where, "linkage.text.minhash", "_chunks"),
         (where, "linkage.api", "_native"),
     }
+    attributes = (
+        "class A:\n"
+        "    def __init__(self):\n"
+        "        self._own = 1\n"
+        "    def f(self, other, scorer):\n"
+        "        return self._own + other._own + scorer._bias() + self._inherited\n"
+    )
+    assert foreign_attributes(ROOT / where, attributes) == {(where, "_bias")}

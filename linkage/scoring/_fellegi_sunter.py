@@ -975,7 +975,7 @@ class FellegiSunter(Scorer):
             total = values.astype(np.float64, copy=True) if k == 0 else total + values
         if self._mixture_tables_ is not None:
             total = total + self.non_match_term(X)
-        return total + self._bias()
+        return total + self.bias()
 
     def non_match_term(self, X: ComparisonMatrix) -> np.ndarray:
         """What the weight of each pair adds to its contributions and prior when EM found
@@ -1045,7 +1045,7 @@ class FellegiSunter(Scorer):
             values[use] = np.maximum(adjusted, floor)
         return values
 
-    def _bias(self) -> float:
+    def bias(self) -> float:
         self._check_fitted("prior_")
         return math.log2(self.prior_) - math.log2(1.0 - self.prior_)
 

@@ -358,7 +358,7 @@ class Supervised(Scorer):
 
     # ------------------------------------------------------------------ fitting
 
-    def _new_model(self):
+    def new_model(self):
         if self.model == "logistic_regression":
             from sklearn.linear_model import LogisticRegression
 
@@ -426,7 +426,7 @@ class Supervised(Scorer):
                 stacklevel=2,
             )
         splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=self.seed)
-        cv_p = cross_val_predict(self._new_model(), features, target, cv=splitter,
+        cv_p = cross_val_predict(self.new_model(), features, target, cv=splitter,
                                  method="predict_proba")[:, 1]
         if self.probability_threshold is None:
             chosen, reached = _choose_threshold(cv_p, target, self.target, self.min_precision)
@@ -454,7 +454,7 @@ class Supervised(Scorer):
         cv: dict[str, float],
     ) -> None:
         """Fit the final model and store the learned state (fit and load share this)."""
-        self.model_ = self._new_model().fit(features, target)
+        self.model_ = self.new_model().fit(features, target)
         self.level_labels_ = {c.output_name: list(c.level_labels) for c in comparisons}
         self.feature_names_ = _feature_names(comparisons)
         groups = np.repeat(np.arange(len(comparisons)),
@@ -514,19 +514,19 @@ class Supervised(Scorer):
         if self.model == "logistic_regression":
             coef = self.model_.coef_[0] / math.log(2.0)
             parts = (features * coef) @ self._groups_
-            w = parts.sum(axis=1) + self._bias()
+            w = parts.sum(axis=1) + self.bias()
             clipped = np.clip(w, -_CLIP, _CLIP)
             # Where the clip binds, scale the parts so they still add up to the match weight.
             over = w != clipped
             if over.any():
                 total = parts[over].sum(axis=1)
-                scale = np.divide(clipped[over] - self._bias(), total,
+                scale = np.divide(clipped[over] - self.bias(), total,
                                   out=np.ones_like(total), where=total != 0)
                 parts[over] *= scale[:, None]
             return pd.DataFrame(parts, columns=[c.output_name for c in X.comparisons])
         return pd.DataFrame({"model": self.match_weight(X)})
 
-    def _bias(self) -> float:
+    def bias(self) -> float:
         self._check_fitted("model_")
         if self.model == "logistic_regression":
             return float(self.model_.intercept_[0]) / math.log(2.0)

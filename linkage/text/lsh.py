@@ -369,6 +369,11 @@ class MinHashBlocker(Blocker):
         self._cache: tuple | None = None
 
     @property
+    def banding(self) -> tuple[int, int]:
+        """The (bands, rows) this blocker hashes with: as given, or derived from `threshold`."""
+        return self._bands, self._rows
+
+    @property
     def columns(self) -> list[str]:
         return [self.column]
 

@@ -321,7 +321,7 @@ def _conflicting_labels(guard: ConflictingLabels, state: _SparkState) -> None:
         state.on_clusters(guard, bad)
         return
     # Equal normalized texts, by the guard's own grouping of records that stand alone.
-    texts = guard._groups(state.probe())
+    texts = guard.groups(state.probe())
     has = np.flatnonzero(texts >= 0)
     _, first, inverse = np.unique(texts[has], return_index=True, return_inverse=True)
     text_root = has[first][inverse.reshape(-1)]
