@@ -69,8 +69,7 @@ def sample_pairs(rules_path: Path, rows: int, seed: int) -> dict:
     in a generated sample of `rows` records."""
     import pandas as pd
 
-    from linkage.blocking import BlockingInput, block, blocker_names
-    from linkage.blocking._blockers import KeyBlocker
+    from linkage.blocking import BlockingInput, KeyBlocker, block, blocker_names
     from linkage.pipeline import normalize_columns
     from linkage.settings import Rules
     from linkage.synth import persons

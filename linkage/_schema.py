@@ -21,25 +21,25 @@ from typing import Any, ClassVar, Literal, Union
 from linkage.errors import RulesError
 
 # Inside `explicit_defaults()`, `to_dict()` writes every argument, defaults too.
-_EXPLICIT: contextvars.ContextVar[bool] = contextvars.ContextVar("explicit", default=False)
+EXPLICIT: contextvars.ContextVar[bool] = contextvars.ContextVar("explicit", default=False)
 
 
 @contextlib.contextmanager
 def explicit_defaults() -> Iterator[None]:
     """Make `to_dict()` write every argument, so that the rules a run wrote mean the same to
     a version of `linkage` whose defaults differ."""
-    token = _EXPLICIT.set(True)
+    token = EXPLICIT.set(True)
     try:
         yield
     finally:
-        _EXPLICIT.reset(token)
+        EXPLICIT.reset(token)
 
 
 def is_default(param: inspect.Parameter, value: Any) -> bool:
     """Whether `to_dict()` leaves this argument out: it holds its default, and defaults are
     not being written (`explicit_defaults`)."""
-    return (not _EXPLICIT.get() and param.default is not inspect.Parameter.empty
-            and _plain(value) == _plain(param.default))
+    return (not EXPLICIT.get() and param.default is not inspect.Parameter.empty
+            and plain(value) == plain(param.default))
 
 
 class SchemaViolation(RulesError):
@@ -269,7 +269,7 @@ class Configurable:
             value = self._param_value(name)
             if is_default(param, value):
                 continue
-            out[name] = _plain(value)
+            out[name] = plain(value)
         return out
 
     def _param_value(self, name: str) -> Any:
@@ -292,11 +292,11 @@ def _fail(cls: type, data: Any) -> Any:
     raise _Mismatch("", f"a mapping of {cls.__name__} settings", data)
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     if isinstance(value, Configurable):
         return value.to_dict()
     if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain(v) for k, v in value.items()}
     return value

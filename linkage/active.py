@@ -293,7 +293,7 @@ def choose_threshold(weights: np.ndarray, y: np.ndarray, current: float, *,
 
 def _rules_labels(scorer, rules) -> pd.DataFrame:
     """The labels file a `supervised` scorer in the rules names, as a labels table."""
-    from linkage.scoring._supervised import read_labels as read_supervised
+    from linkage.scoring import read_labels as read_supervised
 
     path = Path(scorer.labels)
     if not path.is_absolute() and Path(rules.source).is_file():
@@ -604,11 +604,10 @@ def _supervised(matrix, y: np.ndarray, background, *, seed: int):
 
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
-    from linkage.scoring import ComparisonMatrix, Supervised
-    from linkage.scoring._supervised import _MIN_LABELLED, _features
+    from linkage.scoring import MIN_LABELLED, ComparisonMatrix, Supervised, feature_matrix
 
     n_match, n_non = int(y.sum()), int(len(y) - y.sum())
-    if len(y) < _MIN_LABELLED or min(n_match, n_non) < 2:
+    if len(y) < MIN_LABELLED or min(n_match, n_non) < 2:
         return None
     both = ComparisonMatrix(matrix.comparisons, np.vstack([matrix.levels, background.levels]),
                             np.vstack([matrix.similarities, background.similarities]))
@@ -619,8 +618,8 @@ def _supervised(matrix, y: np.ndarray, background, *, seed: int):
         scorer = scorer.fit(both, target)
         # The same folds as the fit's own cross-validation, scored on the labelled pairs only.
         splitter = StratifiedKFold(n_splits=scorer.cv_folds_, shuffle=True, random_state=seed)
-        held_out = cross_val_predict(scorer._new_model(), _features(both), target, cv=splitter,
-                                     method="predict_proba")[:, 1][: len(y)]
+        held_out = cross_val_predict(scorer.new_model(), feature_matrix(both), target,
+                                     cv=splitter, method="predict_proba")[:, 1][: len(y)]
     errors = int(np.sum((held_out >= scorer.threshold_) != (y == 1.0)))
     return scorer, errors
 
@@ -732,7 +731,7 @@ def active_pairs(run, n: int, *, seed: int = 0,
 
     `run`: a run folder, or a `Result` in memory (then the records are put side by side only
     when its inputs were files that are still there)."""
-    from linkage.calibrate import _run, side_by_side
+    from linkage.calibrate import read_run, side_by_side
     from linkage.result import Result
 
     if n < 1:
@@ -743,7 +742,7 @@ def active_pairs(run, n: int, *, seed: int = 0,
         one_to_one_link = bool(getattr(run.rules, "one_to_one", False))
     else:
         run_dir = Path(run)
-        pairs, summary = _run(run_dir)
+        pairs, summary = read_run(run_dir)
         used = used_labels(run_dir)
         one_to_one_link = _rules_one_to_one(run_dir)
     mode = summary.get("mode", "dedupe")

@@ -27,7 +27,8 @@ from linkage.run.state import Table
 from linkage.settings import Rules
 
 
-def _rules(rules: Rules | str | Path | dict) -> Rules:
+def as_rules(rules: Rules | str | Path | dict) -> Rules:
+    """`Rules` as they are; a dict or a YAML path read into `Rules`."""
     if isinstance(rules, Rules):
         return rules
     if isinstance(rules, dict):
@@ -35,13 +36,16 @@ def _rules(rules: Rules | str | Path | dict) -> Rules:
     return Rules.from_yaml(rules)
 
 
-def _native(source: TableLike, what: str = "the table") -> str | os.PathLike | pd.DataFrame:
+_rules = as_rules  # old name, used by linkage/inject.py until it moves
+
+
+def as_native(source: TableLike, what: str = "the table") -> str | os.PathLike | pd.DataFrame:
     """A path as it is; any table object as a pandas DataFrame (`linkage.io.as_frame`)."""
     return source if is_path(source) else as_frame(source, what)
 
 
-def _table(source: TableLike, sep: str | None, encoding: str,
-           columns: list[str] | None = None) -> Table:
+def as_table(source: TableLike, sep: str | None, encoding: str,
+             columns: list[str] | None = None) -> Table:
     """The input as a `Table`; with `columns`, a file is read for those columns only, and
     its whole rows are read again in batches when the outputs need them."""
     start = time.perf_counter()
@@ -51,7 +55,7 @@ def _table(source: TableLike, sep: str | None, encoding: str,
         return Table(frame, name, checksum(source, frame), time.perf_counter() - start)
     every = header(source, sep=sep, encoding=encoding)
     if set(every) <= set(columns):  # the rules read every column: one pass is enough
-        return _table(source, sep, encoding)
+        return as_table(source, sep, encoding)
     frame = read(source, sep=sep, encoding=encoding, columns=columns)
     name = frame.attrs.get("linkage_source", "table")
     return Table(frame, name, checksum(source, frame), time.perf_counter() - start,
@@ -105,15 +109,15 @@ def dedupe(
     (`labels.csv` in the run folder); `summary()["labels"]` says how they were used (see
     `linkage.active`).
     """
-    rules = _rules(rules)
-    table = _native(table)
+    rules = as_rules(rules)
+    table = as_native(table)
     if rules.rename_right:
         from linkage.errors import InputError
 
         raise InputError(f"{rules.source}: rename_right renames the right table of a link; a "
                          "dedupe has one table. Remove it, or run `linkage link`.")
     columns = _columns([table], rules, id_column, engine, chunk_rows)
-    return _run("dedupe", [_table(table, sep, encoding, columns)], rules, id_column=id_column,
+    return _run("dedupe", [as_table(table, sep, encoding, columns)], rules, id_column=id_column,
                 progress=progress, model=model, checkpoint=checkpoint, engine=engine,
                 spark_master=spark_master, chunk_rows=chunk_rows, labels=labels)
 
@@ -136,14 +140,14 @@ def link(
 ) -> Result:
     """Find the records of `left` and `right` that describe the same thing (the other
     arguments as for `dedupe`; `labels` ids: left ids in `id_l`, right ids in `id_r`)."""
-    rules = _rules(rules)
-    left, right = _native(left, "the left table"), _native(right, "the right table")
+    rules = as_rules(rules)
+    left, right = as_native(left, "the left table"), as_native(right, "the right table")
     columns = _columns([left, right], rules, id_column, engine, chunk_rows)
     rename = rules.rename_right or {}
     back = {v: k for k, v in rename.items()}
     right_columns = None if columns is None else [back.get(c, c) for c in columns]
-    tables = [_table(left, sep, encoding, columns),
-              _renamed(_table(right, sep, encoding, right_columns), rename)]
+    tables = [as_table(left, sep, encoding, columns),
+              _renamed(as_table(right, sep, encoding, right_columns), rename)]
     return _run("link", tables, rules, id_column=id_column, progress=progress,
                 model=model, checkpoint=checkpoint, engine=engine, spark_master=spark_master,
                 chunk_rows=chunk_rows, labels=labels)

@@ -22,7 +22,7 @@ def text_columns(rules) -> list[str]:
     text by similarity (the column a normalizer's `output` was made from)."""
     if rules.text_columns:
         return list(rules.text_columns)
-    from linkage.comparators._base import SimilarityComparison
+    from linkage.comparators import SimilarityComparison
 
     made_from = {n.output: n.column for n in rules.normalize if n.output}
     columns = [made_from.get(c.column, c.column) for c in rules.comparisons

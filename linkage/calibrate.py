@@ -16,18 +16,19 @@ import pandas as pd
 
 from linkage.errors import InputError
 from linkage.io import read
+from linkage.options import ScoreScale
 
 SCORE = {"probability": "match_probability", "weight": "match_weight"}
 
 
-def _run(run_dir: Path) -> tuple[pd.DataFrame, dict]:
+def read_run(run_dir: Path) -> tuple[pd.DataFrame, dict]:
     if not (run_dir / "pairs.parquet").exists():
         raise InputError(f"{run_dir}: not a run folder (no pairs.parquet).")
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     return pd.read_parquet(run_dir / "pairs.parquet"), summary
 
 
-def _edges(bands: list[float], on: str) -> list[float]:
+def band_edges(bands: list[float], on: ScoreScale) -> list[float]:
     edges = sorted(bands)
     if on == "probability" and (edges[0] < 0 or edges[-1] > 1):
         raise InputError(f"--bands must be probabilities in [0, 1]. Got {bands!r} instead.")
@@ -53,16 +54,16 @@ def _input(run_dir: Path, name: str) -> pd.DataFrame:
 
 
 def sample_pairs(run_dir: str | Path, bands: list[float], per_band: int, *,
-                 on: str = "probability", seed: int = 0) -> pd.DataFrame:
+                 on: ScoreScale = "probability", seed: int = 0) -> pd.DataFrame:
     """Up to `per_band` scored pairs from each band, with both records side by side and an
     empty `label` column (1 match, 0 non-match, blank unsure) for a person to fill."""
     run_dir = Path(run_dir)
-    pairs, summary = _run(run_dir)
+    pairs, summary = read_run(run_dir)
     score = pairs[SCORE[on]].to_numpy(dtype=float)
     if on == "probability" and np.isnan(score).all():
         raise InputError(f"{run_dir}: this run's scorer gives no probabilities (a rule sum). "
                          "Sample by match weight instead: --on weight.")
-    edges = _edges(bands, on)
+    edges = band_edges(bands, on)
     band = band_of(score, edges)
     picked = []
     rng = np.random.default_rng(seed)
@@ -121,7 +122,7 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def calibrate(labels: pd.DataFrame, bands: list[float], *, on: str = "probability",
+def calibrate(labels: pd.DataFrame, bands: list[float], *, on: ScoreScale = "probability",
               target: float = 0.95) -> tuple[pd.DataFrame, float | None]:
     """Precision per band (with its 95% interval) from labelled pairs, and the lowest band
     edge from which every band up reaches `target` precision (None if none does)."""
@@ -137,7 +138,7 @@ def calibrate(labels: pd.DataFrame, bands: list[float], *, on: str = "probabilit
         raise InputError("the labelled pairs have no match_probability: the run's scorer (a rule "
                          "sum) gives match weights only. Pass `--on weight` with bands on the "
                          "weight scale (e.g. --bands 0,2,4,6,8).")
-    edges = _edges(bands, on)
+    edges = band_edges(bands, on)
     band = band_of(labelled[SCORE[on]].to_numpy(dtype=float), edges)
     rows = []
     for k in range(len(edges) - 1):

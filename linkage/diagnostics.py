@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from linkage.scoring._fellegi_sunter import MAJORITY, majority_confirmed
+from linkage.scoring import MAJORITY, majority_confirmed
 
 __all__ = ["LABEL_PAIRS", "diagnose", "format_diagnostics"]
 

@@ -14,10 +14,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from linkage.calibrate import SCORE, _edges, _run, band_of, calibrate
+from linkage.calibrate import SCORE, band_edges, band_of, calibrate, read_run
 from linkage.errors import InputError
-from linkage.review._labels import label_state, read_pairs_csv
-from linkage.review._review import PROBABILITY_BANDS, _bands_of, _has_probabilities
+from linkage.options import AutoScoreScale
+from linkage.review import (
+    PROBABILITY_BANDS,
+    bands_of,
+    has_probabilities,
+    label_state,
+    read_pairs_csv,
+)
 
 TRUTH = {"match": 1.0, "non-match": 0.0}
 
@@ -126,7 +132,7 @@ def _keys(frame: pd.DataFrame, ordered: bool) -> pd.Series:
 
 def _decisions(run_dir: Path, ordered: bool) -> pd.DataFrame:
     """A run's scores and decisions, indexed by pair key."""
-    pairs, _ = _run(run_dir)
+    pairs, _ = read_run(run_dir)
     table = pairs[["match_weight", "match_probability", "is_match"]].copy()
     table.index = _keys(pairs, ordered)
     return table[~table.index.duplicated()]
@@ -143,7 +149,7 @@ def _band_names(scores: np.ndarray, edges: list[float]) -> list[str | None]:
 
 
 def drift(new_run: str | Path, labels: str | Path, *, baseline: str | Path | None = None,
-          on: str = "auto", bands: list[float] | None = None,
+          on: AutoScoreScale = "auto", bands: list[float] | None = None,
           max_drop: float | None = None) -> Drift:
     """How precision per band moved between the run the `labels` were sampled from (their own
     scores, or `baseline`'s) and `new_run`, with the pairs that flipped or are no longer scored.
@@ -155,7 +161,7 @@ def drift(new_run: str | Path, labels: str | Path, *, baseline: str | Path | Non
     if table.empty:
         raise InputError(f"{labels}: no pair is labelled 1 (match) or 0 (non-match). Label some "
                          "with `linkage review` first.")
-    _, summary = _run(new_run)
+    _, summary = read_run(new_run)
     ordered = summary.get("mode") == "link"  # a link pair is (left record, right record)
     keys = _keys(table, ordered)
     now = _decisions(new_run, ordered).reindex(keys)
@@ -175,15 +181,15 @@ def drift(new_run: str | Path, labels: str | Path, *, baseline: str | Path | Non
                             if "is_match" in table.columns else None)
         then.index = keys
     if on == "auto":
-        both = _has_probabilities(then["match_probability"]) and _has_probabilities(
+        both = has_probabilities(then["match_probability"]) and has_probabilities(
             now["match_probability"])
         on = "probability" if both else "weight"
     if bands is None:
-        bands = _bands_of(table, on) or (list(PROBABILITY_BANDS) if on == "probability" else None)
+        bands = bands_of(table, on) or (list(PROBABILITY_BANDS) if on == "probability" else None)
     if bands is None:
         raise InputError(f"{labels}: the labels carry no `band` column on the weight scale. "
                          "Pass --bands with match-weight edges (e.g. --bands 0,2,4,6,8).")
-    edges = _edges(bands, on)
+    edges = band_edges(bands, on)
     score_then = then[SCORE[on]].to_numpy(dtype=float)
     score_now = now[SCORE[on]].to_numpy(dtype=float)
     scored_now = now["match_weight"].notna().to_numpy()

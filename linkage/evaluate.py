@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from linkage.errors import InputError
+
 
 @dataclass
 class Scores:
@@ -48,7 +50,10 @@ def score_clusters(predicted: pd.Series, truth: pd.Series) -> Scores:
     frame = pd.DataFrame({"c": predicted}).join(pd.DataFrame({"e": truth}), how="inner")
     if len(frame) != len(truth):
         missing = len(truth) - len(frame)
-        raise ValueError(f"{missing} truth record(s) have no predicted cluster")
+        msg = (f"{missing} truth record(s) have no predicted cluster: `truth` names ids that "
+               "`predicted` does not hold. Score the records of this run only, e.g. "
+               "`truth[truth.index.isin(predicted.index)]`.")
+        raise InputError(msg)
     joint = frame.groupby(["c", "e"]).size()
     by_c = frame.groupby("c").size()
     by_e = frame.groupby("e").size()

@@ -7,27 +7,15 @@ survive; a cluster with no value in a field gets a null and a null provenance.
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import get_args
 
 import numpy as np
 import pandas as pd
 
 from linkage._schema import Configurable, SchemaViolation, did_you_mean
-from linkage.errors import InputError
-from linkage.keep import _blank, date_key, id_rank, source_key, text_length
-
-Survivorship = Literal["most_recent", "most_frequent", "source_priority", "longest", "first"]
-"""How a field's value is chosen among a cluster's non-missing, non-blank values (ties go to
-the smallest id):
-
-- `most_recent`: from the record with the newest `recency_column` date (undated records last).
-- `most_frequent`: the most common value; a tie goes to the value held by the smallest id,
-  and the provenance is the smallest id holding the chosen value.
-- `source_priority`: from the record whose `source_column` comes first in `source_order`
-  (unlisted and missing sources after listed ones).
-- `longest`: the longest text.
-- `first`: from the smallest id that has a value.
-"""
+from linkage.errors import InputError, ParameterError
+from linkage.keep import date_key, id_rank, is_blank, source_key, text_length
+from linkage.options import Survivorship  # the rules, each described there
 
 RULES: tuple[str, ...] = get_args(Survivorship)
 PROVENANCE_SUFFIX = "__from"
@@ -154,9 +142,9 @@ def build_golden(
     """
     clusters = np.asarray(clusters)
     if not (len(records) == len(ids) == len(clusters)):
-        raise ValueError(
-            f"records ({len(records)}), ids ({len(ids)}) and clusters ({len(clusters)}) must "
-            "have one entry per record"
+        raise ParameterError(
+            f"`records` ({len(records)}), `ids` ({len(ids)}) and `clusters` ({len(clusters)}) "
+            "must have one entry per record. Pass the three of one run, row-aligned."
         )
     columns = [str(c) for c in records.columns]
     for column in spec.columns:
@@ -183,7 +171,7 @@ def build_golden(
     provenance: dict[str, pd.Series] = {}
     for field, rule in spec.fields.items():
         values = records[field]
-        rows = np.flatnonzero(~_blank(values))
+        rows = np.flatnonzero(~is_blank(values))
         if rule == "most_frequent":
             chosen = _most_frequent(clusters, rows, values, tiebreak)
         else:

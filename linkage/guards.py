@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -29,6 +29,7 @@ import pandas as pd
 from linkage._schema import Configurable, SchemaViolation, check
 from linkage.clustering import connected_components
 from linkage.errors import InputError
+from linkage.options import OversizedAction
 
 __all__ = [
     "ConflictingLabels",
@@ -153,24 +154,24 @@ class GuardContext:
 
 # --- column helpers ---------------------------------------------------------------------------
 
-def _values(records: pd.DataFrame, column: str) -> pd.Series:
+def column_values(records: pd.DataFrame, column: str) -> pd.Series:
     """A column as stripped strings, nulls (and empty strings) as NA."""
     s = records[column]
     text = s.astype("string").str.strip()
     return text.mask(s.isna() | (text == ""))
 
 
-def _codes(records: pd.DataFrame, column: str) -> np.ndarray:
+def column_codes(records: pd.DataFrame, column: str) -> np.ndarray:
     """Integer codes per row; equal values get equal codes, nulls get -1."""
-    codes, _ = pd.factorize(_values(records, column), use_na_sentinel=True)
+    codes, _ = pd.factorize(column_values(records, column), use_na_sentinel=True)
     return codes.astype(np.int64)
 
 
-def _row_codes(records: pd.DataFrame, columns: list[str]) -> np.ndarray:
+def row_codes(records: pd.DataFrame, columns: list[str]) -> np.ndarray:
     """One code per row for the combination of several columns; -1 if any is null."""
     if len(columns) == 1:
-        return _codes(records, columns[0])
-    mat = np.column_stack([_codes(records, c) for c in columns])
+        return column_codes(records, columns[0])
+    mat = np.column_stack([column_codes(records, c) for c in columns])
     out = np.full(len(records), -1, dtype=np.int64)
     ok = (mat >= 0).all(axis=1)
     if ok.any():
@@ -415,9 +416,9 @@ class DomainThresholds(Guard):
         return {"column": [self.column]}
 
     def apply(self, ctx: GuardContext) -> None:
-        values = _values(ctx.records, self.column)
+        values = column_values(ctx.records, self.column)
         t_row = values.map(self.thresholds).to_numpy(dtype=float, na_value=np.nan)
-        domain = _codes(ctx.records, self.column)
+        domain = column_codes(ctx.records, self.column)
         lv, rv = domain[ctx.left], domain[ctx.right]
         t = t_row[ctx.left]
         inside = (lv >= 0) & (lv == rv) & ~np.isnan(t)
@@ -454,7 +455,7 @@ class MustNotLink(Guard):
         return {"columns": self.columns}
 
     def apply(self, ctx: GuardContext) -> None:
-        codes = np.column_stack([_codes(ctx.records, c) for c in self.columns])
+        codes = np.column_stack([column_codes(ctx.records, c) for c in self.columns])
         before = ctx.clusters()
         before_matched = ctx.matched.copy()
         bad0 = _clusters_with(before, codes)
@@ -499,7 +500,7 @@ class MaxClusterSize(Guard):
 
     kind = "max_cluster_size"
 
-    def __init__(self, size: int, *, action: Literal["split", "review"] = "split",
+    def __init__(self, size: int, *, action: OversizedAction = "split",
                  name: str | None = None):
         check(isinstance(size, int) and not isinstance(size, bool) and size >= 1, self, "size",
               "must be a whole number of at least 1 (the most records one cluster may hold)",
@@ -598,7 +599,7 @@ class DistinctEvents(Guard):
             dtype=float, na_value=np.nan)
 
     def apply(self, ctx: GuardContext) -> None:
-        key = _row_codes(ctx.records, self.key)
+        key = row_codes(ctx.records, self.key)
         L, R = ctx.left, ctx.right
         cand = np.flatnonzero(ctx.matched & (key[L] >= 0) & (key[L] == key[R]))
         # No matched pair shares the key: still look for events chained through other
@@ -607,7 +608,7 @@ class DistinctEvents(Guard):
         double = np.ones(len(cand), dtype=bool)
         why = np.full(len(cand), "", dtype=object)
         for col in self.double_load["same"]:
-            c = _codes(ctx.records, col)
+            c = column_codes(ctx.records, col)
             eq = (c[lo] >= 0) & (c[lo] == c[hi])
             why[double & ~eq] = f"different {col}"
             double &= eq
@@ -693,7 +694,7 @@ class ConflictingLabels(Guard):
     def input_columns(self) -> dict[str, list[str]]:
         return {"label": [self.label], "text": self.text}
 
-    def _groups(self, ctx: GuardContext) -> np.ndarray:
+    def groups(self, ctx: GuardContext) -> np.ndarray:
         clusters = ctx.clusters()
         if not self.text:
             return clusters
@@ -729,8 +730,8 @@ class ConflictingLabels(Guard):
         return groups
 
     def apply(self, ctx: GuardContext) -> None:
-        groups = self._groups(ctx)
-        labels = _values(ctx.records, self.label)
+        groups = self.groups(ctx)
+        labels = column_values(ctx.records, self.label)
         ok = (groups >= 0) & labels.notna().to_numpy()
         frame = pd.DataFrame({"g": groups[ok], "v": labels.to_numpy(dtype=object)[ok]})
         nun = frame.groupby("g", sort=True)["v"].nunique()
@@ -790,7 +791,7 @@ class KeepUpTo(Guard):
         return {"column": [self.column]}
 
     def apply(self, ctx: GuardContext) -> None:
-        s = _values(ctx.records, self.column)
+        s = column_values(ctx.records, self.column)
         protected = s.isin(self.values).to_numpy(dtype=bool, na_value=False)
         if self.pattern is not None:
             found = s.str.contains(self.pattern, regex=True)

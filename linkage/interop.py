@@ -25,9 +25,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from linkage.blocking import Blocker, BlockingInput
-from linkage.blocking._blockers import Proposal
-from linkage.comparators._base import Comparison
+from linkage.blocking import Blocker, BlockingInput, Proposal
+from linkage.comparators import Comparison
 from linkage.errors import InputError
 from linkage.explain import Explanation
 
@@ -241,7 +240,7 @@ class FeatureScores:
         lines = [f"pair ({left_id}, {right_id}): match weight {weight:+.2f} against threshold "
                  f"{self.threshold:g}: {verdict} (probability "
                  f"{float(self.match_probability.iloc[row]):.3f})",
-                 f"  prior {self.scorer._bias():+.2f}"]
+                 f"  prior {self.scorer.bias():+.2f}"]
         for name in self.features.columns:
             lines.append(f"  {name:<20} {self.features[name].iloc[row]!s:<10} "
                          f"{self.levels[name].iloc[row]!s:<10} {float(parts[name]):+.2f}")
@@ -262,8 +261,7 @@ def score_features(features: pd.DataFrame, *, threshold: float = 0.0, dedupe: bo
     both levels of the index name records of one table (then `cluster` returns one Series);
     by default, when the two levels share any id.
     """
-    from linkage.scoring import ComparisonMatrix
-    from linkage.scoring._fellegi_sunter import FellegiSunter
+    from linkage.scoring import ComparisonMatrix, FellegiSunter
 
     if not isinstance(features, pd.DataFrame):
         raise InputError("features: a DataFrame (recordlinkage.Compare().compute(...)). Got "
@@ -397,7 +395,7 @@ def minhash_pairs(minhashes, *, ids=None, texts=None, threshold: float = 0.8,
             raise InputError(f"minhash_pairs: the blocker bands {blocker.num_perm} "
                              f"permutations, the signatures hold {sig.shape[1]} (num_perm); "
                              "make them agree.")
-        threshold, bands, rows = blocker.threshold, blocker._bands, blocker._rows
+        threshold, (bands, rows) = blocker.threshold, blocker.banding
         shingle, k = blocker.shingle, blocker.k
     ids = np.arange(len(sig)) if ids is None else np.asarray(list(ids))
     if len(ids) != len(sig):

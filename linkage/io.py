@@ -64,7 +64,7 @@ def as_frame(source: Any, what: str = "the table") -> pd.DataFrame:
                          f"not a table linkage reads. Give {TABLES_READ}.") from None
     if type(source).__module__.startswith("pyspark"):
         # pyspark warns about pandas 3 on every conversion; the Spark engine quiets it too
-        from linkage.engines.spark._session import quiet_pyspark
+        from linkage.engines.spark import quiet_pyspark
 
         with quiet_pyspark():
             return _collected(native)
@@ -415,7 +415,7 @@ def as_text(values: pd.Series) -> np.ndarray:
     """Object array of str or None, what normalizers and comparisons read; numbers from Parquet
     become their text, a float holding an integer that integer's (19651013.0 is "19651013", as
     the CSV it was read from wrote it)."""
-    from linkage.normalize._text import as_text as cell_text
+    from linkage.normalize import as_text as cell_text
 
     out = np.full(len(values), None, dtype=object)
     present = values.notna().to_numpy()

@@ -8,40 +8,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 import numpy as np
 import pandas as pd
 
 from linkage._schema import Configurable, SchemaViolation, did_you_mean
-from linkage.errors import InputError
-
-KeepPolicyName = Literal[
-    "first", "oldest", "newest", "most_complete", "longest", "highest", "source_priority",
-    "diverse", "farthest_from_centroid",
-]
-"""Which record of a cluster is kept first (every tie goes to the smallest id):
-
-- `first`: the smallest id (row number when there is no id column). No `column`.
-- `oldest`: the earliest date in `column` (`column: created_at`). Dates are read leniently
-  (ISO with or without a time, "05/03/2020", "5 March 2020", "2020년 3월 5일"); a missing or
-  unreadable date ranks last.
-- `newest`: the latest date in `column` (`column: updated_at`); missing dates rank last.
-- `most_complete`: the most non-missing, non-blank input values.
-- `longest`: the longest text in `column`, or summed over a list of columns
-  (`column: [name, address]`); missing text counts as length 0.
-- `highest`: the largest number in `column` (`column: quality_score`); missing or non-numeric
-  scores rank last.
-- `source_priority`: the best source in `column` by `order`, best first
-  (`column: system, order: [crm, billing]`); an unlisted or missing source ranks after listed ones.
-- `diverse`: spread the first positions over distinct sources in `column` (`column: system`):
-  each source's longest record (all values' text length) comes before any source's second
-  record; within a round, longer records first. With `k: 3`, three sources survive when a
-  cluster has them.
-- `farthest_from_centroid`: with a `semantic:` stage (SemDeDup), the record farthest from its
-  k-means centroid, the least typical one, as SemDeDup keeps; records the stage did not
-  embed rank last.
-"""
+from linkage.errors import InputError, ParameterError
+from linkage.options import KeepPolicyName  # the policies, each described there
 
 CENTROID_DISTANCE = "__centroid_distance"  # filled by the pipeline's semantic stage
 
@@ -205,7 +179,7 @@ def _arrow_order(values: pd.Series) -> np.ndarray | None:
     return pc.sort_indices(array).to_numpy()
 
 
-def _blank(values: pd.Series) -> np.ndarray:
+def is_blank(values: pd.Series) -> np.ndarray:
     """Missing, or text that is empty after stripping."""
     missing = values.isna().to_numpy()
     if values.dtype == object or pd.api.types.is_string_dtype(values):
@@ -247,7 +221,7 @@ def date_key(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     else:
         text = values.astype("string").str.strip()
         stamps = pd.to_datetime(text, errors="coerce", format="ISO8601", utc=True)
-        retry = stamps.isna().to_numpy() & ~_blank(values)
+        retry = stamps.isna().to_numpy() & ~is_blank(values)
         if retry.any():
             from linkage.normalize import parse_dates
 
@@ -275,7 +249,7 @@ def source_key(values: pd.Series, order: Sequence[str]) -> np.ndarray:
     return np.where(text.isna().to_numpy(), len(order) + 1, key).astype(np.int64)
 
 
-def _require(records: pd.DataFrame, policy: KeepPolicy) -> None:
+def require_columns(records: pd.DataFrame, policy: KeepPolicy) -> None:
     columns = [str(c) for c in records.columns]
     for column in policy.columns:
         if column not in records.columns:
@@ -288,8 +262,8 @@ def _require(records: pd.DataFrame, policy: KeepPolicy) -> None:
             raise InputError(msg)
 
 
-def _policy_keys(policy: KeepPolicy, records: pd.DataFrame, clusters: np.ndarray,
-                 tiebreak: np.ndarray) -> list[np.ndarray]:
+def policy_keys(policy: KeepPolicy, records: pd.DataFrame, clusters: np.ndarray,
+                tiebreak: np.ndarray) -> list[np.ndarray]:
     """Sort keys, most significant first, ascending (before the id tie-break)."""
     name = policy.policy
     if name == "first":
@@ -367,13 +341,14 @@ def keeper_rank(
     clusters = np.asarray(clusters)
     tiebreak = np.asarray(id_rank)
     if not (len(records) == len(clusters) == len(tiebreak)):
-        raise ValueError(
-            f"records ({len(records)}), clusters ({len(clusters)}) and id_rank "
-            f"({len(tiebreak)}) must have one entry per record"
+        raise ParameterError(
+            f"`records` ({len(records)}), `clusters` ({len(clusters)}) and `id_rank` "
+            f"({len(tiebreak)}) must have one entry per record. Pass the three of one run, "
+            "row-aligned."
         )
-    _require(records, policy)
+    require_columns(records, policy)
     records = records.reset_index(drop=True)
-    keys = _policy_keys(policy, records, clusters, tiebreak)
+    keys = policy_keys(policy, records, clusters, tiebreak)
     order = np.lexsort((tiebreak, *reversed(keys), clusters))
     return _positions(order, clusters)
 

@@ -96,9 +96,9 @@ class Linker:
         from linkage.settings import Rules
 
         self._unfit()
-        tables = [api._native(table, "the table" if right is None else "the left table")]
+        tables = [api.as_native(table, "the table" if right is None else "the left table")]
         if right is not None:
-            tables.append(api._native(right, "the right table"))
+            tables.append(api.as_native(right, "the right table"))
         self._id_column, given = self.id_column, None
         if self.candidates is not None:  # the pairs given replace the rules' blocking
             from linkage.interop import with_candidates
@@ -112,7 +112,7 @@ class Linker:
 
             frames = [read(t, sep=self.sep, encoding=self.encoding) for t in tables]
             rules = Rules.from_dict(suggest_rules(frames).rules, source="suggested rules")
-        rules = api._rules(rules)
+        rules = api.as_rules(rules)
         if given is not None:
             rules = copy.copy(rules)
             rules.blocking = [given]
@@ -258,7 +258,7 @@ class Linker:
         from linkage.pipeline import compare_pairs, normalize_columns, start_run, weights_of
 
         self._fitted()
-        tables = [api._table(t, self.sep, self.encoding) for t in self._tables]
+        tables = [api.as_table(t, self.sep, self.encoding) for t in self._tables]
         _, _, (_, _, _, _, ids, combined) = start_run(tables, self.rules_, self._id_column)
         work, _ = normalize_columns(self.rules_, combined, ids)
         rows = np.arange(len(combined))

@@ -151,7 +151,7 @@ def phone_region_column(phones: pd.Series, frame: pd.DataFrame, region: str | No
     try:
         import phonenumbers
 
-        from linkage.normalize._phone import region_code
+        from linkage.normalize import region_code
     except ImportError:
         return None
     rows = phones.index[phones.notna()]
@@ -602,7 +602,7 @@ def _contact_overlap(left: pd.Series, right: pd.Series, kind: str,
 def _month_distribution(values: pd.Series, limit: int = 20_000) -> pd.Series:
     """The shares of a column of dates by calendar month, read on a seeded random sample of
     the records (a table sorted by date holds one period at its head)."""
-    from linkage.normalize._date import parse_dates
+    from linkage.normalize import parse_dates
 
     present = values[values.notna()]
     if len(present) > limit:

@@ -18,7 +18,7 @@ import pandas as pd
 import yaml
 
 from linkage._schema import (
-    _EXPLICIT,
+    EXPLICIT,
     Configurable,
     SchemaViolation,
     check,
@@ -31,7 +31,8 @@ from linkage.comparators import Comparison
 from linkage.errors import RulesError
 from linkage.golden import GoldenRecord
 from linkage.guards import Guard
-from linkage.keep import KeepPolicy, KeepPolicyName
+from linkage.keep import KeepPolicy
+from linkage.options import KeepPolicyName
 from linkage.scoring import RuleSum, Scorer
 from linkage.text import embeddings as _embeddings  # noqa: F401  (registers embedding, cosine, jaccard)
 
@@ -140,7 +141,7 @@ class Normalize(Configurable):
         joined in one (missing where any is missing)."""
         if len(self.inputs) == 1:
             return columns[self.column]
-        from linkage.normalize._date import PARTS_SEPARATOR
+        from linkage.normalize import PARTS_SEPARATOR
 
         parts = [pd.Series(columns[c], dtype=object) for c in self.inputs]
         # An optional input (a phone step's column of regions) missing leaves the value.
@@ -425,7 +426,7 @@ class Rules(Configurable):
         # A policy with nothing but its name reads best as the name: `keep: first`.
         if "keep" in out and self.keep.to_dict() == {"policy": self.keep.policy}:
             out["keep"] = self.keep.policy
-            if out["keep"] == "first" and not _EXPLICIT.get():  # a default, left out
+            if out["keep"] == "first" and not EXPLICIT.get():  # a default, left out
                 del out["keep"]
         return out
 

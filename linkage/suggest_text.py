@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from linkage.comparators._tokens import codes_of, tokens_of
+from linkage.comparators import codes_of, tokens_of
 
 _SAMPLE = 2_000
 _ROWS = 50_000  # rows a statistic reads at most, where a sample answers as well

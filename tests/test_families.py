@@ -18,16 +18,14 @@ import pandas as pd
 import pytest
 
 import linkage as lk
-from linkage.blocking import BlockingInput
-from linkage.blocking._blockers import Blocker, Proposal
-from linkage.comparators._base import NULL_LEVEL, Comparison
+from linkage.blocking import Blocker, BlockingInput, Proposal
+from linkage.comparators import NULL_LEVEL, Comparison
 from linkage.engines import _ENGINES, engine_names, get_engine, register_engine
 from linkage.errors import EngineError
 from linkage.guards import Guard, GuardContext
 from linkage.keep import POLICIES
 from linkage.pipeline import LocalEngine
-from linkage.scoring import ComparisonMatrix
-from linkage.scoring._base import Scorer
+from linkage.scoring import ComparisonMatrix, Scorer
 
 # --- members added by this file alone ---------------------------------------------------------
 

@@ -157,7 +157,7 @@ def test_prior_given_is_kept(known):
     X, random = known
     scorer = FellegiSunter(prior=0.05).fit(X, random=random)
     assert scorer.prior_ == 0.05
-    assert scorer._bias() == pytest.approx(math.log2(0.05 / 0.95))
+    assert scorer.bias() == pytest.approx(math.log2(0.05 / 0.95))
 
 
 def test_fixed_m_and_u_stay_exactly_as_given(known):
@@ -203,7 +203,7 @@ def test_contributions_plus_bias_is_the_match_weight(known, fitted):
     contrib = fitted.contributions(sub)
     assert list(contrib.columns) == ["a", "b", "c", "d"]
     weights = fitted.match_weight(sub)
-    np.testing.assert_allclose(contrib.to_numpy().sum(axis=1) + fitted._bias(), weights)
+    np.testing.assert_allclose(contrib.to_numpy().sum(axis=1) + fitted.bias(), weights)
     # Each contribution is log2(m / u) of the level; 0 where null.
     levels_b = sub.levels[:, 1]
     m, u = fitted.m_probabilities_["b"], fitted.u_probabilities_["b"]
@@ -255,7 +255,7 @@ def test_weights_add_up_for_any_levels(fitted, rows):
     X = matrix(np.array(rows))
     contrib = fitted.contributions(X)
     np.testing.assert_allclose(
-        contrib.to_numpy().sum(axis=1) + fitted._bias(), fitted.match_weight(X))
+        contrib.to_numpy().sum(axis=1) + fitted.bias(), fitted.match_weight(X))
     p = fitted.match_probability(X)
     assert ((p >= 0) & (p <= 1)).all()
 
@@ -463,7 +463,7 @@ def test_non_match_mixture_ranks_pairs_better():
         truth, single.match_weight(X))
     # Contributions and prior add up to the weight, with the pair's pattern set against the
     # kinds of non-match as a whole; a plain fit has no such term.
-    total = (mixture.contributions(X).to_numpy().sum(axis=1) + mixture._bias()
+    total = (mixture.contributions(X).to_numpy().sum(axis=1) + mixture.bias()
              + mixture.non_match_term(X))
     np.testing.assert_allclose(total, mixture.match_weight(X))
     assert np.any(mixture.non_match_term(X) != 0.0)

@@ -277,13 +277,13 @@ def test_a_wide_input_in_chunks_holds_less_in_memory(tmp_path):
 
 
 def test_a_file_that_changes_during_the_run_is_named(tmp_path):
-    from linkage.api import _table
+    from linkage.api import as_table
     from linkage.run.outputs import whole_rows as _rows_of
 
     path = tmp_path / "people.csv"
     records, _ = persons(300, seed=2)
     records.to_csv(path, index=False)
-    table = _table(path, None, "utf-8", ["rec_id", "first_name"])
+    table = as_table(path, None, "utf-8", ["rec_id", "first_name"])
     assert list(table.frame.columns) == ["rec_id", "first_name"]
     assert table.columns == list(records.columns)
     with open(path, "a", encoding="utf-8") as handle:

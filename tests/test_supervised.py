@@ -230,7 +230,7 @@ def test_logistic_contributions_plus_bias_is_match_weight(data, lr):
     X = data["X"]
     contrib = lr.contributions(X)
     assert list(contrib.columns) == X.names
-    total = contrib.to_numpy().sum(axis=1) + lr._bias()
+    total = contrib.to_numpy().sum(axis=1) + lr.bias()
     np.testing.assert_allclose(total, lr.match_weight(X), atol=1e-9)
     np.testing.assert_allclose(lr.match_probability(X), 1 / (1 + 2.0 ** -lr.match_weight(X)),
                                atol=1e-9)
@@ -241,7 +241,7 @@ def test_logistic_contributions_plus_bias_is_match_weight(data, lr):
 def test_tree_contributions_are_one_model_column(data, gb):
     contrib = gb.contributions(data["X"])
     assert list(contrib.columns) == ["model"]
-    np.testing.assert_array_equal(contrib["model"].to_numpy() + gb._bias(),
+    np.testing.assert_array_equal(contrib["model"].to_numpy() + gb.bias(),
                                   gb.match_weight(data["X"]))
 
 

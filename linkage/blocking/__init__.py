@@ -1,8 +1,28 @@
 """Blocking: a union of blockers, each proposing candidate pairs."""
 
-from linkage.blocking._blockers import Blocker, BlockingInput, KeyBlocker, SortedNeighbourhood
+# What other packages use of the blocking modules; bound before the blockers of `linkage.text`
+# below are imported, since they import these names from here.
+from linkage.blocking._blockers import (
+    Blocker,
+    BlockingInput,
+    KeyBlocker,
+    Proposal,
+    SkippedBlock,
+    SortedNeighbourhood,
+    groups,
+    neighbours,
+    pairs_within,
+    sort_ranks,
+    sub_window,
+)
 from linkage.blocking._keys import KEY_FUNCTIONS, KeyPart
-from linkage.blocking._union import CandidatePairs, block, blocker_names, estimate
+from linkage.blocking._union import (
+    CandidatePairs,
+    block,
+    blocker_names,
+    estimate,
+    oversized_message,
+)
 
 __all__ = [
     "KEY_FUNCTIONS",
@@ -11,10 +31,18 @@ __all__ = [
     "CandidatePairs",
     "KeyBlocker",
     "KeyPart",
+    "Proposal",
+    "SkippedBlock",
     "SortedNeighbourhood",
     "block",
     "blocker_names",
     "estimate",
+    "groups",
+    "neighbours",
+    "oversized_message",
+    "pairs_within",
+    "sort_ranks",
+    "sub_window",
 ]
 
 # Registers `type: minhash` in the Blocker family (numpy only; nothing heavy is imported).

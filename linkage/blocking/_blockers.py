@@ -16,7 +16,7 @@ import pandas as pd
 
 from linkage._schema import Configurable, SchemaViolation, check
 from linkage.blocking._keys import KeyPart, key_codes, key_values
-from linkage.normalize._encoded import EncodedColumn, renumbered
+from linkage.normalize import EncodedColumn, renumbered
 
 
 class DecodedColumns(Mapping):
@@ -104,7 +104,7 @@ class Proposal:
     skipped: list[SkippedBlock] = field(default_factory=list)
 
 
-def _groups(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def groups(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows sorted by code (missing dropped), group start offsets and sizes."""
     rows = np.nonzero(codes >= 0)[0]
     order = np.argsort(codes[rows], kind="stable")
@@ -119,8 +119,8 @@ def _groups(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return rows, starts, sizes
 
 
-def _pairs_within(rows: np.ndarray, starts: np.ndarray, sizes: np.ndarray):
-    """All pairs of positions inside each group, as row numbers (left < right: `_groups` keeps
+def pairs_within(rows: np.ndarray, starts: np.ndarray, sizes: np.ndarray):
+    """All pairs of positions inside each group, as row numbers (left < right: `groups` keeps
     each group's rows in ascending order). Built with few temporaries, as pair counts can be
     large: the member at position p of a group ending at e pairs with positions p+1..e-1."""
     members = len(rows)
@@ -167,8 +167,8 @@ def sub_window(passes: int) -> int:
     return 1 + max(1, SUB_NEIGHBOURS // max(passes, 1))
 
 
-def _neighbours(rows: np.ndarray, block: np.ndarray, rank: np.ndarray, window: int,
-                source: np.ndarray | None):
+def neighbours(rows: np.ndarray, block: np.ndarray, rank: np.ndarray, window: int,
+               source: np.ndarray | None):
     """Pairs of records of one block that are within `window` of each other when the block is
     sorted by `rank` (records without a value left out)."""
     ok = rank[rows] >= 0
@@ -186,6 +186,9 @@ def _neighbours(rows: np.ndarray, block: np.ndarray, rank: np.ndarray, window: i
     if not lefts:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     return np.concatenate(lefts), np.concatenate(rights)
+
+
+_neighbours = neighbours  # old name, used by linkage/incremental.py until it moves
 
 
 def _window_pairs(present: np.ndarray, window: int) -> int:
@@ -323,7 +326,7 @@ class KeyBlocker(Blocker):
         lefts, rights, skipped = [], [], []
         for parts in self._parts:
             codes = data.key_codes(parts)
-            rows, starts, sizes = _groups(codes)
+            rows, starts, sizes = groups(codes)
             big = sizes > max_block_size
             if big.any():
                 sub = self.sub_parts(parts, data)
@@ -336,8 +339,8 @@ class KeyBlocker(Blocker):
                     big_rows = rows[member]
                     block = np.repeat(np.arange(len(sizes)), sizes)[member]
                     for part in sub:
-                        a, b = _neighbours(big_rows, block, sort_ranks(part, data.key_columns),
-                                           window, data.source)
+                        a, b = neighbours(big_rows, block, sort_ranks(part, data.key_columns),
+                                          window, data.source)
                         lefts.append(a)
                         rights.append(b)
                 key = "[" + ", ".join(map(str, parts)) + "]"
@@ -349,7 +352,7 @@ class KeyBlocker(Blocker):
             rows, sizes = rows[member], sizes[keep]
             if data.source is None:
                 new_starts = np.cumsum(sizes) - sizes
-                a, b = _pairs_within(rows, new_starts, sizes)
+                a, b = pairs_within(rows, new_starts, sizes)
             else:
                 a, b = _cross_pairs(rows, codes, data.source)
             lefts.append(a)
@@ -395,8 +398,8 @@ class KeyBlocker(Blocker):
                 window = sub_window(len(sub))
                 held = np.flatnonzero(big & np.isin(codes, codes[big & is_new]))
                 for part in sub:
-                    a, b = _neighbours(held, codes[held], sort_ranks(part, data.columns),
-                                       window, None)
+                    a, b = neighbours(held, codes[held], sort_ranks(part, data.columns),
+                                      window, None)
                     keep = is_new[a] | is_new[b]
                     lefts.append(a[keep])
                     rights.append(b[keep])

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from linkage.comparators._exact import phonetic_code
-from linkage.normalize._encoded import EncodedColumn, renumbered
+from linkage.comparators import phonetic_code
+from linkage.normalize import EncodedColumn, renumbered
 from linkage.normalize.hangul import chosung
 
 

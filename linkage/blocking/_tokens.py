@@ -16,7 +16,7 @@ import numpy as np
 
 from linkage._schema import check
 from linkage.blocking._blockers import Blocker, BlockingInput, Proposal
-from linkage.comparators._base import is_missing
+from linkage.comparators import is_missing
 
 
 class TokenNeighbours(Blocker):
@@ -100,7 +100,7 @@ class TokenNeighbours(Blocker):
     def _vectors(self, texts: list[str], records: np.ndarray | None = None):
         from scipy import sparse
 
-        from linkage.comparators._tokens import idf_weights, tfidf_rows, token_matrix
+        from linkage.comparators import idf_weights, tfidf_rows, token_matrix
 
         occurrence = token_matrix(texts)
         n_rows = occurrence.shape[0]
@@ -182,7 +182,7 @@ class TokenNeighbours(Blocker):
         the other source's record, of which one-to-one keeps one."""
         import pandas as pd
 
-        from linkage.comparators._tokens import tokens_of
+        from linkage.comparators import tokens_of
 
         if src is None:
             keys = [" ".join(sorted(set(tokens_of(t)))) for t in texts]

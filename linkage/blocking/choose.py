@@ -188,15 +188,15 @@ class _Measure:
         """Pairs of the sample that share a precise key (few pairs per record): mostly true
         matches, the evidence for how often matches agree on a part. Blocks above
         `per_block` records are left out."""
-        from linkage.blocking._blockers import _groups, _pairs_within
+        from linkage.blocking._blockers import groups, pairs_within
 
         lefts, rights = [], []
         for key in keys:
-            rows, _, sizes = _groups(self.codes(key))
+            rows, _, sizes = groups(self.codes(key))
             keep = (sizes >= 2) & (sizes <= per_block)
             member = np.repeat(keep, sizes)
             rows, sizes = rows[member], sizes[keep]
-            a, b = _pairs_within(rows, np.cumsum(sizes) - sizes, sizes)
+            a, b = pairs_within(rows, np.cumsum(sizes) - sizes, sizes)
             lefts.append(a.astype(np.int64))
             rights.append(b.astype(np.int64))
         if not lefts:

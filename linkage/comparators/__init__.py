@@ -1,11 +1,19 @@
 """Comparisons: each turns a candidate pair into a level and a raw similarity."""
 
-from linkage.comparators._base import NULL_LEVEL, Comparison
+from linkage.comparators._base import NULL_LEVEL, Comparison, SimilarityComparison, is_missing
 from linkage.comparators._date import Date
-from linkage.comparators._exact import Exact, Phonetic
+from linkage.comparators._exact import Exact, Phonetic, phonetic_code
 from linkage.comparators._numeric import Numeric
 from linkage.comparators._string import DamerauLevenshtein, JaroWinkler, Levenshtein, TokenSort
-from linkage.comparators._tokens import CodeMatch, TokenCosine
+from linkage.comparators._tokens import (
+    CodeMatch,
+    TokenCosine,
+    codes_of,
+    idf_weights,
+    tfidf_rows,
+    token_matrix,
+    tokens_of,
+)
 
 __all__ = [
     "NULL_LEVEL",
@@ -18,6 +26,14 @@ __all__ = [
     "Levenshtein",
     "Numeric",
     "Phonetic",
+    "SimilarityComparison",
     "TokenCosine",
     "TokenSort",
+    "codes_of",
+    "idf_weights",
+    "is_missing",
+    "phonetic_code",
+    "tfidf_rows",
+    "token_matrix",
+    "tokens_of",
 ]

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from linkage._schema import Configurable, check
-from linkage.normalize._encoded import EncodedColumn
+from linkage.normalize import EncodedColumn
 
 NULL_LEVEL = -1
 

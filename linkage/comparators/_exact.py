@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
 
 import jellyfish
 import numpy as np
 
 from linkage._schema import check
 from linkage.comparators._base import NULL_LEVEL, Comparison
-
-PhoneticAlgorithm = Literal["soundex", "metaphone", "nysiis", "match_rating"]
+from linkage.options import PhoneticAlgorithm
 
 _LATIN = re.compile("[A-Za-z]")
 

@@ -146,12 +146,12 @@ class TokenCosine(SimilarityComparison):
         return levels, sims
 
     def _vectors(self, column):
-        key = "token_cosine"
-        if key not in column._cache:
+        def vectors():
             occurrence = token_matrix(column.all_uniques())
             counts = column.counts().astype(np.float64)
-            column._cache[key] = tfidf_rows(occurrence, idf_weights(occurrence, counts))
-        return column._cache[key]
+            return tfidf_rows(occurrence, idf_weights(occurrence, counts))
+
+        return column.cached("token_cosine", vectors)
 
     def _similarity(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         # Without the whole column, the IDF is counted over the texts compared.

@@ -15,12 +15,22 @@ from collections.abc import Callable
 import pandas as pd
 
 from ._company import normalize_company
-from ._date import normalize_date, normalize_date_parts, parse_dates
+from ._date import PARTS_SEPARATOR, normalize_date, normalize_date_parts, parse_dates
 from ._email import normalize_email
+from ._encoded import (
+    LOST_EXAMPLES,
+    EncodedColumn,
+    encode_chunks,
+    encode_series,
+    examples,
+    lost_values,
+    normalize_encoded,
+    renumbered,
+)
 from ._name import normalize_name
-from ._phone import normalize_phone
+from ._phone import normalize_phone, region_code
 from ._postcode import normalize_postcode
-from ._text import normalize_text
+from ._text import as_text, normalize_text
 from ._url import normalize_url
 
 NORMALIZATION_VERSION = "1"
@@ -38,16 +48,27 @@ NORMALIZERS: dict[str, Callable[..., pd.Series]] = {
 }
 
 __all__ = [
+    "LOST_EXAMPLES",
     "NORMALIZATION_VERSION",
     "NORMALIZERS",
+    "PARTS_SEPARATOR",
+    "EncodedColumn",
+    "as_text",
+    "encode_chunks",
+    "encode_series",
+    "examples",
+    "lost_values",
     "normalize_company",
     "normalize_date",
     "normalize_date_parts",
     "normalize_email",
+    "normalize_encoded",
     "normalize_name",
     "normalize_phone",
     "normalize_postcode",
     "normalize_text",
     "normalize_url",
     "parse_dates",
+    "region_code",
+    "renumbered",
 ]

@@ -45,6 +45,13 @@ class EncodedColumn:
     def __len__(self) -> int:
         return len(self.codes)
 
+    def cached(self, key: str, make):
+        """What `make()` gives, made once per column and kept under `key` (a step's derived
+        arrays: counts, TF-IDF vectors ...)."""
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
     @property
     def distinct(self) -> int:
         return len(self.uniques)

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from linkage.options import RedactMode, ScoreScale
+
 if TYPE_CHECKING:
     from linkage.result import Result
 
@@ -68,9 +70,9 @@ class ReportPage:
 
 
 def render_html(result: Result, *, labels: pd.DataFrame | str | Path | None = None,
-                bands: list[float] | None = None, on: str | None = None,
+                bands: list[float] | None = None, on: ScoreScale | None = None,
                 target: float = 0.95, redact: str | list[str] | None = None,
-                redact_mode: str = "hash") -> str:
+                redact_mode: RedactMode = "hash") -> str:
     """The report page of `result` as one HTML string.
 
     `labels`: labelled pairs (the CSV of `linkage sample` with `label` filled in, or that

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable
 
 from linkage.errors import InputError
+from linkage.options import RedactMode
 
 MODES = ("hash", "mask")
 _KEEP = re.compile(r"[^\s@.\-_/,]")
@@ -28,7 +29,7 @@ _KEEP = re.compile(r"[^\s@.\-_/,]")
 class Redactor:
     """Redacts values of `columns` (none: redacts nothing)."""
 
-    def __init__(self, columns: Iterable[str] = (), mode: str = "hash"):
+    def __init__(self, columns: Iterable[str] = (), mode: RedactMode = "hash"):
         if mode not in MODES:
             raise InputError(f"redact mode must be one of {', '.join(MODES)}, not {mode!r}.")
         self.columns = list(dict.fromkeys(str(c) for c in columns))

@@ -19,17 +19,25 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from linkage.review._review import default_labels_path
+from linkage.options import AutoScoreScale
+from linkage.review._labels import label_state, read_pairs_csv
+from linkage.review._review import (
+    PROBABILITY_BANDS,
+    bands_of,
+    default_labels_path,
+    has_probabilities,
+)
 
 if TYPE_CHECKING:
     from linkage.review._server import ReviewServer
 
-__all__ = ["default_labels_path", "serve"]
+__all__ = ["PROBABILITY_BANDS", "bands_of", "default_labels_path", "has_probabilities",
+           "label_state", "read_pairs_csv", "serve"]
 
 
 def serve(run_dir: str | Path, *, labels: str | Path | None = None,
           sample: str | Path | None = None, bands: list[float] | None = None,
-          per_band: int = 50, on: str = "auto", seed: int = 0, port: int = 0,
+          per_band: int = 50, on: AutoScoreScale = "auto", seed: int = 0, port: int = 0,
           active: int | None = None) -> ReviewServer:
     """A review server for the run in `run_dir`, bound to 127.0.0.1:`port` (0: any free port)
     but not yet serving: call `start()` to serve on a background thread, or `serve_forever()`

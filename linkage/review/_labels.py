@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from linkage.errors import InputError
+from linkage.errors import InputError, ParameterError
 
 # What a person may have typed in the `label` column (the words `linkage calibrate` accepts,
 # plus "unsure"), and what the review page writes back for each of its four states.
@@ -117,7 +117,8 @@ class LabelStore:
     def set(self, id_l: str, id_r: str, state: str) -> dict[str, int]:
         """Label one pair and save the file; returns the new counts."""
         if state not in WRITTEN:
-            raise ValueError(f"unknown label state {state!r}")
+            allowed = ", ".join(repr(s) for s in WRITTEN)
+            raise ParameterError(f"`state` must be one of {allowed}. Got {state!r} instead.")
         row = self.row_of.get((id_l, id_r))
         if row is None:
             raise InputError(f"unknown pair {id_l!r} ~ {id_r!r}: it is not in {self.path}. "

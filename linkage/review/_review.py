@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from linkage.errors import InputError, LinkageError
+from linkage.options import AutoScoreScale, ScoreScale
 from linkage.review._labels import LabelStore, as_text_table, read_pairs_csv
 
 PROBABILITY_BANDS = (0.6, 0.7, 0.8, 0.9)
@@ -108,8 +109,8 @@ def active_labels_path(run_dir: str | Path) -> Path:
 
 def prepare(run_dir: str | Path, *, labels: str | Path | None = None,
             sample: str | Path | None = None, bands: list[float] | None = None,
-            per_band: int = 50, on: str = "auto", seed: int = 0, active: int | None = None
-            ) -> Review:
+            per_band: int = 50, on: AutoScoreScale = "auto", seed: int = 0,
+            active: int | None = None) -> Review:
     """Load the run, then resume the labels file if it exists, else start it from `sample`
     (a `linkage sample` CSV), from the `active` pairs a label would teach the model most
     (`linkage sample --active --n ACTIVE`), or from a fresh sample of `per_band` pairs per
@@ -155,9 +156,9 @@ def prepare(run_dir: str | Path, *, labels: str | Path | None = None,
     if not resumed:
         _save_new(store)
     if on == "auto":
-        on = "probability" if _has_probabilities(store.table["match_probability"]) else "weight"
+        on = "probability" if has_probabilities(store.table["match_probability"]) else "weight"
     if not bands:
-        bands = _bands_of(store.table, on) or _default_bands(on, result)
+        bands = bands_of(store.table, on) or _default_bands(on, result)
     review = Review(run_dir=run_dir, store=store, on=on, bands=sorted(bands), resumed=resumed,
                     fields=_fields(store.table))
     review.details = _comparison_details(result, list(store.row_of))
@@ -192,25 +193,25 @@ def _check_same_pairs(store: LabelStore, sample: Path) -> None:
                          f"--sample to resume {store.path}.")
 
 
-def _has_probabilities(values: pd.Series) -> bool:
+def has_probabilities(values: pd.Series) -> bool:
     numbers = pd.to_numeric(values, errors="coerce")
     return bool(numbers.notna().any())
 
 
-def _resolve_on(on: str, pairs: pd.DataFrame) -> str:
+def _resolve_on(on: AutoScoreScale, pairs: pd.DataFrame) -> ScoreScale:
     if on != "auto":
         return on
-    return "probability" if _has_probabilities(pairs["match_probability"]) else "weight"
+    return "probability" if has_probabilities(pairs["match_probability"]) else "weight"
 
 
-def _default_bands(on: str, result) -> list[float]:
+def _default_bands(on: ScoreScale, result) -> list[float]:
     if on == "probability":
         return list(PROBABILITY_BANDS)
     threshold = float(getattr(result.scorer, "threshold", 0.0))
     return [threshold + step for step in WEIGHT_STEPS]
 
 
-def _bands_of(table: pd.DataFrame, on: str) -> list[float] | None:
+def bands_of(table: pd.DataFrame, on: ScoreScale) -> list[float] | None:
     """The band edges a sample was drawn with, read back from its `band` column ("[0.6, 0.7)"),
     so that resuming proposes the same `linkage calibrate --bands`."""
     if "band" not in table.columns:

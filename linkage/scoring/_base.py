@@ -69,7 +69,7 @@ class Scorer(Configurable):
         raise NotImplementedError
 
     def match_weight(self, X: ComparisonMatrix) -> np.ndarray:
-        return self.contributions(X).to_numpy(dtype=np.float64).sum(axis=1) + self._bias()
+        return self.contributions(X).to_numpy(dtype=np.float64).sum(axis=1) + self.bias()
 
     def match_probability(self, X: ComparisonMatrix) -> np.ndarray:
         """The probability of a match; NaN where the scorer has no probability model."""
@@ -79,8 +79,13 @@ class Scorer(Configurable):
         """True for the pairs at or above the threshold."""
         return self.match_weight(X) >= self.threshold
 
-    def _bias(self) -> float:
+    def bias(self) -> float:
+        """The match weight no comparison contributes to (the prior's log2 odds): a pair's
+        contributions plus the bias are its match weight."""
         return 0.0
+
+    def _bias(self) -> float:  # old name, used by linkage/explain.py until it moves
+        return self.bias()
 
     def _check_fitted(self, attribute: str) -> None:
         if not hasattr(self, attribute):

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -43,6 +43,7 @@ import pandas as pd
 from linkage._schema import SchemaViolation, check, did_you_mean
 from linkage.comparators import NULL_LEVEL, Comparison
 from linkage.errors import InputError, LinkageWarning
+from linkage.options import UEstimation
 from linkage.scoring._base import ComparisonMatrix, Scorer
 
 MAJORITY = 0.5  # a prior above it says most candidate pairs match (also a check in EM)
@@ -162,7 +163,7 @@ class FellegiSunter(Scorer):
         fixed_u: dict[str, dict[str, float]] | None = None,
         tf_adjust: list[str] = (),
         tf_minimum_u: float = 1e-6,
-        u_estimation: Literal["em", "random"] = "em",
+        u_estimation: UEstimation = "em",
         non_match_components: int = 3,
         identifying: list[str] = (),
     ):
@@ -974,7 +975,7 @@ class FellegiSunter(Scorer):
             total = values.astype(np.float64, copy=True) if k == 0 else total + values
         if self._mixture_tables_ is not None:
             total = total + self.non_match_term(X)
-        return total + self._bias()
+        return total + self.bias()
 
     def non_match_term(self, X: ComparisonMatrix) -> np.ndarray:
         """What the weight of each pair adds to its contributions and prior when EM found
@@ -1044,7 +1045,7 @@ class FellegiSunter(Scorer):
             values[use] = np.maximum(adjusted, floor)
         return values
 
-    def _bias(self) -> float:
+    def bias(self) -> float:
         self._check_fitted("prior_")
         return math.log2(self.prior_) - math.log2(1.0 - self.prior_)
 

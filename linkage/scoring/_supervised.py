@@ -44,18 +44,19 @@ import math
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from linkage._schema import _plain, check, did_you_mean, is_default
+from linkage._schema import check, did_you_mean, is_default, plain
 from linkage.comparators import NULL_LEVEL, Comparison
 from linkage.errors import InputError, LinkageWarning
+from linkage.options import SupervisedModel, SupervisedTarget
 from linkage.scoring._base import ComparisonMatrix, Scorer
 
 _CLIP = 30.0  # match weights (log2 odds) are clipped to +/- this
-_MIN_LABELLED = 10
+MIN_LABELLED = 10
 _FORMAT = "linkage.supervised"
 _FORMAT_VERSION = 1
 _MODELS = ("logistic_regression", "gradient_boosting", "random_forest")
@@ -181,7 +182,7 @@ def labels_for_pairs(
 # ---------------------------------------------------------------------- features
 
 
-def _features(X: ComparisonMatrix) -> np.ndarray:
+def feature_matrix(X: ComparisonMatrix) -> np.ndarray:
     """One-hot levels (null is the last slot of each comparison) and similarities (NaN -> -1)."""
     n = len(X)
     sizes = [len(c.level_labels) for c in X.comparisons]
@@ -275,11 +276,9 @@ class Supervised(Scorer):
         labels: str,
         id_columns: list[str] = ("id_l", "id_r"),
         label_column: str = "label",
-        model: Literal["logistic_regression", "gradient_boosting", "random_forest"] = (
-            "gradient_boosting"
-        ),
+        model: SupervisedModel = "gradient_boosting",
         threshold: float | None = None,
-        target: Literal["f1", "precision"] = "f1",
+        target: SupervisedTarget = "f1",
         min_precision: float = 0.95,
         cv: int = 5,
         seed: int = 0,
@@ -339,7 +338,7 @@ class Supervised(Scorer):
             value = self.probability_threshold if name == "threshold" else getattr(self, name)
             if is_default(param, value):
                 continue
-            out[name] = _plain(value)
+            out[name] = plain(value)
         return out
 
     def validate_against(self, comparisons: list[Comparison]) -> None:
@@ -359,7 +358,7 @@ class Supervised(Scorer):
 
     # ------------------------------------------------------------------ fitting
 
-    def _new_model(self):
+    def new_model(self):
         if self.model == "logistic_regression":
             from sklearn.linear_model import LogisticRegression
 
@@ -399,15 +398,15 @@ class Supervised(Scorer):
         known = ~np.isnan(y)
         if not np.all((y[known] == 0.0) | (y[known] == 1.0)):
             raise InputError("Supervised.fit: labels y must be 1.0, 0.0 or NaN (unlabelled).")
-        features = _features(X)[known]
+        features = feature_matrix(X)[known]
         target = y[known]
         n_match = int(target.sum())
         n_non = len(target) - n_match
-        if len(target) < _MIN_LABELLED or n_match == 0 or n_non == 0:
+        if len(target) < MIN_LABELLED or n_match == 0 or n_non == 0:
             raise InputError(
                 f"Supervised.fit: {len(target)} of the {len(X)} candidate pairs are labelled "
                 f"({n_match} match(es), {n_non} non-match(es)); it needs at least "
-                f"{_MIN_LABELLED} labelled pairs with both matches and non-matches. Label more "
+                f"{MIN_LABELLED} labelled pairs with both matches and non-matches. Label more "
                 f"pairs in {self.labels!r} (check that its ids are the ids of the input "
                 f"tables, in columns {self.id_columns}), or use `type: fellegi_sunter`, which "
                 "needs no labels."
@@ -427,7 +426,7 @@ class Supervised(Scorer):
                 stacklevel=2,
             )
         splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=self.seed)
-        cv_p = cross_val_predict(self._new_model(), features, target, cv=splitter,
+        cv_p = cross_val_predict(self.new_model(), features, target, cv=splitter,
                                  method="predict_proba")[:, 1]
         if self.probability_threshold is None:
             chosen, reached = _choose_threshold(cv_p, target, self.target, self.min_precision)
@@ -455,7 +454,7 @@ class Supervised(Scorer):
         cv: dict[str, float],
     ) -> None:
         """Fit the final model and store the learned state (fit and load share this)."""
-        self.model_ = self._new_model().fit(features, target)
+        self.model_ = self.new_model().fit(features, target)
         self.level_labels_ = {c.output_name: list(c.level_labels) for c in comparisons}
         self.feature_names_ = _feature_names(comparisons)
         groups = np.repeat(np.arange(len(comparisons)),
@@ -486,7 +485,7 @@ class Supervised(Scorer):
                     f"comparison `{c.output_name}` has levels {c.level_labels}, but Supervised "
                     f"was fitted with {self.level_labels_[c.output_name]}. Refit it."
                 )
-        return _features(X)
+        return feature_matrix(X)
 
     def _raw_log2_odds(self, features: np.ndarray) -> np.ndarray:
         if len(features) == 0:
@@ -515,19 +514,19 @@ class Supervised(Scorer):
         if self.model == "logistic_regression":
             coef = self.model_.coef_[0] / math.log(2.0)
             parts = (features * coef) @ self._groups_
-            w = parts.sum(axis=1) + self._bias()
+            w = parts.sum(axis=1) + self.bias()
             clipped = np.clip(w, -_CLIP, _CLIP)
             # Where the clip binds, scale the parts so they still add up to the match weight.
             over = w != clipped
             if over.any():
                 total = parts[over].sum(axis=1)
-                scale = np.divide(clipped[over] - self._bias(), total,
+                scale = np.divide(clipped[over] - self.bias(), total,
                                   out=np.ones_like(total), where=total != 0)
                 parts[over] *= scale[:, None]
             return pd.DataFrame(parts, columns=[c.output_name for c in X.comparisons])
         return pd.DataFrame({"model": self.match_weight(X)})
 
-    def _bias(self) -> float:
+    def bias(self) -> float:
         self._check_fitted("model_")
         if self.model == "logistic_regression":
             return float(self.model_.intercept_[0]) / math.log(2.0)

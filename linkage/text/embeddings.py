@@ -45,8 +45,8 @@ import numpy as np
 import pandas as pd
 
 from linkage._schema import check
-from linkage.blocking._blockers import Blocker, BlockingInput, Proposal
-from linkage.comparators._base import SimilarityComparison, is_missing
+from linkage.blocking import Blocker, BlockingInput, Proposal
+from linkage.comparators import SimilarityComparison, is_missing
 from linkage.errors import LinkageError
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"

@@ -16,10 +16,11 @@ import numpy as np
 import pandas as pd
 
 from linkage._schema import check
-from linkage.blocking._blockers import Blocker, BlockingInput, Proposal, SkippedBlock
+from linkage.blocking import Blocker, BlockingInput, Proposal, SkippedBlock
 from linkage.errors import ParameterError
+from linkage.options import ShingleMode
 from linkage.text.minhash import EMPTY, signatures
-from linkage.text.shingles import ShingleMode, Shingles, shingle, unique_sets
+from linkage.text.shingles import Shingles, shingle, unique_sets
 
 # A blocker's candidates are verified, so a false positive costs one Jaccard computation while a
 # false negative loses a duplicate: it weighs misses 9 to 1 (J = 0.8, 128 permutations: 14 bands
@@ -366,6 +367,11 @@ class MinHashBlocker(Blocker):
               f"must keep bands x rows within `num_perm` = {num_perm}", (bands, rows))
         self._bands, self._rows = resolve_params(self.threshold, num_perm, bands, rows)
         self._cache: tuple | None = None
+
+    @property
+    def banding(self) -> tuple[int, int]:
+        """The (bands, rows) this blocker hashes with: as given, or derived from `threshold`."""
+        return self._bands, self._rows
 
     @property
     def columns(self) -> list[str]:

@@ -69,7 +69,7 @@ def permutations(num_perm: int = 128, seed: int = 0) -> tuple[np.ndarray, np.nda
     return a, b
 
 
-def _chunks(offsets: np.ndarray, chunk_size: int):
+def chunks(offsets: np.ndarray, chunk_size: int):
     """Runs of whole texts [d0, d1) holding about `chunk_size` shingles; a longer text alone."""
     n = len(offsets) - 1
     bucket = offsets[:-1] // chunk_size
@@ -153,7 +153,7 @@ def _reduceat_signatures(x, offsets, a, b, out, chunk_size: int) -> None:
     a, b = a[:, None], b[:, None]
     # a run holds at most `chunk_size` shingles plus its last text, unless that text is longer
     block = np.empty((num_perm, 2 * chunk_size), dtype=np.uint32)
-    for d0, d1 in _chunks(offsets, chunk_size):
+    for d0, d1 in chunks(offsets, chunk_size):
         lo, hi = int(offsets[d0]), int(offsets[d1])
         if hi == lo:
             continue

@@ -27,15 +27,11 @@ import threading
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
 from linkage.errors import ParameterError
-
-ShingleMode = Literal["auto", "word", "char"]
-"""`word`: word k-grams; `char`: character n-grams; `auto`: characters for texts with Hangul or
-with fewer than `AUTO_MIN_WORDS` words, words otherwise."""
+from linkage.options import ShingleMode
 
 WORD_K = 3
 CHAR_K = 5
@@ -293,7 +289,7 @@ def _classes(cp: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     return (cls & 1).view(bool), (cls & 2).astype(bool)
 
 
-def _missing(value: object) -> bool:
+def is_missing(value: object) -> bool:
     """None, NaN, pandas.NA and NaT: no text, so no shingles."""
     try:
         return value is None or bool(value != value) or type(value).__name__ in ("NAType",
@@ -321,7 +317,7 @@ def shingle(
         msg = (f"`k` must be a positive integer with mode 'word' or 'char' (None in 'auto', "
                f"which picks {WORD_K} words or {CHAR_K} characters per text). Got {k!r} instead.")
         raise ParameterError(msg)
-    items = [t if isinstance(t, str) else "" if _missing(t) else str(t) for t in texts]
+    items = [t if isinstance(t, str) else "" if is_missing(t) else str(t) for t in texts]
     ascii_ = np.fromiter(map(str.isascii, items), dtype=bool, count=len(items))
     if 0 < ascii_.sum() < len(items):
         # ASCII texts apart from the others: one text with an accent or a (R) sends its whole

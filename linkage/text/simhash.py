@@ -20,11 +20,12 @@ from typing import ClassVar
 import numpy as np
 
 from linkage._schema import check
-from linkage.blocking._blockers import Blocker, BlockingInput, Proposal, SkippedBlock, _groups
-from linkage.comparators._base import SimilarityComparison
+from linkage.blocking import Blocker, BlockingInput, Proposal, SkippedBlock, groups
+from linkage.comparators import SimilarityComparison
+from linkage.options import ShingleMode
 from linkage.text.lsh import bucket_pairs, check_shingling, pairs_in_buckets_count
-from linkage.text.minhash import _chunks
-from linkage.text.shingles import ShingleMode, Shingles, shingle
+from linkage.text.minhash import chunks
+from linkage.text.shingles import Shingles, shingle
 
 BITS = 64
 _SHIFTS = np.arange(BITS, dtype=np.uint64)
@@ -39,7 +40,7 @@ def fingerprints(shingles: Shingles, *, chunk_size: int = 8192) -> np.ndarray:
     n = len(shingles)
     out = np.zeros(n, dtype=np.uint64)
     offsets = shingles.offsets
-    for d0, d1 in _chunks(offsets, chunk_size):
+    for d0, d1 in chunks(offsets, chunk_size):
         lo, hi = int(offsets[d0]), int(offsets[d1])
         if hi == lo:
             continue
@@ -77,7 +78,7 @@ def table_masks(max_distance: int, blocks: int | None = None) -> list[np.uint64]
 
 def _buckets(keys: np.ndarray, docs: np.ndarray):
     """Texts `docs` grouped by key: (texts sorted by key, bucket starts, bucket sizes)."""
-    rows, starts, sizes = _groups(keys[docs])
+    rows, starts, sizes = groups(keys[docs])
     return docs[rows], starts, sizes
 
 

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from linkage.errors import ParameterError
-from linkage.text.shingles import _missing, normalize_text
+from linkage.text.shingles import is_missing, normalize_text
 
 # An end of sentence, with the white space after it (kept with the sentence it closes).
 # After a Hangul syllable (`했다.`, `요?`) a mark ends the sentence even with no space after it.
@@ -107,7 +107,7 @@ def strip_spans(texts: pd.Series | list, *, min_documents: int = 3, span_sentenc
         msg = f"`min_chars` must be a whole number of at least 0. Got {min_chars!r} instead."
         raise ParameterError(msg)
     texts = pd.Series(texts).reset_index(drop=True)
-    pieces = [[] if _missing(t) else split_sentences(str(t)) for t in texts]
+    pieces = [[] if is_missing(t) else split_sentences(str(t)) for t in texts]
     doc = np.repeat(np.arange(len(pieces)), [len(p) for p in pieces])
     flat = [s for p in pieces for s in p]
     keys = [_SPACE.sub(" ", normalize_text(s)).strip() for s in flat]
@@ -125,7 +125,7 @@ def strip_spans(texts: pd.Series | list, *, min_documents: int = 3, span_sentenc
     run_start = removed & np.append(True, (~removed[:-1]) | (doc[1:] != doc[:-1]))
     removed_spans = np.bincount(doc[run_start], minlength=len(texts))
     # A column of numbers comes back as text, all of it, so it stays one type.
-    cleaned = pd.Series([t if _missing(t) else str(t) for t in texts], dtype=object)
+    cleaned = pd.Series([t if is_missing(t) else str(t) for t in texts], dtype=object)
     offsets = np.concatenate([[0], np.cumsum([len(p) for p in pieces])])
     removed_chars = np.zeros(len(texts), dtype=np.int64)
     for d in np.flatnonzero(removed_spans):

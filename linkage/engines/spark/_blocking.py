@@ -17,9 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from linkage.blocking import KeyBlocker, SortedNeighbourhood, blocker_names
-from linkage.blocking._blockers import SkippedBlock, sub_window
-from linkage.blocking._union import oversized_message
+from linkage.blocking import (
+    KeyBlocker,
+    SkippedBlock,
+    SortedNeighbourhood,
+    blocker_names,
+    oversized_message,
+    sub_window,
+)
 from linkage.engines.spark._frames import consecutive_positions, text
 from linkage.engines.spark._normalize import local_order
 from linkage.errors import BudgetError, LinkageWarning

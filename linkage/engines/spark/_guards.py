@@ -52,9 +52,9 @@ from linkage.guards import (
     KeepUpTo,
     MaxClusterSize,
     MustNotLink,
-    _codes,
-    _row_codes,
-    _values,
+    column_codes,
+    column_values,
+    row_codes,
 )
 
 __all__ = ["GUARDS", "apply_guards_on_spark"]
@@ -228,8 +228,8 @@ def _domain_thresholds(guard: DomainThresholds, state: _SparkState) -> None:
     from pyspark.sql import functions as F
 
     ctx = state.ctx
-    domain = _codes(ctx.records, guard.column)
-    limit = _values(ctx.records, guard.column).map(guard.thresholds).to_numpy(
+    domain = column_codes(ctx.records, guard.column)
+    limit = column_values(ctx.records, guard.column).map(guard.thresholds).to_numpy(
         dtype=float, na_value=np.nan)
     listed = np.flatnonzero(~np.isnan(limit))
     if len(listed) == 0:
@@ -260,7 +260,7 @@ def _must_not_link(guard: MustNotLink, state: _SparkState) -> None:
     """Clusters holding two different values of a column: distinct values per cluster."""
     from pyspark.sql import functions as F
 
-    codes = np.column_stack([_codes(state.ctx.records, c) for c in guard.columns])
+    codes = np.column_stack([column_codes(state.ctx.records, c) for c in guard.columns])
     rows = np.flatnonzero((codes >= 0).any(axis=1))
     names = [f"c{j}" for j in range(codes.shape[1])]
     values = state.frame({"row": rows.astype(np.int64),
@@ -296,7 +296,7 @@ def _distinct_events(guard: DistinctEvents, state: _SparkState) -> None:
     (or double loads) of one another, or separate events be chained."""
     from pyspark.sql import functions as F
 
-    key = _row_codes(state.ctx.records, guard.key)
+    key = row_codes(state.ctx.records, guard.key)
     rows = np.flatnonzero(key >= 0)
     keys = state.frame({"row": rows.astype(np.int64), "k": key[rows]}, "row long, k long")
     repeated = (state.roots().join(keys, "row").groupBy("root", "k")
@@ -311,7 +311,7 @@ def _conflicting_labels(guard: ConflictingLabels, state: _SparkState) -> None:
     from pyspark.sql import functions as F
 
     ctx = state.ctx
-    label = _codes(ctx.records, guard.label)
+    label = column_codes(ctx.records, guard.label)
     rows = np.flatnonzero(label >= 0)
     labels = state.frame({"row": rows.astype(np.int64), "v": label[rows]}, "row long, v long")
     roots = state.roots()
@@ -321,7 +321,7 @@ def _conflicting_labels(guard: ConflictingLabels, state: _SparkState) -> None:
         state.on_clusters(guard, bad)
         return
     # Equal normalized texts, by the guard's own grouping of records that stand alone.
-    texts = guard._groups(state.probe())
+    texts = guard.groups(state.probe())
     has = np.flatnonzero(texts >= 0)
     _, first, inverse = np.unique(texts[has], return_index=True, return_inverse=True)
     text_root = has[first][inverse.reshape(-1)]

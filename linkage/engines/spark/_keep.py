@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from linkage.keep import KeepPolicy, _policy_keys, _require
+from linkage.keep import KeepPolicy, policy_keys, require_columns
 
 
 def keeper_ranks(spark, policy: KeepPolicy, records: pd.DataFrame, clusters: np.ndarray,
@@ -25,8 +25,8 @@ def keeper_ranks(spark, policy: KeepPolicy, records: pd.DataFrame, clusters: np.
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    _require(records, policy)
-    keys = _policy_keys(policy, records.reset_index(drop=True), clusters, tiebreak)
+    require_columns(records, policy)
+    keys = policy_keys(policy, records.reset_index(drop=True), clusters, tiebreak)
     frame = pd.DataFrame({"row": np.arange(len(records), dtype=np.int64),
                           "cluster": np.asarray(clusters, dtype=np.int64)})
     for j, key in enumerate(keys):

@@ -98,7 +98,7 @@ def _normalize_locally(rules: Rules, combined: pd.DataFrame, ids: pd.Series) -> 
 def _lost_examples(flagged, column: str) -> list[str]:
     """The first distinct emptied values in sorted order, as `lost_values` picks them (Spark
     orders strings by their UTF-8 bytes, which is code point order, as Python does)."""
-    from linkage.normalize._encoded import LOST_EXAMPLES, examples
+    from linkage.normalize import LOST_EXAMPLES, examples
 
     rows = (flagged.where(flagged[column].isNotNull()).select(column).distinct()
             .orderBy(column).limit(LOST_EXAMPLES).collect())
