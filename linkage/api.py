@@ -36,7 +36,6 @@ def as_rules(rules: Rules | str | Path | dict) -> Rules:
     return Rules.from_yaml(rules)
 
 
-_rules = as_rules  # old name, used by linkage/inject.py until it moves
 
 
 def as_native(source: TableLike, what: str = "the table") -> str | os.PathLike | pd.DataFrame:

@@ -47,7 +47,7 @@ def contributions_table(pairs: pd.DataFrame, rules, scorer) -> list[pd.DataFrame
     tables = []
     for row in range(len(pairs)):
         rows = []
-        bias = scorer._bias()
+        bias = scorer.bias()
         if bias:
             rows.append({"comparison": "(prior)", "level": "", "similarity": np.nan,
                          "contribution": bias})

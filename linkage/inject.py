@@ -422,12 +422,12 @@ def measure_recall(table: Any, rules: Rules | str | Path | dict, n: int = 500, *
     taking turns so each gets about n / len(kinds) copies. `fields_per_copy`: how many compared
     fields each copy has changed (one by default; more makes a harder test).
     """
-    from linkage.api import _rules, dedupe
+    from linkage.api import as_rules, dedupe
     from linkage.io import read
     from linkage.pipeline import Table, validate_tables
 
     kinds = parse_kinds(kinds)
-    rules = _rules(rules)
+    rules = as_rules(rules)
     frame = read(table, sep=sep, encoding=encoding)
     source = frame.attrs.get("linkage_source", "DataFrame")
     # Checked here, under the file's name: the runs below see DataFrames.

@@ -64,7 +64,7 @@ def as_frame(source: Any, what: str = "the table") -> pd.DataFrame:
                          f"not a table linkage reads. Give {TABLES_READ}.") from None
     if type(source).__module__.startswith("pyspark"):
         # pyspark warns about pandas 3 on every conversion; the Spark engine quiets it too
-        from linkage.engines.spark import quiet_pyspark
+        from linkage.engines.spark.session import quiet_pyspark
 
         with quiet_pyspark():
             return _collected(native)

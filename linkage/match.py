@@ -13,11 +13,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from linkage.blocking import KEY_FUNCTIONS, BlockingInput, KeyBlocker, SortedNeighbourhood
-from linkage.blocking._blockers import _neighbours, sort_ranks, sub_window
+from linkage.blocking import (
+    KEY_FUNCTIONS,
+    BlockingInput,
+    KeyBlocker,
+    SortedNeighbourhood,
+    neighbours,
+    sort_ranks,
+    sub_window,
+)
 from linkage.errors import InputError, LinkageWarning
 from linkage.io import as_text, read
-from linkage.normalize._text import as_text as value_text
+from linkage.normalize import as_text as value_text
 from linkage.run.compare import compare_pairs
 from linkage.run.disk import is_fitted, named_input, run_records, run_scorer
 from linkage.scoring import ComparisonMatrix
@@ -194,7 +201,7 @@ class _MatchIndex:
         block = np.zeros(len(rows), dtype=np.int64)
         runs = []
         for part in sub:
-            a, b = _neighbours(rows, block, sort_ranks(part, data.columns),
+            a, b = neighbours(rows, block, sort_ranks(part, data.columns),
                                sub_window(len(sub)), None)
             runs.append(a[b == len(members)])  # a < b: the query is always b
         run = np.unique(np.concatenate(runs)) if runs else np.zeros(0, np.int64)

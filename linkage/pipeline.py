@@ -19,8 +19,7 @@ import numpy as np
 import pandas as pd
 
 from linkage._schema import did_you_mean
-from linkage.blocking import BlockingInput, CandidatePairs, block
-from linkage.blocking._blockers import SkippedBlock
+from linkage.blocking import BlockingInput, CandidatePairs, SkippedBlock, block
 from linkage.clustering import (
     connected_components,
     joining_weights,
@@ -36,7 +35,7 @@ from linkage.io import (
     remove_abandoned,
     remove_temporary,
 )
-from linkage.normalize._encoded import (
+from linkage.normalize import (
     EncodedColumn,
     encode_chunks,
     encode_series,
@@ -209,7 +208,7 @@ def row_labels(columns: list) -> tuple[np.ndarray, np.ndarray]:
     arrays) holds the same value, a missing or empty value being one more value; and whether
     the record has any value in them."""
     from linkage.blocking import KeyPart
-    from linkage.normalize._encoded import renumbered
+    from linkage.normalize import renumbered
 
     label = present = None
     for column in columns:
@@ -416,7 +415,7 @@ def labelled_pairs(scorer, rules: Rules, ids: pd.Series, source: np.ndarray, mod
     model also sees the non-matches a labeller chose. A relative `labels` path is read from
     the rules file's folder.
     """
-    from linkage.scoring._supervised import labels_for_pairs, read_labels
+    from linkage.scoring import labels_for_pairs, read_labels
 
     path = Path(scorer.labels)
     if not path.is_absolute() and Path(rules.source).is_file():
@@ -738,7 +737,7 @@ class _Streamed:
         return True
 
     def _compare(self, tf_columns: list[str], bar) -> None:
-        from linkage.scoring._fellegi_sunter import pattern_codes
+        from linkage.scoring import pattern_codes
 
         self.tally = LevelTally.empty(self.comparisons)
         codes, counts = [], []
@@ -784,7 +783,7 @@ class _Streamed:
         return ComparisonMatrix(self.comparisons, levels, sims, tf)
 
     def fit(self, scorer, random_matrix, labelled=None, chance=None):
-        from linkage.scoring._fellegi_sunter import decode_patterns
+        from linkage.scoring import decode_patterns
 
         if hasattr(scorer, "fit_patterns"):
             frequencies = {n: np.concatenate(v) if v else np.zeros(0)

@@ -34,7 +34,12 @@ from linkage.guards import Guard
 from linkage.keep import KeepPolicy
 from linkage.options import KeepPolicyName
 from linkage.scoring import RuleSum, Scorer
-from linkage.text import embeddings as _embeddings  # noqa: F401  (registers embedding, cosine, jaccard)
+
+# The text blockers and comparisons register their `type:` names when imported: embedding,
+# cosine and jaccard; minhash; simhash (the blocker and the comparison).
+from linkage.text import embeddings as _embeddings  # noqa: F401
+from linkage.text import lsh as _lsh  # noqa: F401
+from linkage.text import simhash as _simhash  # noqa: F401
 
 
 class _RepeatedKey(Exception):

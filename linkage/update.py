@@ -17,11 +17,10 @@ import numpy as np
 import pandas as pd
 
 from linkage._schema import did_you_mean
-from linkage.blocking import BlockingInput, CandidatePairs, blocker_names
-from linkage.blocking._union import oversized_message
+from linkage.blocking import BlockingInput, CandidatePairs, blocker_names, oversized_message
 from linkage.errors import BudgetError, InputError, LinkageWarning, RulesError
 from linkage.io import as_text, read, write_atomically
-from linkage.normalize._encoded import lost_values
+from linkage.normalize import lost_values
 from linkage.pipeline import stage_groups, stage_stats, union_pairs
 from linkage.progress import Clock
 from linkage.result import Result

@@ -121,7 +121,7 @@ def f1_score(predicted: set, truth: set) -> tuple[float, float, float]:
 def spark():
     """A local Spark session (`local[2]`) for one test module: the engine reuses the active
     session, because starting one takes seconds."""
-    from linkage.engines.spark._session import quiet_pyspark, spark_session
+    from linkage.engines.spark.session import quiet_pyspark, spark_session
 
     with quiet_pyspark():
         session = spark_session("local[2]")

@@ -179,7 +179,7 @@ def test_result_format_levels_as_gx_defines_them():
 
 
 def test_spark_datasource_gives_the_pandas_results(spark, customers):
-    from linkage.engines.spark._session import quiet_pyspark
+    from linkage.engines.spark.session import quiet_pyspark
 
     train, evaluation = _corpus()
     people = _people()

@@ -16,45 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # Crossings in files other work was rewriting when this test was written (issue 15: the CLI
 # package, the run on disk, `update` and `match`). Each entry is (importing file, module, name).
 # Remove an entry when its file stops importing it; the list should end empty.
-ALLOWED = {
-    # the CLI package: verbs importing helpers of cli.py and of one another
-    ("linkage/commands/drift.py", "linkage.commands.review", "_bands"),
-    ("linkage/commands/recall.py", "linkage.cli", "_suggested"),
-    ("linkage/commands/update.py", "linkage.cli", "_warnings_to_stderr"),
-    # synth / inject: `linkage.api.as_rules` (api.py keeps `_rules` as an alias until then)
-    ("linkage/inject.py", "linkage.api", "_rules"),
-    # explain.py: `_matrix` is to become public there
-    ("linkage/incremental.py", "linkage.explain", "_matrix"),
-    ("linkage/result.py", "linkage.explain", "_matrix"),
-    ("linkage/review/_review.py", "linkage.explain", "_matrix"),
-    # incremental.py: import these from `linkage.blocking` / `linkage.normalize` instead
-    ("linkage/incremental.py", "linkage.blocking._blockers", "BlockingInput"),
-    ("linkage/incremental.py", "linkage.blocking._blockers", "_neighbours"),  # now `neighbours`
-    ("linkage/incremental.py", "linkage.blocking._blockers", "sort_ranks"),
-    ("linkage/incremental.py", "linkage.blocking._blockers", "sub_window"),
-    ("linkage/incremental.py", "linkage.blocking._keys", "KEY_FUNCTIONS"),
-    ("linkage/incremental.py", "linkage.blocking._union", "oversized_message"),
-    ("linkage/incremental.py", "linkage.normalize._encoded", "lost_values"),
-    ("linkage/incremental.py", "linkage.normalize._text", "as_text"),
-    # pipeline.py: import these from `linkage.blocking` / `.normalize` / `.scoring` instead
-    ("linkage/pipeline.py", "linkage.blocking._blockers", "SkippedBlock"),
-    ("linkage/pipeline.py", "linkage.normalize._encoded", "EncodedColumn"),
-    ("linkage/pipeline.py", "linkage.normalize._encoded", "encode_chunks"),
-    ("linkage/pipeline.py", "linkage.normalize._encoded", "encode_series"),
-    ("linkage/pipeline.py", "linkage.normalize._encoded", "normalize_encoded"),
-    ("linkage/pipeline.py", "linkage.normalize._encoded", "renumbered"),
-    ("linkage/pipeline.py", "linkage.scoring._supervised", "labels_for_pairs"),
-    ("linkage/pipeline.py", "linkage.scoring._supervised", "read_labels"),
-    ("linkage/pipeline.py", "linkage.scoring._fellegi_sunter", "pattern_codes"),
-    ("linkage/pipeline.py", "linkage.scoring._fellegi_sunter", "decode_patterns"),
-    # run/finish.py: `sample` of the report's records (linkage.report loads them lazily)
-    ("linkage/run/finish.py", "linkage.report._records", "sample"),
-}
+ALLOWED: set[tuple[str, str, str]] = set()  # nothing reaches into another module's privates
 
 # Private attributes read on objects of another module, (file, attribute): as above.
-ALLOWED_ATTRIBUTES = {
-    ("linkage/explain.py", "_bias"),  # now `Scorer.bias()`; scoring/_base.py keeps `_bias`
-}
+ALLOWED_ATTRIBUTES: set[tuple[str, str]] = set()
 
 
 def _private(name: str) -> bool:

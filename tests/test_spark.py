@@ -113,7 +113,7 @@ def test_a_spark_dataframe_is_a_table_like_any_other(spark):
     item 2), and gives what its pandas table gives, on either engine. (It is collected: issue 17
     is the engine that never gathers it.)"""
     frame = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str)
-    from linkage.engines.spark._session import quiet_pyspark
+    from linkage.engines.spark.session import quiet_pyspark
 
     with quiet_pyspark():  # pyspark's own warning about pandas 3
         spark_frame = spark.createDataFrame(frame.astype(object).where(frame.notna(), None))
@@ -309,7 +309,7 @@ def test_connected_components_on_a_long_chain_and_a_star(spark):
     """A chain of 200 nodes needs 199 rounds of label propagation; large/small star needs a
     few. Cluster ids must be those of the local `connected_components`."""
     from linkage.engines.spark._graph import cluster_ids
-    from linkage.engines.spark._session import quiet_pyspark
+    from linkage.engines.spark.session import quiet_pyspark
 
     rng = np.random.default_rng(11)
     n = 600

@@ -45,12 +45,9 @@ __all__ = [
     "sub_window",
 ]
 
-# Registers `type: minhash` in the Blocker family (numpy only; nothing heavy is imported).
-# Registers `type: token_neighbours` (TF-IDF word neighbours; scipy only when it runs).
+# Registers `type: token_neighbours` (TF-IDF word neighbours; scipy only when it runs). The
+# text blockers (`minhash`, `simhash`, `embedding`) register when `linkage.settings` imports
+# them: they import this package, so it must not import them.
 from linkage.blocking._tokens import TokenNeighbours
-from linkage.text.lsh import MinHashBlocker
 
-# Registers `type: simhash` (the blocker and the comparison), numpy only as well.
-from linkage.text.simhash import SimHashBlocker
-
-__all__ += ["MinHashBlocker", "SimHashBlocker", "TokenNeighbours"]
+__all__ += ["TokenNeighbours"]

@@ -188,7 +188,6 @@ def neighbours(rows: np.ndarray, block: np.ndarray, rank: np.ndarray, window: in
     return np.concatenate(lefts), np.concatenate(rights)
 
 
-_neighbours = neighbours  # old name, used by linkage/incremental.py until it moves
 
 
 def _window_pairs(present: np.ndarray, window: int) -> int:

@@ -131,7 +131,7 @@ def _spark_batch(execution_engine, metric_domain_kwargs) -> pd.DataFrame:
     whole: its rows must fit in the driver's memory (and `spark.driver.maxResultSize`). For
     tables past that, run `linkage check --engine spark` instead, which dedupes on the cluster.
     Values come back as Spark holds them: strings as str, nulls as None."""
-    from linkage.engines.spark import quiet_pyspark
+    from linkage.engines.spark.session import quiet_pyspark
 
     frame = _batch(execution_engine, metric_domain_kwargs)
     with quiet_pyspark():

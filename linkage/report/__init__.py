@@ -69,6 +69,15 @@ class ReportPage:
         return f"<linkage report, {len(self.html):,} characters>"
 
 
+def sample_records(result: Result, records: pd.DataFrame, *, id_name: str, source) -> pd.DataFrame:
+    """The input records report.html shows (removed records beside their keepers, pairs near
+    the threshold, the largest and weakest clusters): a few dozen rows, picked in one pass
+    over the pairs (`_records.sample`)."""
+    from linkage.report._records import sample
+
+    return sample(result, records, id_name=id_name, source=source)
+
+
 def render_html(result: Result, *, labels: pd.DataFrame | str | Path | None = None,
                 bands: list[float] | None = None, on: ScoreScale | None = None,
                 target: float = 0.95, redact: str | list[str] | None = None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from linkage.normalize._encoded import EncodedColumn
+from linkage.normalize import EncodedColumn
 from linkage.scoring import ComparisonMatrix
 
 

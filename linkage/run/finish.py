@@ -231,6 +231,6 @@ def cut_weak_links(rules: Rules, n: int, left: np.ndarray, right: np.ndarray,
 def report_sample(result: Result, records: pd.DataFrame, *, id_name: str,
                   source: np.ndarray) -> pd.DataFrame:
     """The input records report.html shows (`linkage.report._records`): a few dozen rows."""
-    from linkage.report._records import sample
+    from linkage.report import sample_records
 
-    return sample(result, records, id_name=id_name, source=source)
+    return sample_records(result, records, id_name=id_name, source=source)

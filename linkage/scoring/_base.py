@@ -84,9 +84,6 @@ class Scorer(Configurable):
         contributions plus the bias are its match weight."""
         return 0.0
 
-    def _bias(self) -> float:  # old name, used by linkage/explain.py until it moves
-        return self.bias()
-
     def _check_fitted(self, attribute: str) -> None:
         if not hasattr(self, attribute):
             msg = f"This {type(self).__name__} instance is not fitted yet. Call `fit` first."

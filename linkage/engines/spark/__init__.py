@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 # The standard library only: pyspark is imported inside it.
-from linkage.engines.spark._session import quiet_pyspark
 
 if TYPE_CHECKING:
     from linkage.result import Result
     from linkage.run.state import Mode, Table
     from linkage.settings import Rules
 
-__all__ = ["SparkEngine", "quiet_pyspark", "run_spark"]
+__all__ = ["SparkEngine", "run_spark"]
 
 
 def run_spark(

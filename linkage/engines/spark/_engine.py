@@ -32,8 +32,8 @@ from linkage.engines.spark._graph import cluster_ids, one_to_one
 from linkage.engines.spark._guards import apply_guards_on_spark
 from linkage.engines.spark._keep import keeper_ranks
 from linkage.engines.spark._normalize import normalize, records_frame, work_columns
-from linkage.engines.spark._session import quiet_pyspark, spark_session, task_errors
 from linkage.engines.spark._support import check_supported
+from linkage.engines.spark.session import quiet_pyspark, spark_session, task_errors
 from linkage.guards import GuardContext
 from linkage.keep import id_rank
 from linkage.pipeline import (

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from linkage.engines.spark._frames import text
-from linkage.engines.spark._session import task_errors
+from linkage.engines.spark.session import task_errors
 from linkage.io import as_text
 from linkage.pipeline import identity_columns
 from linkage.settings import Rules
