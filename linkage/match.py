@@ -13,15 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from linkage.blocking import (
-    KEY_FUNCTIONS,
-    BlockingInput,
-    KeyBlocker,
-    SortedNeighbourhood,
-    neighbours,
-    sort_ranks,
-    sub_window,
-)
+from linkage.blocking import KeyGroups
 from linkage.errors import InputError, LinkageWarning
 from linkage.io import as_text, read
 from linkage.normalize import as_text as value_text
@@ -128,21 +120,13 @@ class _MatchIndex:
         self.cluster_ids = result.clusters["cluster_id"].to_numpy(np.int64)[rows]
         self.representatives = result.clusters["representative_id"].to_numpy()[rows]
         self.work = self.normalize(records)
-        self.keys, self.sorted, self.others = [], [], []
-        for blocker in rules.blocking:
-            if isinstance(blocker, KeyBlocker):
-                self.keys += [(blocker, parts,
-                               _Blocks(_key_text(parts, self.work), rules.max_block_size))
-                              for parts in blocker.key_parts]
-            elif isinstance(blocker, SortedNeighbourhood):
-                self.sorted.append((blocker, _SortedIndex(blocker, self.work)))
-            else:
-                self.others.append(blocker)
+        self.lookups = [blocker.lookup_index(self.work, rules.max_block_size)
+                        for blocker in rules.blocking]
         self.exact_columns, self.exact = None, None
         if rules.exact is not None:
             self.exact_columns = rules.exact.columns or [c for c in records.columns
                                                          if c != id_name]
-            self.exact = _Blocks(self.copy_keys(records), None)
+            self.exact = KeyGroups(self.copy_keys(records), None)
         self.shares = {c.output_name: pd.Series(self.work[c.column], dtype=object)
                        .value_counts(normalize=True, dropna=True)
                        for c in rules.comparisons if c.output_name in self.scorer.tf_columns}
@@ -169,15 +153,7 @@ class _MatchIndex:
 
     def candidates(self, frame: pd.DataFrame, query: dict[str, np.ndarray]):
         """(query row, run row, exact copy?) of every candidate pair, each pair once."""
-        found = []
-        for blocker, parts, index in self.keys:
-            keys = _key_text(parts, query)
-            found.append(index.find(keys))
-            found += [self.sub_block(blocker, parts, q, members, query)
-                      for q, members in index.oversized(keys)]
-        found += [index.find(blocker, query) for blocker, index in self.sorted]
-        found += [_propose_with(b, self.work, query, self.rules.max_block_size)
-                  for b in self.others]
+        found = [pair for lookup in self.lookups for pair in lookup.find(query)]
         width = max(len(self.record_ids), 1)
         copies = np.zeros(0, np.int64)
         if self.exact is not None and all(c in frame.columns for c in self.exact_columns):
@@ -188,24 +164,6 @@ class _MatchIndex:
             return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, bool)
         code = np.unique(np.concatenate([f[0] * width + f[1] for f in found]))
         return code // width, code % width, np.isin(code, copies)
-
-    def sub_block(self, blocker, parts, q: int, members: np.ndarray,
-                  query: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """(query row, run row) of query `q`'s neighbours in its block, which a full run with
-        it would find above `max_block_size` and sub-block: sorted by the same columns, the
-        query last among equal values (it would be the newest row), as `update` does it."""
-        data = BlockingInput({c: np.concatenate([v[members], query[c][q:q + 1]])
-                              for c, v in self.work.items()}, None)
-        sub = blocker.sub_parts(parts, data)
-        rows = np.arange(len(members) + 1, dtype=np.int64)
-        block = np.zeros(len(rows), dtype=np.int64)
-        runs = []
-        for part in sub:
-            a, b = neighbours(rows, block, sort_ranks(part, data.columns),
-                               sub_window(len(sub)), None)
-            runs.append(a[b == len(members)])  # a < b: the query is always b
-        run = np.unique(np.concatenate(runs)) if runs else np.zeros(0, np.int64)
-        return np.full(len(run), q, dtype=np.int64), members[run]
 
     def lookup(self, frame: pd.DataFrame, top: int) -> pd.DataFrame:
         query = self.normalize(frame)
@@ -276,118 +234,3 @@ def _empty_matches() -> pd.DataFrame:
 
 
 SMALL = 64  # a lookup of at most this many records takes the plain-Python paths
-
-
-def _part_values(part, values: np.ndarray) -> list:
-    """`KeyPart.compute` for a few values, without pandas' per-call cost (same results)."""
-    if len(values) > SMALL:
-        return part.compute(values).tolist()
-    fn = KEY_FUNCTIONS[part.function][0] if part.function else None
-    out = []
-    for value in values:
-        if value is None or value is pd.NA or value == "" or (
-                isinstance(value, float) and value != value):
-            out.append(None)
-        else:
-            text = str(value)
-            out.append(text if fn is None else (fn(text, part.argument or 0) or None))
-    return out
-
-
-def _key_text(parts, columns: dict[str, np.ndarray]) -> list:
-    """A compound key per record as one text, None where any part is missing."""
-    keys = None
-    for part in parts:
-        values = _part_values(part, columns[part.column])
-        keys = values if keys is None else [
-            None if a is None or b is None else a + "\x1f" + b
-            for a, b in zip(keys, values, strict=True)]
-    return keys
-
-
-def _spans(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(owner, position) of every position in the ranges [starts[i], ends[i])."""
-    sizes = np.maximum(ends - starts, 0)
-    owner = np.repeat(np.arange(len(starts)), sizes)
-    offset = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    return owner, np.repeat(starts, sizes) + offset
-
-
-class _Blocks:
-    """Records grouped by a key (a blocking key's text, or a row hash): each distinct key's
-    records in one sorted array, found again by a dict lookup per query record."""
-
-    def __init__(self, keys: list, max_block_size: int | None):
-        codes, uniques = pd.factorize(pd.Series(keys, dtype=object), use_na_sentinel=True)
-        present = np.flatnonzero(codes >= 0)
-        self.members = present[np.argsort(codes[present], kind="stable")]
-        sizes = np.bincount(codes[present], minlength=len(uniques))
-        self.starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        # A block that a full run with the query would find above `max_block_size`: its
-        # records are found by `oversized` and sub-blocked, not joined whole.
-        self.big = (np.zeros(len(sizes), dtype=bool) if max_block_size is None
-                    else sizes + 1 > max_block_size)
-        self.full_sizes = sizes
-        self.sizes = np.where(self.big, 0, sizes)
-        self.block_of = dict(zip(uniques.tolist(), range(len(uniques)), strict=True))
-
-    def oversized(self, keys: list) -> list[tuple[int, np.ndarray]]:
-        """(query row, the run rows of its block) for each query whose block is oversized."""
-        out = []
-        for q, k in enumerate(keys):
-            b = None if k is None else self.block_of.get(k)
-            if b is not None and self.big[b]:
-                out.append((q, self.members[self.starts[b]:self.starts[b] + self.full_sizes[b]]))
-        return out
-
-    def find(self, keys: list) -> tuple[np.ndarray, np.ndarray]:
-        """(query row, run row) of the records that share each query's key."""
-        block = np.array([-1 if k is None else self.block_of.get(k, -1) for k in keys],
-                         dtype=np.int64)
-        hit = np.flatnonzero(block >= 0)
-        owner, position = _spans(self.starts[block[hit]],
-                                 self.starts[block[hit]] + self.sizes[block[hit]])
-        return hit[owner], self.members[position]
-
-
-class _SortedIndex:
-    """A sorted neighbourhood's order: a query sits where its sort key falls, after equal
-    keys (it would be the newest row), and meets the `window - 1` records on either side."""
-
-    def __init__(self, blocker, work: dict[str, np.ndarray]):
-        text, present = _sort_text(blocker, work)
-        rows = np.flatnonzero(present)
-        order = np.lexsort((rows, text[rows]))
-        self.rows = rows[order]
-        self.text = text[self.rows]
-        self.window = blocker.window
-
-    def find(self, blocker, query: dict[str, np.ndarray]):
-        text, present = _sort_text(blocker, query)
-        qs = np.flatnonzero(present)
-        pos = np.searchsorted(self.text, text[qs], side="right")
-        starts = np.maximum(pos - (self.window - 1), 0)
-        ends = np.minimum(pos + (self.window - 1), len(self.rows))
-        owner, position = _spans(starts, ends)
-        return qs[owner], self.rows[position]
-
-
-def _sort_text(blocker, columns: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The sort key text of SortedNeighbourhood._order, and whether any part is present."""
-    values = [_part_values(p, columns[p.column]) for p in blocker.sort_parts]
-    present = np.array([any(v is not None for v in row) for row in zip(*values, strict=True)],
-                       dtype=bool)
-    text = ["\x1f".join("" if v is None else v for v in row) for row in zip(*values,
-                                                                              strict=True)]
-    return np.array(text, dtype=str), present
-
-
-def _propose_with(blocker, work, query, max_block_size):
-    """Any other blocker: propose over the run's records and the query, keep query pairs."""
-    n = len(next(iter(work.values())))
-    both = BlockingInput({c: np.concatenate([v, query[c]]) for c, v in work.items()}, None)
-    prop = blocker.propose(both, max_block_size)
-    lo, hi = np.minimum(prop.left, prop.right), np.maximum(prop.left, prop.right)
-    keep = (hi >= n) & (lo < n)
-    return hi[keep] - n, lo[keep]
-

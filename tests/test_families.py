@@ -237,6 +237,20 @@ def test_every_blocker_keeps_the_contract(kind, cls):
     assert blocker.estimate_new(data, np.zeros(len(frame), dtype=bool), 1000) >= 0
     still = blocker.still_proposes(data, left, right, 1000)
     assert still is None or still.all()
+    # Result.match's question: the run records a new record would be paired with, found in
+    # the blocker's lookup index, are those a full run with it proposes.
+    columns = {c: frame[c].to_numpy(dtype=object) for c in blocker.columns}
+    for query_row in (1, 4, 9):
+        run = [r for r in range(len(frame)) if r != query_row]
+        index = blocker.lookup_index({c: v[run] for c, v in columns.items()}, 1000)
+        found = index.find({c: v[[query_row]] for c, v in columns.items()})
+        got = {run[r] for qs, rs in found for r in rs.tolist()}
+        order = [*run, query_row]  # the new record last, as it would be in a run
+        full = blocker.propose(BlockingInput({c: v[order] for c, v in columns.items()}, None),
+                               1000)
+        want = {order[min(a, b)] for a, b in zip(full.left.tolist(), full.right.tolist(),
+                                                 strict=True) if max(a, b) == len(run)}
+        assert got == want, f"lookup of record {query_row}"
 
 
 # --- scorers -----------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from linkage._schema import Configurable, SchemaViolation, check
-from linkage.blocking._keys import KeyPart, key_codes, key_values
+from linkage.blocking._keys import KEY_FUNCTIONS, KeyPart, key_codes, key_values
 from linkage.normalize import EncodedColumn, renumbered
 
 
@@ -242,6 +242,13 @@ class Blocker(Configurable):
         proposing every pair again (an update then keeps what the pair's run said)."""
         return None
 
+    def lookup_index(self, work: dict[str, np.ndarray], max_block_size: int):
+        """An index of the run records `work` (normalized values by column) whose
+        `find(query)` gives the (query row, run row) pairs a full run over both would
+        propose, as a list of array pairs (`Result.match`). By default the blocker proposes
+        over the run's records and the queries together each time."""
+        return ProposeLookup(self, work, max_block_size)
+
 
 def _parse_parts(owner: object, field_name: str, key: str | list[str]) -> list[KeyPart]:
     items = [key] if isinstance(key, str) else list(key)
@@ -415,6 +422,11 @@ class KeyBlocker(Blocker):
             rights.append(b[keep])
         return Proposal(np.concatenate(lefts), np.concatenate(rights), skipped)
 
+    def lookup_index(self, work: dict[str, np.ndarray], max_block_size: int) -> KeyLookup:
+        """Each key's blocks in a dict, looked up per query (an oversized block is
+        sub-blocked as a full run would)."""
+        return KeyLookup(self, work, max_block_size)
+
     def still_proposes(self, data: BlockingInput, left: np.ndarray, right: np.ndarray,
                        max_block_size: int) -> np.ndarray:
         """Both records share one of the keys, in a block within `max_block_size`."""
@@ -492,6 +504,11 @@ class SortedNeighbourhood(Blocker):
             keys.append(data.group[rows])
         return rows[np.lexsort(keys)]
 
+    def lookup_index(self, work: dict[str, np.ndarray], max_block_size: int) -> SortedLookup:
+        """The run's sort order; a query meets the `window - 1` records on either side of
+        where it sorts."""
+        return SortedLookup(self, work)
+
     def still_proposes(self, data: BlockingInput, left: np.ndarray, right: np.ndarray,
                        max_block_size: int) -> np.ndarray:
         """The two records sit within `window` of each other in the sort order."""
@@ -519,3 +536,170 @@ class SortedNeighbourhood(Blocker):
             lefts.append(np.minimum(a, b))
             rights.append(np.maximum(a, b))
         return Proposal(np.concatenate(lefts), np.concatenate(rights))
+
+
+# --- lookup indexes ---------------------------------------------------------------------------
+# A blocker's blocks over a finished run's records, built once, that find the run records a few
+# new records would be paired with (`Result.match`), as a full run over the run's records and
+# the new ones would pair them (`Blocker.lookup_index`).
+
+SMALL = 64  # a lookup of at most this many records takes the plain-Python paths
+
+
+def part_values(part, values: np.ndarray) -> list:
+    """`KeyPart.compute` for a few values, without pandas' per-call cost (same results)."""
+    if len(values) > SMALL:
+        return part.compute(values).tolist()
+    fn = KEY_FUNCTIONS[part.function][0] if part.function else None
+    out = []
+    for value in values:
+        if value is None or value is pd.NA or value == "" or (
+                isinstance(value, float) and value != value):
+            out.append(None)
+        else:
+            text = str(value)
+            out.append(text if fn is None else (fn(text, part.argument or 0) or None))
+    return out
+
+
+def key_text(parts, columns: dict[str, np.ndarray]) -> list:
+    """A compound key per record as one text, None where any part is missing."""
+    keys = None
+    for part in parts:
+        values = part_values(part, columns[part.column])
+        keys = values if keys is None else [
+            None if a is None or b is None else a + "\x1f" + b
+            for a, b in zip(keys, values, strict=True)]
+    return keys
+
+
+def spans(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(owner, position) of every position in the ranges [starts[i], ends[i])."""
+    sizes = np.maximum(ends - starts, 0)
+    owner = np.repeat(np.arange(len(starts)), sizes)
+    offset = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    return owner, np.repeat(starts, sizes) + offset
+
+
+class KeyGroups:
+    """Records grouped by a key (a blocking key's text, or a row hash): each distinct key's
+    records in one sorted array, found again by a dict lookup per query record."""
+
+    def __init__(self, keys: list, max_block_size: int | None):
+        codes, uniques = pd.factorize(pd.Series(keys, dtype=object), use_na_sentinel=True)
+        present = np.flatnonzero(codes >= 0)
+        self.members = present[np.argsort(codes[present], kind="stable")]
+        sizes = np.bincount(codes[present], minlength=len(uniques))
+        self.starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        # A block that a full run with the query would find above `max_block_size`: its
+        # records are found by `oversized` and sub-blocked, not joined whole.
+        self.big = (np.zeros(len(sizes), dtype=bool) if max_block_size is None
+                    else sizes + 1 > max_block_size)
+        self.full_sizes = sizes
+        self.sizes = np.where(self.big, 0, sizes)
+        self.block_of = dict(zip(uniques.tolist(), range(len(uniques)), strict=True))
+
+    def oversized(self, keys: list) -> list[tuple[int, np.ndarray]]:
+        """(query row, the run rows of its block) for each query whose block is oversized."""
+        out = []
+        for q, k in enumerate(keys):
+            b = None if k is None else self.block_of.get(k)
+            if b is not None and self.big[b]:
+                out.append((q, self.members[self.starts[b]:self.starts[b] + self.full_sizes[b]]))
+        return out
+
+    def find(self, keys: list) -> tuple[np.ndarray, np.ndarray]:
+        """(query row, run row) of the records that share each query's key."""
+        block = np.array([-1 if k is None else self.block_of.get(k, -1) for k in keys],
+                         dtype=np.int64)
+        hit = np.flatnonzero(block >= 0)
+        owner, position = spans(self.starts[block[hit]],
+                                 self.starts[block[hit]] + self.sizes[block[hit]])
+        return hit[owner], self.members[position]
+
+
+class KeyLookup:
+    """A key blocker's blocks over the run's records, one per key."""
+
+    def __init__(self, blocker, work: dict[str, np.ndarray], max_block_size: int):
+        self.blocker, self.work = blocker, work
+        self.keys = [(parts, KeyGroups(key_text(parts, work), max_block_size))
+                     for parts in blocker.key_parts]
+
+    def find(self, query: dict[str, np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(query row, run row) pairs, a tuple per key and per sub-blocked block."""
+        found = []
+        for parts, index in self.keys:
+            keys = key_text(parts, query)
+            found.append(index.find(keys))
+            found += [self.sub_block(parts, q, members, query)
+                      for q, members in index.oversized(keys)]
+        return found
+
+    def sub_block(self, parts, q: int, members: np.ndarray,
+                  query: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """(query row, run row) of query `q`'s neighbours in its block, which a full run with
+        it would find above `max_block_size` and sub-block: sorted by the same columns, the
+        query last among equal values (it would be the newest row), as `update` does it."""
+        data = BlockingInput({c: np.concatenate([v[members], query[c][q:q + 1]])
+                              for c, v in self.work.items()}, None)
+        sub = self.blocker.sub_parts(parts, data)
+        rows = np.arange(len(members) + 1, dtype=np.int64)
+        block = np.zeros(len(rows), dtype=np.int64)
+        runs = []
+        for part in sub:
+            a, b = neighbours(rows, block, sort_ranks(part, data.columns),
+                               sub_window(len(sub)), None)
+            runs.append(a[b == len(members)])  # a < b: the query is always b
+        run = np.unique(np.concatenate(runs)) if runs else np.zeros(0, np.int64)
+        return np.full(len(run), q, dtype=np.int64), members[run]
+
+
+class SortedLookup:
+    """A sorted neighbourhood's order: a query sits where its sort key falls, after equal
+    keys (it would be the newest row), and meets the `window - 1` records on either side."""
+
+    def __init__(self, blocker, work: dict[str, np.ndarray]):
+        self.blocker = blocker
+        text, present = sort_text(blocker, work)
+        rows = np.flatnonzero(present)
+        order = np.lexsort((rows, text[rows]))
+        self.rows = rows[order]
+        self.text = text[self.rows]
+        self.window = blocker.window
+
+    def find(self, query: dict[str, np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+        text, present = sort_text(self.blocker, query)
+        qs = np.flatnonzero(present)
+        pos = np.searchsorted(self.text, text[qs], side="right")
+        starts = np.maximum(pos - (self.window - 1), 0)
+        ends = np.minimum(pos + (self.window - 1), len(self.rows))
+        owner, position = spans(starts, ends)
+        return [(qs[owner], self.rows[position])]
+
+
+def sort_text(blocker, columns: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The sort key text of SortedNeighbourhood._order, and whether any part is present."""
+    values = [part_values(p, columns[p.column]) for p in blocker.sort_parts]
+    present = np.array([any(v is not None for v in row) for row in zip(*values, strict=True)],
+                       dtype=bool)
+    text = ["\x1f".join("" if v is None else v for v in row) for row in zip(*values,
+                                                                              strict=True)]
+    return np.array(text, dtype=str), present
+
+
+class ProposeLookup:
+    """Any other blocker: it proposes over the run's records and the queries together, and the
+    pairs of a query with a run record are kept."""
+
+    def __init__(self, blocker, work: dict[str, np.ndarray], max_block_size: int):
+        self.blocker, self.work, self.max_block_size = blocker, work, max_block_size
+
+    def find(self, query: dict[str, np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+        work = self.work
+        n = len(next(iter(work.values())))
+        both = BlockingInput({c: np.concatenate([v, query[c]]) for c, v in work.items()}, None)
+        prop = self.blocker.propose(both, self.max_block_size)
+        lo, hi = np.minimum(prop.left, prop.right), np.maximum(prop.left, prop.right)
+        keep = (hi >= n) & (lo < n)
+        return [(hi[keep] - n, lo[keep])]
