@@ -18,9 +18,9 @@ import pytest
 
 import linkage
 from linkage.errors import InputError, LinkageWarning, NotFittedError, RulesError
-from linkage.explain import _matrix
 from linkage.io import as_text
 from linkage.pipeline import compare_pairs
+from linkage.run.disk import comparison_matrix
 from linkage.scoring import ComparisonMatrix, Scorer, Supervised, labels_for_pairs, read_labels
 from linkage.settings import Rules
 from tests.conftest import f1_score
@@ -62,7 +62,7 @@ def data(datasets):
     records = frame.drop(columns="cluster")  # the truth goes no further
     rules = Rules.from_dict(RULES)
     pairs = linkage.dedupe(records, rules, progress=False).pairs
-    X = _matrix(pairs, rules)
+    X = comparison_matrix(pairs, rules)
     id_l, id_r = pairs["id_l"].astype(str).to_numpy(), pairs["id_r"].astype(str).to_numpy()
     truth = np.array([cluster[a] == cluster[b] for a, b in zip(id_l, id_r, strict=True)])
 
