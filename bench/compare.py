@@ -201,8 +201,22 @@ def run_linkage(ds: Dataset, out: Path, timeout: float) -> dict:
         candidate_pairs=summary["stages"]["block"]["candidate_pairs"],
         matched_pairs=_matched(summary),
         seconds=json.loads((out / "timings.json").read_text())["seconds"],
-        clusters=out / "clusters.parquet")
+        clusters=out / "clusters.parquet",
+        physical=physical_reference(ds, out, timeout))
     return measured
+
+
+def physical_reference(ds: Dataset, out: Path, timeout: float) -> dict | None:
+    """The time to read the input and write linkage's output tables alone
+    (`bench/physical_io.py`): how close the run is to the I/O any tool must do."""
+    scratch = out.with_name(out.name + "_physical")
+    done = subprocess.run(
+        [sys.executable, str(HERE / "physical_io.py"), "--data", str(ds.data), "--outputs",
+         str(out), "--out", str(scratch)], capture_output=True, text=True, cwd=ROOT,
+        timeout=timeout, check=False)
+    if done.returncode != 0:
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 SPLINK_MEMORY_LIMIT = "18GB"  # DuckDB spills above it rather than outgrow a 24 GB machine
@@ -259,7 +273,7 @@ def scored(ds: Dataset, tool: str, measured: dict) -> dict:
             "candidate_pairs": measured["candidate_pairs"],
             "matched_pairs": measured["matched_pairs"],
             "precision": round(precision, 6), "recall": round(recall, 6), "f1": round(f1, 6),
-            "stage_seconds": measured["seconds"]}
+            "stage_seconds": measured["seconds"], "physical": measured.get("physical")}
 
 
 # --------------------------------------------------------------------------- results
@@ -379,6 +393,17 @@ def write_results(args: argparse.Namespace, versions: dict, datasets: list[Datas
     checked = targets(rows)
     if checked:
         lines += ["", "Targets:", "", *checked]
+    physical = [r for r in rows if r.get("physical")]
+    if physical:
+        lines += ["", "Physical reference (`bench/physical_io.py`): the time to read the input "
+                  "and write linkage's output tables alone, with the readers and writers "
+                  "linkage uses and nothing in between:", ""]
+        for r in physical:
+            io_s = r["physical"]["read_s"] + r["physical"]["write_s"]
+            lines.append(f"- {r['data']} {r['rows']:,}: read {r['physical']['read_s']:.2f} s, "
+                         f"write {r['physical']['write_s']:.2f} s, together {io_s:.2f} s; "
+                         f"linkage's whole run {r['wall_s']} s is {r['wall_s'] / io_s:.1f}x "
+                         "that")
     lines += ["", "Seconds per stage:", ""]
     for r in rows:
         if "stage_seconds" in r:
