@@ -434,8 +434,7 @@ def finish_run(rules, scorer, combined, id_name, table, pairs, matrix, weight, p
     state = RunState("dedupe", [table], rules, id_column, clock, [combined], id_name, [n],
                      np.zeros(n, dtype=np.int8), combined[id_name], combined,
                      normalize_stats=normalize_stats, exact_stats=exact_stats, pairs=pairs,
-                     scorer=scorer, weight=weight, probability=probability, matrix=matrix,
-                     tally=matrix)
+                     scorer=scorer, weight=weight, probability=probability, matrix=matrix)
     result = finish(state, Tail(), sample_records=False)
     return result, result.clusters["cluster_id"].to_numpy(dtype=np.int64)
 

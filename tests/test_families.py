@@ -292,8 +292,12 @@ def test_every_scorer_keeps_the_contract(kind, cls, tmp_path):
     assert isinstance(float(fitted.threshold), float)
     same = scorer.fit(matrix, y) if kind == "supervised" else scorer.fit(matrix)
     np.testing.assert_array_equal(same.match_weight(matrix), weight)
-    both_top = (matrix.levels == matrix.levels.max(axis=0)).all(axis=1)
-    assert weight[both_top].min() >= weight.min(), "agreeing on everything scores no lower"
+    levels = matrix.levels
+    top = (levels == levels.max(axis=0)).all(axis=1)  # agree on every comparison
+    bottom = (levels == 0).all(axis=1)  # disagree on every one (both values present)
+    assert top.any() and bottom.any(), "the data must hold both kinds of pair"
+    assert weight[top].min() > weight[bottom].max(), \
+        "a pair that agrees on everything scores above one that disagrees on everything"
 
 
 # --- guards, keepers and engines: in real runs -------------------------------------------------
@@ -388,10 +392,10 @@ def _members_run_from_rules(frame: pd.DataFrame, rules: dict) -> None:
     assert "test_first_letter" in result.rules.to_dict()["comparisons"][0]["type"]
     pairs = result.pairs
     assert set(pairs["name_level"]) <= {-1, 0, 1}
-    linked = result.clusters.groupby("cluster_id")["source"].nunique() if "source" in \
-        result.clusters else frame.set_index("id").loc[result.clusters["id"], "source"] \
-        .groupby(result.clusters["cluster_id"].to_numpy()).nunique()
-    assert (linked == 1).all(), "the guard kept records of two sources apart"
+    sources = frame.set_index("id")["source"].loc[result.clusters["id"]].to_numpy()
+    per_cluster = pd.Series(sources).groupby(result.clusters["cluster_id"].to_numpy()).nunique()
+    assert (per_cluster == 1).all(), "the guard kept records of two sources apart"
+    assert (result.clusters["cluster_size"] > 1).any(), "the run linked some records"
     with pytest.raises(EngineError, match="test_echo"):
         lk.dedupe(frame, {**rules, "exact": {"columns": ["name"]}}, progress=False,
                   engine="test_echo")

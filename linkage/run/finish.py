@@ -176,7 +176,8 @@ def finish(state: RunState, tail: Tail, *, sample_records: bool = True) -> Resul
                                              state.id_name)
 
     summary = build_summary(
-        mode, state.tables, rules, n, state.sizes, state.normalize_stats, pairs, state.tally,
+        mode, state.tables, rules, n, state.sizes, state.normalize_stats, pairs,
+        state.matrix if state.tally is None else state.tally,
         matched, clusters, outputs["clusters"], state.id_column, state.combined,
         above=int(above.sum()),
     )

@@ -57,8 +57,9 @@ class RunState:
     records, left rows first when linking; `ids`, `source` (each record's table number) and
     `sizes` describe them. `pairs`: the candidate pairs (row numbers into `combined`);
     `weight` and `probability`: each pair's score by `scorer`; `matrix`: their comparison
-    levels where they are held in memory; `tally`: pairs per comparison level (a
-    `linkage.run.summary.LevelTally`, or the comparison matrix itself)."""
+    levels where they are held in memory; `tally`: pairs per comparison level
+    (`linkage.run.summary.LevelTally`), kept where the matrix is not held whole (None: counted
+    from `matrix`)."""
 
     mode: Mode
     tables: list[Table]

@@ -176,7 +176,7 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
             normalize_stats=normalize_stats, exact_stats=exact_stats,
             pairs=CandidatePairs(left, right, table["mask"].to_numpy(dtype=np.int64),
                                  blocked.estimated, blocked.proposed, blocked.skipped),
-            scorer=scorer, weight=weight, probability=probability, matrix=matrix, tally=matrix)
+            scorer=scorer, weight=weight, probability=probability, matrix=matrix)
         result = finish(state, SparkTail(spark, scored))
     finally:
         for frame_ in cached:
