@@ -21,7 +21,7 @@ import linkage as lk
 from linkage.blocking import Blocker, BlockingInput, Proposal
 from linkage.comparators import NULL_LEVEL, Comparison
 from linkage.engines import _ENGINES, engine_names, get_engine, register_engine
-from linkage.errors import EngineError
+from linkage.errors import EngineError, InputError
 from linkage.guards import Guard, GuardContext
 from linkage.keep import POLICIES
 from linkage.pipeline import LocalEngine
@@ -399,3 +399,14 @@ def _members_run_from_rules(frame: pd.DataFrame, rules: dict) -> None:
     with pytest.raises(EngineError, match="test_echo"):
         lk.dedupe(frame, {**rules, "exact": {"columns": ["name"]}}, progress=False,
                   engine="test_echo")
+
+
+def test_an_engine_registered_wrongly_is_named_with_the_fix():
+    register_engine("test_missing", "tests.no_such_module:Engine")
+    try:
+        with pytest.raises(InputError, match=r"test_missing.*no_such_module.*register_engine"):
+            get_engine("test_missing")
+    finally:
+        _ENGINES.pop("test_missing", None)
+    with pytest.raises(InputError, match="not one of local, spark"):
+        get_engine("no_such_engine")

@@ -66,4 +66,11 @@ def get_engine(name: str) -> Engine:
     if target is None:
         raise InputError(f"engine {name!r} is not one of {', '.join(_ENGINES)}.")
     module, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module), attribute)()
+    try:
+        engine_class = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError) as missing:
+        raise InputError(
+            f"engine {name!r} is registered as {target!r}, which cannot be imported "
+            f"({type(missing).__name__}: {missing}). Register it as \"package.module:Class\" "
+            "with `linkage.engines.register_engine`, with the package installed.") from None
+    return engine_class()
