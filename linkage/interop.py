@@ -386,7 +386,7 @@ def minhash_pairs(minhashes, *, ids=None, texts=None, threshold: float = 0.8,
 
     sig, _ = datasketch_signatures(minhashes)
     if blocker is not None:
-        from linkage.text.lsh import MinHashBlocker
+        from linkage.blocking import MinHashBlocker
 
         if not isinstance(blocker, MinHashBlocker):
             raise InputError(f"minhash_pairs: blocker must be a MinHashBlocker. Got "

@@ -35,10 +35,9 @@ from linkage.keep import KeepPolicy
 from linkage.options import KeepPolicyName
 from linkage.scoring import RuleSum, Scorer
 
-# The text blockers and comparisons register their `type:` names when imported: embedding,
-# cosine and jaccard; minhash; simhash (the blocker and the comparison).
+# The text comparisons register their `type:` names when imported: cosine and jaccard; simhash.
+# (The text blockers register with `linkage.blocking`.)
 from linkage.text import embeddings as _embeddings  # noqa: F401
-from linkage.text import lsh as _lsh  # noqa: F401
 from linkage.text import simhash as _simhash  # noqa: F401
 
 

@@ -13,8 +13,9 @@ from datasketch import LeanMinHash, MinHash
 
 import linkage as lk
 from linkage import interop
+from linkage.blocking import MinHashBlocker
 from linkage.errors import InputError
-from linkage.text.lsh import MinHashBlocker, jaccard
+from linkage.text.lsh import jaccard
 from linkage.text.minhash import signatures
 from linkage.text.shingles import shingle
 

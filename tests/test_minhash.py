@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from linkage.blocking import Blocker, BlockingInput
+from linkage.blocking import Blocker, BlockingInput, MinHashBlocker
 from linkage.text.lsh import (
-    MinHashBlocker,
     candidate_pairs,
     format_lsh_params,
     jaccard,
@@ -302,8 +301,7 @@ def test_minhash_blocker_from_yaml_in_a_run():
 def test_signatures_persist_so_a_new_threshold_does_not_recompute(tmp_path):
     import numpy as np
 
-    from linkage.blocking import BlockingInput
-    from linkage.text.lsh import MinHashBlocker
+    from linkage.blocking import BlockingInput, MinHashBlocker
 
     words = [
         "alpha",

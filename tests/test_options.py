@@ -9,7 +9,7 @@ import pytest
 import linkage.golden  # registers GoldenRecord
 import linkage.guards
 import linkage.options as options
-import linkage.text  # noqa: F401  (registers the text blockers)
+import linkage.text  # noqa: F401  (registers the text comparisons; blockers: linkage.blocking)
 from linkage._schema import Configurable
 from linkage.errors import RulesError
 from linkage.guards import MaxClusterSize

@@ -9,13 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from linkage.blocking import Blocker, BlockingInput
+from linkage.blocking import Blocker, BlockingInput, MinHashBlocker, SimHashBlocker
 from linkage.errors import RulesError
 from linkage.settings import Rules
-from linkage.text.lsh import MinHashBlocker
 from linkage.text.shingles import Shingles, shingle
 from linkage.text.simhash import (
-    SimHashBlocker,
     fingerprints,
     hamming,
     near_pairs,

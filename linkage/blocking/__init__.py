@@ -1,7 +1,6 @@
 """Blocking: a union of blockers, each proposing candidate pairs."""
 
-# What other packages use of the blocking modules; bound before the blockers of `linkage.text`
-# below are imported, since they import these names from here.
+# What other packages use of the blocking modules.
 from linkage.blocking._blockers import (
     Blocker,
     BlockingInput,
@@ -47,9 +46,14 @@ __all__ = [
     "sub_window",
 ]
 
-# Registers `type: token_neighbours` (TF-IDF word neighbours; scipy only when it runs). The
-# text blockers (`minhash`, `simhash`, `embedding`) register when `linkage.settings` imports
-# them: they import this package, so it must not import them.
+# The blockers for free text register their `type:` here: `token_neighbours` (TF-IDF word
+# neighbours; scipy only when it runs), `minhash`, `simhash` and `embedding` (torch and the
+# model only when one proposes). They use the algorithms of `linkage.text`, which never
+# imports this package.
+from linkage.blocking._embedding import EmbeddingBlocker
+from linkage.blocking._minhash import MinHashBlocker, MinHashProposal
+from linkage.blocking._simhash import SimHashBlocker
 from linkage.blocking._tokens import TokenNeighbours
 
-__all__ += ["TokenNeighbours"]
+__all__ += ["EmbeddingBlocker", "MinHashBlocker", "MinHashProposal", "SimHashBlocker",
+            "TokenNeighbours"]

@@ -1,8 +1,9 @@
-"""Free text: shingles, MinHash signatures, LSH and the MinHash blocker."""
+"""Free text: shingles, MinHash signatures and LSH, SimHash fingerprints, embeddings, and the
+comparisons over them. The blockers built on them live in `linkage.blocking`."""
 
-from linkage.text.embeddings import Cosine, EmbeddingBlocker, Encoder, Jaccard
+from linkage._moved import moved_names
+from linkage.text.embeddings import Cosine, Encoder, Jaccard
 from linkage.text.lsh import (
-    MinHashBlocker,
     candidate_pairs,
     format_lsh_params,
     jaccard,
@@ -13,7 +14,11 @@ from linkage.text.lsh import (
 from linkage.text.minhash import load_signatures, save_signatures, signatures
 from linkage.text.semdedup import SemDeDupResult, semdedup
 from linkage.text.shingles import Shingles, shingle
-from linkage.text.simhash import SimHash, SimHashBlocker, fingerprints, hamming, near_pairs
+from linkage.text.simhash import SimHash, fingerprints, hamming, near_pairs
+
+# The text blockers moved to `linkage.blocking` (issue 15); older scripts import them from here.
+__getattr__ = moved_names(__name__, "linkage.blocking",
+                          ("EmbeddingBlocker", "MinHashBlocker", "SimHashBlocker"))
 
 __all__ = [
     "Cosine",

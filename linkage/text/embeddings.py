@@ -1,5 +1,6 @@
-"""Sentence embeddings for free text: an encoder with an on-disk cache, a kNN blocker, and
-text comparisons (cosine of embeddings, token-set Jaccard).
+"""Sentence embeddings for free text: an encoder with an on-disk cache, k nearest neighbours
+(`knn`, which `linkage.blocking.EmbeddingBlocker` proposes pairs with), and text comparisons
+(cosine of embeddings, token-set Jaccard).
 
 Everything heavy (torch, sentence-transformers, model2vec, faiss) is imported inside the
 functions that need it, so `import linkage` stays light; without the extra, those functions
@@ -44,10 +45,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from linkage._moved import moved_names
 from linkage._schema import check
-from linkage.blocking import Blocker, BlockingInput, Proposal
-from linkage.comparators import SimilarityComparison, is_missing
+from linkage.comparators import SimilarityComparison
 from linkage.errors import LinkageError
+
+# The embedding blocker moved to `linkage.blocking` (issue 15); older scripts import it from here.
+__getattr__ = moved_names(__name__, "linkage.blocking", ("EmbeddingBlocker",))
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 STATIC_MODEL = "static"
@@ -567,15 +571,16 @@ def model_manifest(model: str) -> dict[str, Any]:
 
 def embedding_models(rules) -> list[str]:
     """The embedding models the rules use (semantic stage, embedding blockers, cosine
-    comparisons), each once, in the rules' order."""
+    comparisons), each once, in the rules' order. A blocker or comparison that embeds text
+    names its model in `embedding_model`; the others have no such attribute."""
     models = [rules.semantic.model] if rules.semantic is not None else []
-    models += [part.model for part in [*rules.blocking, *rules.comparisons]
-               if isinstance(part, EmbeddingBlocker | Cosine)]
+    models += [part.embedding_model for part in [*rules.blocking, *rules.comparisons]
+               if getattr(part, "embedding_model", None) is not None]
     return list(dict.fromkeys(models))
 
 
 # --------------------------------------------------------------------------------------------
-# Blocking
+# Nearest neighbours
 
 
 def knn(index_vectors: np.ndarray, query_vectors: np.ndarray, k: int, *, hnsw_above: int
@@ -598,114 +603,6 @@ def knn(index_vectors: np.ndarray, query_vectors: np.ndarray, k: int, *, hnsw_ab
     index.add(xb)
     sims, ids = index.search(xq, min(k, len(xb)))
     return sims, ids
-
-
-class EmbeddingBlocker(Blocker):
-    """Candidate pairs are near neighbours in embedding space.
-
-    Each record's text in `column` is embedded (`model`, cached), its `k` nearest neighbours
-    are found with FAISS (exact inner product below `hnsw_above` indexed vectors, HNSW above),
-    and a pair is proposed when its cosine similarity is at least `threshold`. In link mode the
-    right source is indexed and the left one queried, so only cross-source pairs come out.
-    Missing texts propose nothing. `threshold` is calibrated for `model`: both are written to
-    the rules together.
-
-    YAML::
-
-        blocking:
-          - {type: embedding, column: description, model: all-MiniLM-L6-v2, threshold: 0.85, k: 10}
-    """
-
-    kind = "embedding"
-
-    def __init__(
-        self,
-        column: str,
-        *,
-        model: str = BUNDLED_MODEL,
-        threshold: float = 0.85,
-        k: int = 10,
-        hnsw_above: int = 50_000,
-        name: str | None = None,
-    ):
-        check(isinstance(column, str) and column != "", self, "column", "must be a column name",
-              column)
-        check(isinstance(model, str) and model != "", self, "model",
-              f"must be a model name ({BUNDLED_MODEL!r}, 'static') or a local model folder",
-              model)
-        check(isinstance(threshold, int | float) and -1.0 <= threshold <= 1.0, self,
-              "threshold", "must be a cosine similarity in [-1, 1]", threshold)
-        check(isinstance(k, int) and not isinstance(k, bool) and k >= 1, self, "k",
-              "must be a whole number of at least 1 (neighbours per record)", k)
-        check(isinstance(hnsw_above, int) and hnsw_above >= 0, self, "hnsw_above",
-              "must be a whole number of at least 0", hnsw_above)
-        self.column = column
-        self.model = model
-        self.threshold = float(threshold)
-        self.k = k
-        self.hnsw_above = hnsw_above
-        self.name = name
-        self.encoder: Encoder | None = None  # set one to change the cache folder or batch size
-
-    def to_dict(self) -> dict[str, Any]:
-        out = super().to_dict()
-        out.setdefault("model", self.model)  # a threshold belongs to its model: keep both
-        out.setdefault("threshold", self.threshold)
-        return out
-
-    @property
-    def columns(self) -> list[str]:
-        return [self.column]
-
-    def describe(self) -> str:
-        return (f"embedding neighbours of {self.column} ({self.model}, cosine >= "
-                f"{self.threshold:g}, k={self.k})")
-
-    def _rows(self, data: BlockingInput) -> tuple[np.ndarray, np.ndarray]:
-        values = np.asarray(data.columns[self.column], dtype=object)
-        rows = np.flatnonzero(~is_missing(values))
-        return rows, values
-
-    def estimate(self, data: BlockingInput, max_block_size: int) -> int:
-        rows, _ = self._rows(data)
-        if data.source is None:
-            return len(rows) * self.k
-        return int((data.source[rows] == 0).sum()) * self.k
-
-    def propose(self, data: BlockingInput, max_block_size: int) -> Proposal:
-        rows, values = self._rows(data)
-        empty = np.zeros(0, dtype=np.int64)
-        if len(rows) < 2:
-            return Proposal(empty, empty)
-        encoder = self.encoder or Encoder(self.model, normalize=True)
-        vectors = encoder.encode(values[rows].tolist())
-        if data.source is None:
-            q_rows, b_rows = rows, rows
-            q_vec = b_vec = vectors
-            k = self.k + 1  # the record itself comes back too
-        else:
-            src = data.source[rows]
-            q_rows, b_rows = rows[src == 0], rows[src == 1]
-            q_vec, b_vec = vectors[src == 0], vectors[src == 1]
-            k = self.k
-            if len(q_rows) == 0 or len(b_rows) == 0:
-                return Proposal(empty, empty)
-        _, ids = knn(b_vec, q_vec, k, hnsw_above=self.hnsw_above)
-        qi = np.repeat(np.arange(len(q_rows)), ids.shape[1])
-        bi = ids.ravel()
-        ok = bi >= 0
-        qi, bi = qi[ok], bi[ok]
-        a, b = q_rows[qi], b_rows[bi]
-        ok = a != b
-        qi, bi, a, b = qi[ok], bi[ok], a[ok], b[ok]
-        # Exact cosine from the vectors (HNSW distances are approximate only in recall).
-        sims = np.einsum("ij,ij->i", q_vec[qi], b_vec[bi])
-        ok = sims >= np.float32(self.threshold) - np.float32(1e-6)
-        lo, hi = np.minimum(a[ok], b[ok]), np.maximum(a[ok], b[ok])
-        if len(lo) == 0:
-            return Proposal(empty, empty)
-        pairs = np.unique(np.stack([lo, hi], axis=1).astype(np.int64), axis=0)
-        return Proposal(pairs[:, 0], pairs[:, 1])
 
 
 # --------------------------------------------------------------------------------------------
@@ -741,6 +638,11 @@ class Cosine(SimilarityComparison):
         out.setdefault("model", self.model)
         out.setdefault("thresholds", list(self.thresholds))
         return out
+
+    @property
+    def embedding_model(self) -> str:
+        """The model whose vectors this comparison reads (for the run's manifest)."""
+        return self.model
 
     def _similarity(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         # Negative cosine is no more evidence than zero: similarities stay in [0, 1].
@@ -813,7 +715,7 @@ __all__ = [
     "BUNDLED_MODEL",
     "STATIC_MODEL",
     "Cosine",
-    "EmbeddingBlocker",
+    "EmbeddingBlocker",  # noqa: F822 (moved to linkage.blocking; found by `__getattr__`)
     "Encoder",
     "Jaccard",
     "VectorCache",

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from linkage._schema import check
 from linkage.errors import ParameterError
 from linkage.options import ShingleMode
 
@@ -457,3 +458,15 @@ def unique_sets(sh: Shingles) -> Shingles:
     offsets = np.zeros(len(sh) + 1, dtype=np.int64)
     np.cumsum(np.bincount(d, minlength=len(sh)), out=offsets[1:])
     return Shingles(h, offsets, sh.char, sh.tokens)
+
+
+def check_shingling(owner: object, shingle: str, k: int | None, min_tokens: int) -> None:
+    """The shingling keys the text blockers share (`shingle`, `k`, `min_tokens`), checked as
+    the rules schema checks a key: the error names `owner`'s class and the key."""
+    check(shingle in ("auto", "word", "char"), owner, "shingle",
+          "must be one of 'auto', 'word', 'char'", shingle)
+    check(k is None or (isinstance(k, int) and k >= 1 and shingle != "auto"), owner, "k",
+          "must be a positive integer with shingle 'word' or 'char' (leave it out with "
+          "'auto', which picks 3 words or 5 characters per text)", k)
+    check(isinstance(min_tokens, int) and min_tokens >= 0, owner, "min_tokens",
+          "must be a non-negative integer", min_tokens)

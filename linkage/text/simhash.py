@@ -1,4 +1,5 @@
-"""SimHash: one 64-bit fingerprint per text, a cheaper near-duplicate signature than MinHash.
+"""SimHash: one 64-bit fingerprint per text, a cheaper near-duplicate signature than MinHash
+(the blocker that uses it is `linkage.blocking.SimHashBlocker`).
 
 Charikar's SimHash over the same shingles MinHash uses: bit `i` of a text's fingerprint is set
 when more of its shingle occurrences (weighted by how often each occurs) have bit `i` set than
@@ -15,17 +16,17 @@ checked before it counts.
 from __future__ import annotations
 
 from itertools import combinations, pairwise
-from typing import ClassVar
 
 import numpy as np
 
-from linkage._schema import check
-from linkage.blocking import Blocker, BlockingInput, Proposal, SkippedBlock, groups
+from linkage._moved import moved_names
 from linkage.comparators import SimilarityComparison
-from linkage.options import ShingleMode
-from linkage.text.lsh import bucket_pairs, check_shingling, pairs_in_buckets_count
+from linkage.text.lsh import bucket_pairs, sorted_buckets
 from linkage.text.minhash import chunks
 from linkage.text.shingles import Shingles, shingle
+
+# The SimHash blocker moved to `linkage.blocking` (issue 15); older scripts import it from here.
+__getattr__ = moved_names(__name__, "linkage.blocking", ("SimHashBlocker",))
 
 BITS = 64
 _SHIFTS = np.arange(BITS, dtype=np.uint64)
@@ -76,12 +77,6 @@ def table_masks(max_distance: int, blocks: int | None = None) -> list[np.uint64]
             for chosen in combinations(range(blocks), blocks - max_distance)]
 
 
-def _buckets(keys: np.ndarray, docs: np.ndarray):
-    """Texts `docs` grouped by key: (texts sorted by key, bucket starts, bucket sizes)."""
-    rows, starts, sizes = groups(keys[docs])
-    return docs[rows], starts, sizes
-
-
 def near_pairs(fp: np.ndarray, max_distance: int, *, blocks: int | None = None,
                eligible: np.ndarray | None = None, source: np.ndarray | None = None,
                max_bucket: int | None = None):
@@ -92,7 +87,7 @@ def near_pairs(fp: np.ndarray, max_distance: int, *, blocks: int | None = None,
     n = np.int64(max(len(fp), 1))
     codes, skipped = [], []
     for table, mask in enumerate(table_masks(max_distance, blocks)):
-        in_order, starts, sizes = _buckets(fp & mask, docs)
+        in_order, starts, sizes = sorted_buckets((fp & mask)[docs], docs)
         code, big = bucket_pairs(in_order, starts, sizes, n=n, source=source,
                                  max_bucket=max_bucket or len(fp) + 1)
         codes.append(code)
@@ -102,81 +97,6 @@ def near_pairs(fp: np.ndarray, max_distance: int, *, blocks: int | None = None,
     distance = hamming(fp[left], fp[right])
     ok = distance <= max_distance
     return left[ok], right[ok], distance[ok], len(code), skipped
-
-
-class SimHashBlocker(Blocker):
-    """Near-duplicate free text by SimHash: pairs whose 64-bit fingerprints differ in at most
-    `max_distance` bits, found by `blocks` permuted tables and verified. Texts with fewer than
-    `min_tokens` words are left to the exact and fuzzy comparators, as with `minhash`."""
-
-    kind: ClassVar[str] = "simhash"
-
-    def __init__(self, column: str, *, max_distance: int = 3, blocks: int | None = None,
-                 shingle: ShingleMode = "auto", k: int | None = None, min_tokens: int = 5,
-                 name: str | None = None):
-        check(isinstance(column, str) and column != "", self, "column",
-              "must name a text column", column)
-        check(isinstance(max_distance, int) and 0 <= max_distance < BITS // 2, self,
-              "max_distance", f"must be a whole number of bits in [0, {BITS // 2})",
-              max_distance)
-        check(blocks is None or (isinstance(blocks, int) and max_distance < blocks <= 16), self,
-              "blocks", f"must be more than `max_distance` = {max_distance} and at most 16 (or "
-              "left out for max_distance + 1)", blocks)
-        check_shingling(self, shingle, k, min_tokens)
-        self.column = column
-        self.max_distance = max_distance
-        self.blocks = blocks
-        self.shingle = shingle
-        self.k = k
-        self.min_tokens = min_tokens
-        self.name = name
-        self._cache: tuple | None = None
-
-    @property
-    def columns(self) -> list[str]:
-        return [self.column]
-
-    def describe(self) -> str:
-        blocks = self.blocks or self.max_distance + 1
-        tables = len(table_masks(self.max_distance, blocks))
-        return (f"SimHash on {self.column}: 64-bit fingerprints within {self.max_distance} bits "
-                f"({blocks} blocks, {tables} tables, every such pair found and verified; texts "
-                f"under {self.min_tokens} words skipped)")
-
-    def prepare(self, texts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Fingerprints and eligibility of a column, cached for estimate then propose."""
-        if self._cache is not None and self._cache[0] is texts:
-            return self._cache[1:]
-        sh = shingle(texts, mode=self.shingle, k=self.k)
-        eligible = (sh.tokens >= self.min_tokens) & (sh.counts > 0)
-        self._cache = (texts, fingerprints(sh), eligible)
-        return self._cache[1:]
-
-    def estimate(self, data: BlockingInput, max_block_size: int) -> int:
-        fp, eligible = self.prepare(data.columns[self.column])
-        docs = np.flatnonzero(eligible)
-        total = 0
-        for mask in table_masks(self.max_distance, self.blocks):
-            in_order, _, sizes = _buckets(fp & mask, docs)
-            total += pairs_in_buckets_count(in_order, sizes, data.source, max_block_size)
-        return total
-
-    def propose(self, data: BlockingInput, max_block_size: int) -> Proposal:
-        texts = data.columns[self.column]
-        fp, eligible = self.prepare(texts)
-        left, right, _, _, skipped = near_pairs(
-            fp, self.max_distance, blocks=self.blocks, eligible=eligible, source=data.source,
-            max_bucket=max_block_size)
-        listed, seen = [], set()
-        for table, size, first in skipped:
-            if (size, first) in seen:  # identical texts fill the same bucket in every table
-                continue
-            seen.add((size, first))
-            value = str(texts[first])
-            value = value if len(value) <= 60 else value[:57] + "..."
-            listed.append(SkippedBlock(self.name or "", f"simhash table {table} of "
-                                       f"{self.column}", value, size))
-        return Proposal(left, right, listed)
 
 
 class SimHash(SimilarityComparison):
