@@ -13,12 +13,11 @@ import sys
 import numpy as np
 import pytest
 
-from linkage.blocking import Blocker, BlockingInput
+from linkage.blocking import Blocker, BlockingInput, EmbeddingBlocker
 from linkage.comparators import Comparison
 from linkage.errors import LinkageError
 from linkage.text.embeddings import (
     Cosine,
-    EmbeddingBlocker,
     Encoder,
     Jaccard,
     jaccard_similarity,
@@ -240,6 +239,25 @@ def test_blocker_rules_keep_model_and_threshold_together():
     with pytest.raises(LinkageError, match="threshold"):
         Blocker.from_dict({"type": "embedding", "column": "text", "threshold": 3})
     assert "cosine >= 0.9" in b.describe() and b.columns == ["text"]
+
+
+def test_the_manifest_lists_each_model_the_rules_embed_with_once():
+    from linkage.settings import Rules
+    from linkage.text.embeddings import embedding_models
+
+    rules = Rules.from_dict({
+        "semantic": {"column": "text", "model": "static"},
+        "blocking": [{"keys": [["text"]]}, {"type": "embedding", "column": "text",
+                                            "model": "onnx"}],
+        "comparisons": [{"type": "cosine", "column": "text"},
+                        {"type": "jaccard", "column": "text", "name": "words"},
+                        {"type": "cosine", "column": "text", "model": "onnx", "name": "onnx"}],
+    })
+    assert embedding_models(rules) == ["static", "onnx", "all-MiniLM-L6-v2"]
+    rules.semantic = None
+    rules.blocking = rules.blocking[:1]
+    rules.comparisons = rules.comparisons[1:2]
+    assert embedding_models(rules) == []
 
 
 # --- Comparisons -----------------------------------------------------------------------------

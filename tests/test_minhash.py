@@ -376,3 +376,35 @@ def test_shingles_and_signatures_are_pinned_bit_for_bit(mode):
     for i, text in enumerate(texts):
         np.testing.assert_array_equal(signatures(shingle([text], mode=mode), 128)[0], sig[i])
     np.testing.assert_array_equal(signatures(shingle(texts, mode=mode, batch_size=1), 128), sig)
+
+
+@pytest.mark.parametrize("first", ["linkage.blocking._minhash", "linkage.text",
+                                   "linkage.text.lsh", "linkage.blocking"])
+def test_the_text_blockers_keep_their_old_import_paths(first):
+    """The text blockers live in `linkage.blocking`; `linkage.text` and its modules still give
+    them to older scripts, as the same classes, whichever module a fresh interpreter imports
+    first (an eager re-export in `linkage.text` would meet a half-loaded module)."""
+    import subprocess
+    import sys
+
+    script = f"""
+import importlib
+importlib.import_module({first!r})
+import linkage.blocking as b, linkage.text as t
+from linkage.text.embeddings import EmbeddingBlocker
+from linkage.text.lsh import MinHashBlocker, MinHashProposal, check_shingling
+from linkage.text.simhash import SimHashBlocker
+assert (MinHashBlocker, MinHashProposal) == (b.MinHashBlocker, b.MinHashProposal)
+assert (SimHashBlocker, EmbeddingBlocker) == (b.SimHashBlocker, b.EmbeddingBlocker)
+assert (t.MinHashBlocker, t.SimHashBlocker, t.EmbeddingBlocker) == (
+    b.MinHashBlocker, b.SimHashBlocker, b.EmbeddingBlocker)
+assert not hasattr(t, "KeyBlocker")
+from linkage.settings import Rules
+rules = Rules.from_dict({{"blocking": [{{"type": "minhash", "column": "x"}},
+    {{"type": "simhash", "column": "x"}}, {{"type": "embedding", "column": "x"}}],
+    "comparisons": [{{"type": "jaccard", "column": "x"}}]}})
+assert [type(x) for x in rules.blocking] == [
+    b.MinHashBlocker, b.SimHashBlocker, b.EmbeddingBlocker]
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
