@@ -41,7 +41,7 @@ from linkage.run.disk import (
     sha256,
     write_lineage,
 )
-from linkage.run.finish import Tail, finish
+from linkage.run.finish import Tail, finish, report_sample
 from linkage.run.stages import STAGE_BITS, stage_bit
 from linkage.run.state import RunState, Table
 from linkage.scoring import ComparisonMatrix
@@ -127,6 +127,12 @@ def update(
                             np.full(len(new), -1, dtype=np.int64)])
     part_id, next_id = assign_ids(prior, parts, next_id)
     _relabel(result, parts, part_id)
+    # The records report.html shows, picked as a full run picks them (`finish` does it there),
+    # but only now that the clusters carry their stable ids, which the page shows.
+    started = time.perf_counter()
+    result.records = report_sample(result, combined, id_name=id_name,
+                                   source=np.zeros(len(combined), dtype=np.int8))
+    result.timings["report"] = round(time.perf_counter() - started, 4)
     rows = lineage_rows(prior, parts, part_id, combined[id_name].to_numpy(), step)
     result.summary_data["cluster_ids"] = id_summary(step, next_id)
     result.summary_data["update"] = {
@@ -435,6 +441,7 @@ def finish_run(rules, scorer, combined, id_name, table, pairs, matrix, weight, p
                      np.zeros(n, dtype=np.int8), combined[id_name], combined,
                      normalize_stats=normalize_stats, exact_stats=exact_stats, pairs=pairs,
                      scorer=scorer, weight=weight, probability=probability, matrix=matrix)
+    # The report's records are picked by `update` once the clusters have their stable ids.
     result = finish(state, Tail(), sample_records=False)
     return result, result.clusters["cluster_id"].to_numpy(dtype=np.int64)
 

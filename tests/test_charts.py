@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from linkage.errors import ParameterError
 from linkage.report.charts import (
     NEGATIVE,
     NEUTRAL,
@@ -148,7 +149,8 @@ def test_waterfall_handles_a_threshold_far_away_and_no_prior(table):
 
 
 def test_waterfall_rejects_bad_tables():
-    with pytest.raises(ValueError, match="contribution"):
+    # A LinkageError that says the fix (and a ValueError, as Python's own functions raise).
+    with pytest.raises(ParameterError, match="contribution"):
         waterfall_svg(pd.DataFrame({"comparison": ["a"], "level": ["exact"]}))
     with pytest.raises(ValueError, match="at least one"):
         waterfall_svg(pd.DataFrame(columns=["comparison", "level", "contribution"]))

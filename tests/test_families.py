@@ -2,10 +2,10 @@
 and engine goes through the same checks, as scikit-learn's `parametrize_with_checks` does, so a
 new member is tested by being registered.
 
-The members this module itself defines (`FirstLetter`, `FirstWordKey`, `NoTwoSources`,
-`EchoEngine`) show docs/ARCHITECTURE.md's "how to add": each is one class in one file (this
-one), registered by being defined, and a run uses it from its rules by `type:` name. They are
-checked with everyone else.
+The members this module itself defines (`FirstLetter`, `FirstWordKey`, `SameDayKey`,
+`NoTwoSources`, `EchoEngine`) show docs/ARCHITECTURE.md's "how to add": each is one class in
+one file (this one), registered by being defined, and a run uses it from its rules by `type:`
+name. They are checked with everyone else.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 
 import linkage as lk
-from linkage.blocking import Blocker, BlockingInput, Proposal
+from linkage.blocking import Blocker, BlockingInput, KeyJoin, KeyPart, Proposal, WindowJoin
 from linkage.comparators import NULL_LEVEL, Comparison
-from linkage.engines import _ENGINES, engine_names, get_engine, register_engine
+from linkage.engines import engine_names, get_engine, register_engine, unregister_engine
 from linkage.errors import EngineError, InputError
 from linkage.guards import Guard, GuardContext
 from linkage.keep import POLICIES
@@ -78,6 +78,23 @@ class FirstWordKey(Blocker):
         keep = joined["row_x"] < joined["row_y"]
         return Proposal(joined["row_x"][keep].to_numpy(np.int64),
                         joined["row_y"][keep].to_numpy(np.int64))
+
+
+class SameDayKey(FirstWordKey):
+    """A blocker added in a test file that says how its pairs are made by joins, so an engine
+    that blocks by joining (Spark) runs it: records with the same `column` value."""
+
+    kind = "test_same_day"
+
+    def describe(self) -> str:
+        return f"same {self.column}"
+
+    def _codes(self, data: BlockingInput) -> np.ndarray:
+        codes, _ = pd.factorize(pd.Series(data.columns[self.column], dtype=object))
+        return codes
+
+    def join_plan(self) -> KeyJoin:
+        return KeyJoin([[KeyPart(self.column)]], lambda parts, data: [])
 
 
 class NoTwoSources(Guard):
@@ -150,6 +167,7 @@ SETTINGS = {
     ("blocker", "keys"): {"keys": [["first(name, 1)"], ["dob"]]},
     ("blocker", "sorted_neighbourhood"): {"sort_key": "name", "window": 3},
     ("blocker", "token_neighbours"): {"columns": ["text"]},
+    ("blocker", "test_same_day"): {"column": "dob"},
     ("scorer", "supervised"): None,  # needs a labels file: built in its test
     ("guard", "conflicting_labels"): {"label": "label"},
     ("guard", "distinct_events"): {"key": ["name"], "double_load": {"same": ["source"]}},
@@ -203,6 +221,13 @@ def test_every_comparison_keeps_the_contract(kind, cls):
     again_levels, again_similarities = comparison.compare(left, right)
     assert (again_levels == levels).all()
     np.testing.assert_array_equal(again_similarities, similarities)
+    if comparison.per_pair:
+        # What an engine that compares partitions of the pairs apart relies on: the pairs
+        # compared in two parts give what they give together.
+        parts = [comparison.compare(left[:3], right[:3]), comparison.compare(left[3:],
+                                                                             right[3:])]
+        assert (np.concatenate([p[0] for p in parts]) == levels).all()
+        np.testing.assert_array_equal(np.concatenate([p[1] for p in parts]), similarities)
 
 
 # --- blockers ----------------------------------------------------------------------------------
@@ -251,6 +276,40 @@ def test_every_blocker_keeps_the_contract(kind, cls):
         want = {order[min(a, b)] for a, b in zip(full.left.tolist(), full.right.tolist(),
                                                  strict=True) if max(a, b) == len(run)}
         assert got == want, f"lookup of record {query_row}"
+    # An engine that blocks by joins (Spark) makes the pairs the blocker's plan describes:
+    # they are the pairs `propose` gives.
+    plan = blocker.join_plan()
+    if plan is not None:
+        assert pairs(*_joined(plan, frame)) == pairs(left, right)
+
+
+def _joined(plan, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of a join plan over the records, by plain Python (no oversized blocks)."""
+    def values(part: KeyPart) -> list:
+        return list(pd.Series(part.compute(frame[part.column].to_numpy(dtype=object)),
+                              dtype=object))
+
+    found = set()
+    if isinstance(plan, KeyJoin):
+        for parts in plan.keys:
+            columns = [values(p) for p in parts]
+            blocks: dict[tuple, list[int]] = {}
+            for row, key in enumerate(zip(*columns, strict=True)):
+                if not any(pd.isna(v) for v in key):
+                    blocks.setdefault(key, []).append(row)
+            found |= {(a, b) for rows in blocks.values() for i, a in enumerate(rows)
+                      for b in rows[i + 1:]}
+    else:
+        assert isinstance(plan, WindowJoin)
+        columns = [values(p) for p in plan.parts]
+        keyed = sorted(("\x1f".join("" if pd.isna(v) else str(v) for v in key), row)
+                       for row, key in enumerate(zip(*columns, strict=True))
+                       if not all(pd.isna(v) for v in key))
+        rows = [row for _, row in keyed]
+        found |= {(min(rows[i], rows[j]), max(rows[i], rows[j])) for i in range(len(rows))
+                  for j in range(i + 1, min(i + plan.window, len(rows)))}
+    pairs = sorted(found)
+    return np.array([a for a, _ in pairs]), np.array([b for _, b in pairs])
 
 
 # --- scorers -----------------------------------------------------------------------------------
@@ -382,7 +441,25 @@ def test_members_added_in_a_file_run_from_rules():
     try:
         _members_run_from_rules(frame, rules)
     finally:
-        _ENGINES.pop("test_echo", None)
+        unregister_engine("test_echo")
+    assert "test_echo" not in engine_names()
+
+
+def test_a_blocker_added_in_a_file_runs_on_spark_by_its_join_plan(spark):
+    """A blocker says how its pairs are made by joins (`join_plan`), and Spark runs it with
+    nothing added to the Spark engine; one that does not is refused by its rules key."""
+    frame = people()
+    rules = {**RULES, "blocking": [{"type": "test_same_day", "column": "dob"},
+                                   {"type": "sorted_neighbourhood", "sort_key": "name",
+                                    "window": 3}]}
+    local = lk.dedupe(frame, rules, progress=False)
+    on_spark = lk.dedupe(frame, rules, progress=False, engine="spark")
+    pd.testing.assert_frame_equal(on_spark.clusters, local.clusters)
+    pd.testing.assert_frame_equal(on_spark.pairs, local.pairs)
+    assert len(local.pairs) > 0
+    words = {**RULES, "blocking": [{"type": "test_first_word", "column": "text"}]}
+    with pytest.raises(EngineError, match=r"blocking\[0\]\.type.*test_first_word"):
+        get_engine("spark").check(lk.Rules.from_dict(words))
 
 
 def _members_run_from_rules(frame: pd.DataFrame, rules: dict) -> None:
@@ -407,6 +484,8 @@ def test_an_engine_registered_wrongly_is_named_with_the_fix():
         with pytest.raises(InputError, match=r"test_missing.*no_such_module.*register_engine"):
             get_engine("test_missing")
     finally:
-        _ENGINES.pop("test_missing", None)
+        unregister_engine("test_missing")
+    with pytest.raises(InputError, match="built in"):
+        unregister_engine("local")
     with pytest.raises(InputError, match="not one of local, spark"):
         get_engine("no_such_engine")

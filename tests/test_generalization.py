@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from linkage import synth
+from linkage.errors import ParameterError
 from tests.conftest import run_cli
 
 ROWS = 3000
@@ -190,7 +191,7 @@ def test_traps_hold_their_traps():
 
 
 def test_traps_refuse_bad_arguments():
-    with pytest.raises(ValueError, match="unknown trap"):
+    with pytest.raises(ParameterError, match="unknown trap"):
         synth.traps(100, trap="nope")
     with pytest.raises(ValueError, match="at least 10"):
         synth.traps(5)

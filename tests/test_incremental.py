@@ -161,6 +161,11 @@ def test_customers_update_equals_a_full_rerun_and_chains(customers, tmp_path):
     counters = [s.get("cluster_ids", {}).get("next_cluster_id", 0) for s in summaries]
     assert counters[1] <= counters[2]
     assert summaries[2]["cluster_ids"]["step"] == 2
+    # Its report shows records as a full run's does, removed records among them.
+    shown = pd.read_parquet(runs[-1] / "report_records.parquet")
+    clusters = done.result.clusters.set_index("customer_id")
+    assert len(shown) > 0 and set(shown["customer_id"]) <= set(clusters.index)
+    assert (clusters.loc[shown["customer_id"], "action"] == "duplicate").any()
     # The chained run carries its records: old and new, in order.
     records = pd.read_parquet(runs[-1] / "records.parquet")
     assert records["customer_id"].tolist() == pd.read_csv(all_csv, dtype=str)["customer_id"]\

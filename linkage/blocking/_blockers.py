@@ -7,9 +7,9 @@ over sorted key codes, then all pairs inside a group by index arithmetic.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -196,6 +196,28 @@ def _window_pairs(present: np.ndarray, window: int) -> int:
     return int(sum(np.maximum(present - k, 0).sum() for k in range(1, window)))
 
 
+@dataclass
+class KeyJoin:
+    """A blocker's pairs as an equi-join, for an engine that blocks by joining its own data
+    (Spark): records pair when every part of one of `keys` is equal on both (values computed
+    by `KeyPart.compute`); a block above `max_block_size` is not joined whole but sorted by
+    `sub_parts(key, data)` (`data` has `key_columns`, the columns in the run's order) and
+    each record paired with the next `sub_window(len(sub_parts)) - 1`, as `propose` does."""
+
+    keys: list[list[KeyPart]]
+    sub_parts: Callable[[list[KeyPart], Any], list[KeyPart]]
+
+
+@dataclass
+class WindowJoin:
+    """A blocker's pairs as a join on sort positions: the records with a value of any of
+    `parts`, sorted by the parts' values joined with "\\x1f" (then by row), each paired with the
+    next `window - 1`."""
+
+    parts: list[KeyPart]
+    window: int
+
+
 class Blocker(Configurable):
     """Base of blockers; `type:` in the rules picks the kind (default: keys)."""
 
@@ -249,6 +271,13 @@ class Blocker(Configurable):
         over the run's records and the queries together each time."""
         return ProposeLookup(self, work, max_block_size)
 
+    def join_plan(self) -> KeyJoin | WindowJoin | None:
+        """The blocker's pairs as joins (`KeyJoin`, `WindowJoin`), for an engine that blocks
+        by joining its own data rather than by calling `propose` (Spark); None, the default,
+        where they cannot be written as joins: such an engine then refuses the blocker by
+        its rules key."""
+        return None
+
 
 def _parse_parts(owner: object, field_name: str, key: str | list[str]) -> list[KeyPart]:
     items = [key] if isinstance(key, str) else list(key)
@@ -288,6 +317,9 @@ class KeyBlocker(Blocker):
 
     def describe(self) -> str:
         return " or ".join("[" + ", ".join(map(str, parts)) + "]" for parts in self._parts)
+
+    def join_plan(self) -> KeyJoin:
+        return KeyJoin(self.key_parts, self.sub_parts)
 
     def estimate(self, data: BlockingInput, max_block_size: int) -> int:
         return sum(self.estimate_per_key(data, max_block_size))
@@ -489,6 +521,9 @@ class SortedNeighbourhood(Blocker):
 
     def describe(self) -> str:
         return f"sorted by [{', '.join(map(str, self._parts))}], window {self.window}"
+
+    def join_plan(self) -> WindowJoin:
+        return WindowJoin(self.sort_parts, self.window)
 
     def _order(self, data: BlockingInput) -> np.ndarray:
         values = [pd.Series(p.compute(data.columns[p.column]), dtype=object) for p in self._parts]

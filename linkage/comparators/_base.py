@@ -39,6 +39,11 @@ class Comparison(Configurable):
     # Whether `compare_codes` scores each distinct pair of values once (worth it where a pair
     # costs a string distance); False where scoring reads per-value arrays anyway.
     distinct_pairs: ClassVar[bool] = True
+    # Whether `compare` reads nothing but the two values of each pair, so that any partition
+    # of the pairs gets what the whole table would: an engine that compares partitions apart
+    # (Spark) runs only these. Left False where scoring reads the whole column (weights by
+    # frequency) or a model in batches.
+    per_pair: ClassVar[bool] = False
 
     def __init__(self, column: str, *, name: str | None = None):
         check(isinstance(column, str) and column != "", self, "column", "must be a column name",

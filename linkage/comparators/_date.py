@@ -43,6 +43,7 @@ class Date(Comparison):
     """
 
     kind = "date"
+    per_pair = True
     equal_is_exact = True  # the same ISO text is the same day
     distinct_pairs = False  # each date is parsed once; pairs only read its parts
 

@@ -25,6 +25,7 @@ class Exact(Comparison):
     """Levels: null, else, exact. Similarity is 1 for equal values, 0 otherwise."""
 
     kind = "exact"
+    per_pair = True
 
     @property
     def level_labels(self) -> list[str]:
@@ -63,6 +64,7 @@ class Phonetic(Comparison):
     """Levels: null, else, same phonetic code (soundex, metaphone, NYSIIS), exact."""
 
     kind = "phonetic"
+    per_pair = True
 
     def __init__(
         self, column: str, *, algorithm: PhoneticAlgorithm = "soundex", name: str | None = None

@@ -30,6 +30,7 @@ class Numeric(Comparison):
     """
 
     kind = "numeric"
+    per_pair = True
 
     def __init__(
         self,

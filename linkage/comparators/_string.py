@@ -25,6 +25,7 @@ def _prepare(values: np.ndarray) -> list[str]:
 class _StringComparison(SimilarityComparison):
     scorer: ClassVar[Callable[..., float]]
     scale: ClassVar[float] = 1.0
+    per_pair = True
 
     def _similarity(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         return process.cpdist(

@@ -55,6 +55,14 @@ def register_engine(name: str, target: str) -> None:
     _ENGINES[name] = target
 
 
+def unregister_engine(name: str) -> None:
+    """Forget the engine called `name` (one registered for a while, as a test does); the
+    built-in engines cannot be removed."""
+    if name in ("local", "spark"):
+        raise InputError(f"engine {name!r} is built in and cannot be unregistered.")
+    _ENGINES.pop(name, None)
+
+
 def engine_names() -> list[str]:
     """The registered engines' names, in the order they were registered."""
     return list(_ENGINES)

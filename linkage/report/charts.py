@@ -42,6 +42,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from linkage.errors import ParameterError
+
 __all__ = [
     "SVG",
     "bar_chart_svg",
@@ -220,14 +222,14 @@ def _check_threshold(threshold: float | None) -> float | None:
         return None
     threshold = float(threshold)
     if not math.isfinite(threshold):
-        raise ValueError(f"threshold must be a finite number, not {threshold!r}")
+        raise ParameterError(f"threshold must be a finite number, not {threshold!r}")
     return threshold
 
 
 def _need(frame: pd.DataFrame, columns: list[str], what: str) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise ValueError(f"{what} needs the column(s) {', '.join(missing)}; it has "
+        raise ParameterError(f"{what} needs the column(s) {', '.join(missing)}; it has "
                          f"{', '.join(map(str, frame.columns)) or 'none'}")
 
 
@@ -249,14 +251,14 @@ def waterfall_svg(table: pd.DataFrame, *, title: str = "",
     """
     _need(table, ["comparison", "level", "contribution"], "waterfall_svg")
     if table.empty:
-        raise ValueError("waterfall_svg needs at least one contribution row")
+        raise ParameterError("waterfall_svg needs at least one contribution row")
     threshold = _check_threshold(threshold)
     is_prior = table["comparison"].astype(str).eq("(prior)").to_numpy()
     order = np.concatenate([np.flatnonzero(is_prior), np.flatnonzero(~is_prior)])
     rows = table.iloc[order]
     values = rows["contribution"].to_numpy(dtype=float)
     if not np.isfinite(values).all():
-        raise ValueError("waterfall_svg: every contribution must be a finite number")
+        raise ParameterError("waterfall_svg: every contribution must be a finite number")
     similarity = (rows["similarity"].to_numpy(dtype=float) if "similarity" in rows
                   else np.full(len(rows), np.nan))
 
@@ -403,7 +405,7 @@ def weight_histogram_svg(weights: np.ndarray, *, threshold: float | None,
     Bins whose middle is at or above the threshold are drawn green, the others grey.
     """
     if isinstance(bins, bool) or not isinstance(bins, int | np.integer) or bins < 1:
-        raise ValueError(f"bins must be a positive integer, not {bins!r}")
+        raise ParameterError(f"bins must be a positive integer, not {bins!r}")
     threshold = _check_threshold(threshold)
     values = np.asarray(weights, dtype=float).ravel()
     values = values[np.isfinite(values)]
@@ -614,7 +616,7 @@ def bar_chart_svg(labels: Iterable[object], values: Iterable[float], *, title: s
     labels = [str(v) for v in labels]
     numbers = np.asarray(list(values), dtype=float)
     if len(labels) != len(numbers):
-        raise ValueError(f"bar_chart_svg needs one value per label; got {len(labels)} labels "
+        raise ParameterError(f"bar_chart_svg needs one value per label; got {len(labels)} labels "
                          f"and {len(numbers)} values")
     label_width = min(max([len(s) for s in labels] + [8]) * _CHAR + 16, 320.0)
     width = label_width + 480
@@ -762,7 +764,7 @@ def s_curve_svg(bands: int, rows: int, *, threshold: float | None = None,
     """
     if not (isinstance(bands, int | np.integer) and isinstance(rows, int | np.integer)
             and bands >= 1 and rows >= 1):
-        raise ValueError(f"bands and rows must be positive integers, not {bands!r} and "
+        raise ParameterError(f"bands and rows must be positive integers, not {bands!r} and "
                          f"{rows!r}")
     threshold = _check_threshold(threshold)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from linkage.errors import ParameterError
 from linkage.synth._draw import digit_string, pick, random_date, zipf
 from linkage.synth._vocab import (
     COMPANY_STYLES,
@@ -623,7 +624,7 @@ def _customers(
     """customers(), and the people behind it (person i is `P-{i + 1}`) with the e-mail
     addresses and phone numbers it used, from which later loads go on."""
     if n_people < 1:
-        raise ValueError(f"n_people must be at least 1, got {n_people}")
+        raise ParameterError(f"n_people must be at least 1, got {n_people}")
     rng = np.random.default_rng(seed)
     people = _make_people(rng, n_people)
     people = [people[i] for i in rng.permutation(n_people)]  # person ids must not reveal groups
@@ -666,7 +667,8 @@ def customer_updates(
     frames.
     """
     if days < 1 or per_day < 2:
-        raise ValueError(f"days must be at least 1 and per_day at least 2, got {days}, {per_day}")
+        raise ParameterError(f"days must be at least 1 and per_day at least 2, got {days}, "
+                             f"{per_day}")
     first, _truth, people, used = _customers(n_people, seed)
     rng = np.random.default_rng([seed, 2])  # a stream of its own: the first table stays as it is
     width = max(5, len(str(n_people)))

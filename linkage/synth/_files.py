@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from linkage.errors import InputError
 from linkage.synth._customers import customer_updates, customers
 from linkage.synth._texts import labelled_texts
 from linkage.synth._transactions import transactions
@@ -116,7 +117,7 @@ def answer(todo: str | Path, truth: str | Path, out: str | Path | None = None) -
     entity = dict(zip(table.iloc[:, 0], table.iloc[:, 1], strict=True))
     missing = sorted({*pairs["id_l"], *pairs["id_r"]} - entity.keys())
     if missing:
-        raise ValueError(f"{truth} has no entity for {len(missing)} id(s) of {todo}, e.g. "
+        raise InputError(f"{truth} has no entity for {len(missing)} id(s) of {todo}, e.g. "
                          f"{missing[0]!r}: is it the truth of the table that run read?")
     same = [entity[a] == entity[b] for a, b in zip(pairs["id_l"], pairs["id_r"], strict=True)]
     pairs["label"] = ["1" if s else "0" for s in same]
@@ -140,7 +141,7 @@ def _answer_main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         pairs = answer(args.todo, args.truth, args.out)
-    except (OSError, ValueError, KeyError) as err:
+    except (OSError, ValueError, KeyError, InputError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     matches = int((pairs["label"] == "1").sum())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from linkage.errors import ParameterError
 from linkage.synth._draw import take, zipf
 from linkage.synth._vocab import (
     EN_FEMALE,
@@ -157,9 +158,9 @@ def persons(
     `rec_id` and an integer `entity_id`. A million rows take a few seconds.
     """
     if n_rows < 1:
-        raise ValueError(f"n_rows must be at least 1, got {n_rows}")
+        raise ParameterError(f"n_rows must be at least 1, got {n_rows}")
     if not 0.0 <= dup_rate <= 0.5:
-        raise ValueError(f"dup_rate must be between 0 and 0.5, got {dup_rate}")
+        raise ParameterError(f"dup_rate must be between 0 and 0.5, got {dup_rate}")
     rng = np.random.default_rng(seed)
     entity, is_dup, n_ent = _dup_structure(rng, n_rows, dup_rate)
 

@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from linkage.errors import ParameterError
 from linkage.synth._draw import pick
 from linkage.synth._vocab import word_list
 from linkage.synth.perturb import near_text_variant, safe_text_variant
@@ -177,7 +178,7 @@ def labelled_texts(n: int = 1500, seed: int = 13) -> tuple[pd.DataFrame, pd.Data
     protected_quote). The same arguments give the same frames.
     """
     if n < 100:
-        raise ValueError(f"n must be at least 100, got {n}")
+        raise ParameterError(f"n must be at least 100, got {n}")
     rng = np.random.default_rng(seed)
     quote_counts = rng.integers(6, 14, size=len(PROTECTED_QUOTES))
     n_exact = round(0.1 * n)

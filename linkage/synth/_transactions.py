@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from linkage.errors import ParameterError
+
 TRANSACTION_COLUMNS = [
     "txn_row",
     "customer_id",
@@ -79,7 +81,7 @@ def transactions(n_customers: int = 300, seed: int = 11) -> tuple[pd.DataFrame, 
     repeat_purchase or double_load). The same arguments give the same frames.
     """
     if n_customers < 1:
-        raise ValueError(f"n_customers must be at least 1, got {n_customers}")
+        raise ParameterError(f"n_customers must be at least 1, got {n_customers}")
     rng = np.random.default_rng(seed)
     width = max(4, len(str(n_customers)))
     cust_ids = [f"C-{i + 1:0{width}d}" for i in range(n_customers)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from linkage.errors import ParameterError
 from linkage.synth._draw import digit_text, take, zipf
 from linkage.synth._persons import (
     DOB_DAYS,
@@ -276,9 +277,9 @@ def traps(
     for scoring only. Built with array operations: a million rows take seconds.
     """
     if trap not in TRAPS:
-        raise ValueError(f"unknown trap {trap!r}; one of {', '.join(TRAPS)}")
+        raise ParameterError(f"unknown trap {trap!r}; one of {', '.join(TRAPS)}")
     if n_rows < 10:
-        raise ValueError(f"n_rows must be at least 10, got {n_rows}")
+        raise ParameterError(f"n_rows must be at least 10, got {n_rows}")
     if trap == "link_columns":
         frames, pairs = _link_columns(n_rows, seed)
         return "link", frames, pairs

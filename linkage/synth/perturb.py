@@ -28,6 +28,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from linkage.errors import ParameterError
 from linkage.normalize.hangul import has_hangul
 from linkage.synth._draw import pick
 
@@ -258,7 +259,7 @@ def render_date(d: dt.date, style: str) -> str:
         return f"{d.day:02d}/{d.month:02d}/{d.year}"
     if style == "mdy":
         return f"{d.month:02d}/{d.day:02d}/{d.year}"
-    raise ValueError(f"unknown date style {style!r}")
+    raise ParameterError(f"unknown date style {style!r}")
 
 
 def _iso_date(value: str, order: str) -> str | None:
@@ -336,7 +337,7 @@ def render_phone(phone: Phone, style: str) -> str:
         return f"+{cc}{''.join(intl)}"
     if style == "paren":
         return f"({groups[0]}) {groups[1]}-{groups[2]}"
-    raise ValueError(f"unknown phone style {style!r}")
+    raise ParameterError(f"unknown phone style {style!r}")
 
 
 _KR_PREFIXES = ("010", "011", "016", "017", "018", "019", "070", "031", "032", "033", "041",

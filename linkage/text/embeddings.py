@@ -702,6 +702,7 @@ class Jaccard(SimilarityComparison):
     """
 
     kind = "jaccard"
+    per_pair = True
 
     def __init__(
         self, column: str, *, thresholds: list[float] = (0.8, 0.5), name: str | None = None

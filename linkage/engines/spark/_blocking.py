@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 
 from linkage.blocking import (
-    KeyBlocker,
+    KeyJoin,
     SkippedBlock,
-    SortedNeighbourhood,
+    WindowJoin,
     blocker_names,
     oversized_message,
     sub_window,
@@ -90,14 +90,14 @@ def _key_batches(specs: list[tuple[int, int, list]], names: dict[str, str]):
     return run
 
 
-def _sort_batches(blocker: SortedNeighbourhood, names: dict[str, str]):
+def _sort_batches(plan: WindowJoin, names: dict[str, str]):
     """mapInPandas: (text, row, source) of the records with any part of the sort key, the
     text built as `SortedNeighbourhood._order` builds it."""
 
     def run(batches):
         for batch in batches:
             values = [pd.Series(p.compute(text(batch[names[p.column]])), dtype=object)
-                      for p in blocker.sort_parts]
+                      for p in plan.parts]
             present = np.zeros(len(batch), dtype=bool)
             for v in values:
                 present |= v.notna().to_numpy()
@@ -134,7 +134,7 @@ def _part_batches(parts: list, names: dict[str, str]):
 
 
 class _Columns:
-    """What `KeyBlocker.sub_parts` reads of the data: the column names, in the local order."""
+    """What `KeyJoin.sub_parts` reads of the data: the column names, in the local order."""
 
     def __init__(self, rules: Rules):
         self.key_columns = dict.fromkeys(local_order(rules))
@@ -184,8 +184,9 @@ def _budget_error(rules: Rules, estimated: dict[str, int], per_key: dict[tuple[i
     worst = max(estimated, key=lambda k: estimated[k])
     index = names.index(worst)
     detail = ""
-    if isinstance(rules.blocking[index], KeyBlocker):
-        keys = [per_key.get((index, k), 0) for k in range(len(rules.blocking[index].keys))]
+    plan = rules.blocking[index].join_plan()
+    if isinstance(plan, KeyJoin):
+        keys = [per_key.get((index, k), 0) for k in range(len(plan.keys))]
         k = int(np.argmax(keys))
         detail = f" (its key `blocking[{index}].keys[{k}]` alone: {keys[k]:,})"
     return BudgetError(
@@ -197,18 +198,18 @@ def _budget_error(rules: Rules, estimated: dict[str, int], per_key: dict[tuple[i
     )
 
 
-def _sorted_pairs(spark, work, blocker, bit, names, link, partitions):
-    """The pairs of one sorted-neighbourhood blocker, and how many records it sorted."""
+def _sorted_pairs(spark, work, plan: WindowJoin, bit, names, link, partitions):
+    """The pairs of one sorted-neighbourhood plan, and how many records it sorted."""
     from pyspark.sql import functions as F
 
     # Checkpointed: range partitioning reads its input twice (to sample, then to move it).
-    keyed = work.mapInPandas(_sort_batches(blocker, names), "text string, row long, "
+    keyed = work.mapInPandas(_sort_batches(plan, names), "text string, row long, "
                              "source byte").localCheckpoint()
     placed, sorted_count = consecutive_positions(keyed, ["text", "row"], partitions)
     placed = placed.select("pos", "row", "source")
     ahead = placed.select(
         F.col("row").alias("a"), F.col("source").alias("sa"),
-        F.explode(F.sequence(F.lit(1), F.lit(blocker.window - 1))).alias("k"),
+        F.explode(F.sequence(F.lit(1), F.lit(plan.window - 1))).alias("k"),
         F.col("pos"),
     ).withColumn("target", F.col("pos") + F.col("k"))
     behind = placed.select(F.col("pos").alias("target"), F.col("row").alias("b"),
@@ -251,12 +252,14 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
 
     blocker_list = list(rules.blocking)
     labels = blocker_names(blocker_list)
+    # What each blocker is as joins; `check_supported` refused those that are not.
+    plans = [blocker.join_plan() for blocker in blocker_list]
     limit = rules.max_block_size
     specs = []  # (key_id, blocker index, parts): one per key of every key blocker
     key_index = {}  # key_id -> the key's index in its blocker's `keys`, for messages
-    for b, blocker in enumerate(blocker_list):
-        if isinstance(blocker, KeyBlocker):
-            for k, parts in enumerate(blocker.key_parts):
+    for b, plan in enumerate(plans):
+        if isinstance(plan, KeyJoin):
+            for k, parts in enumerate(plan.keys):
                 key_index[len(specs)] = k
                 specs.append((len(specs), b, parts))
 
@@ -285,7 +288,7 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
         subs = {}  # key_id -> (blocker index, sub parts, window) of keys with oversized blocks
         for key_id in sorted({row["key_id"] for row in big}):
             b, parts = specs[key_id][1], specs[key_id][2]
-            sub = blocker_list[b].sub_parts(parts, _Columns(rules))
+            sub = plans[b].sub_parts(parts, _Columns(rules))
             subs[key_id] = (b, sub, sub_window(len(sub)))
         for row in sorted(big, key=lambda r: (r["key_id"], r["first"])):
             b, parts = specs[row["key_id"]][1], specs[row["key_id"]][2]
@@ -322,10 +325,10 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
                 estimated[labels[b]] += extra
 
     sorted_pairs = []
-    for b, blocker in enumerate(blocker_list):
-        if isinstance(blocker, SortedNeighbourhood):
-            pairs, m = _sorted_pairs(spark, work, blocker, b, names, link, partitions)
-            estimated[labels[b]] = int(sum(max(m - k, 0) for k in range(1, blocker.window)))
+    for b, plan in enumerate(plans):
+        if isinstance(plan, WindowJoin):
+            pairs, m = _sorted_pairs(spark, work, plan, b, names, link, partitions)
+            estimated[labels[b]] = int(sum(max(m - k, 0) for k in range(1, plan.window)))
             sorted_pairs.append(pairs)
 
     total = sum(estimated.values())

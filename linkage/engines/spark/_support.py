@@ -6,18 +6,11 @@ error that names the rules key and says to use `--engine local`: never a silent 
 
 from __future__ import annotations
 
-from linkage.blocking import KeyBlocker, SortedNeighbourhood
 from linkage.engines.spark._guards import GUARDS
 from linkage.errors import EngineError
 from linkage.scoring import FellegiSunter, RuleSum
 from linkage.settings import Rules
 
-# Comparisons whose `compare` reads nothing but the two values of each pair, so a partition
-# of the pairs gets exactly what the whole table would. `cosine` is left out: it embeds texts
-# with a model in batches, which belongs on one machine.
-COMPARISONS = ("jaro_winkler", "levenshtein", "damerau_levenshtein", "token_sort", "exact",
-               "phonetic", "date", "numeric", "jaccard")
-BLOCKERS = (KeyBlocker, SortedNeighbourhood)
 SCORERS = (RuleSum, FellegiSunter)
 
 
@@ -36,11 +29,15 @@ def check_supported(rules: Rules) -> None:
         if getattr(rules, stage) is not None:
             raise _refuse(rules, f"`{stage}`", f"the {stage} stage")
     for k, blocker in enumerate(rules.blocking):
-        if type(blocker) not in BLOCKERS:
+        # A blocker runs on Spark when it says how to make its pairs by joins.
+        if blocker.join_plan() is None:
             raise _refuse(rules, f"`blocking[{k}].type`", f"a {blocker.kind!r} blocker; "
-                          "keys and sorted_neighbourhood blockers run on Spark")
+                          "blockers whose pairs are joins (keys, sorted_neighbourhood) run "
+                          "on Spark")
     for k, comparison in enumerate(rules.comparisons):
-        if comparison.kind not in COMPARISONS:
+        # `per_pair`: its `compare` reads only the two values of each pair, so partitions of
+        # the pairs can be compared apart (`cosine` embeds texts with a model in batches).
+        if not comparison.per_pair:
             raise _refuse(rules, f"`comparisons[{k}].type`",
                           f"a {comparison.kind!r} comparison")
     if type(rules.scoring) not in SCORERS:
