@@ -20,6 +20,7 @@ from linkage.text.embeddings import (
     Cosine,
     Encoder,
     Jaccard,
+    default_cache_dir,
     jaccard_similarity,
     require,
     text_keys,
@@ -46,6 +47,23 @@ UNRELATED = [
 ]
 KOREAN = [("비밀번호를 어떻게 재설정하나요?", "비밀번호를 어떻게 재설정 하나요?"),
           ("서울역은 어디에 있나요?", "서울역은 어디 있나요?")]
+
+
+# Where `make setup` built the derived models (`build_models`: the static model, the ONNX
+# exports), read before this module's fixture points LINKAGE_CACHE at a fresh folder.
+BUILT = default_cache_dir() / "models"
+
+
+def _with_built(cache, prefix: str) -> None:
+    """The models `make setup` built, named `prefix*`, linked into `cache`: a test loads them
+    instead of building them again (distilling takes half a minute; setup's `build_models`
+    runs it), and it fails if setup did not build them, as no user's first run should."""
+    built = sorted(BUILT.glob(f"{prefix}*"))
+    assert built, (f"no {prefix}* model in {BUILT}: `make setup` builds them "
+                   "(linkage.text.embeddings.build_models)")
+    (cache / "models").mkdir(parents=True, exist_ok=True)
+    for folder in built:
+        (cache / "models" / folder.name).symlink_to(folder, target_is_directory=True)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -133,15 +151,9 @@ def test_importing_the_module_stays_light():
 
 
 @needs_model
-def test_static_model_distilled_offline(request):
-    pytest.importorskip("skeletoken")  # model2vec's `distill` extra
-    # Distilling takes ~25 s (minutes on a loaded machine): keep the result in pytest's cache
-    # so later runs only load it; with the cache plugin off (`-p no:cacheprovider`) in the
-    # folder the plugin would have given, so that such runs do not distill every time.
-    cache = (request.config.cache.mkdir("linkage-static-model")
-             if getattr(request.config, "cache", None) is not None
-             else request.config.rootpath / ".pytest_cache" / "d" / "linkage-static-model")
-    cache.mkdir(parents=True, exist_ok=True)
+def test_static_model_built_at_setup_loads_offline(tmp_path):
+    cache = tmp_path / "cache"
+    _with_built(cache, "static-")
     enc = Encoder("static", cache_dir=cache)
     v = enc.encode(["How do I reset my password?", "How can I reset my password?",
                     UNRELATED[0]])
@@ -153,16 +165,14 @@ def test_static_model_distilled_offline(request):
     assert again.texts_encoded == 0
 
 
-def test_the_bundled_model_through_onnx_runtime(request):
+def test_the_bundled_model_through_onnx_runtime(tmp_path):
     """`onnx` is the transformer exported to ONNX: the same vectors (cosine >= 0.9999, short
     texts and a long one embedded window by window); `onnx-int8` quantizes its matrix products:
-    every vector within the documented cosine of 0.98. The exports are kept in pytest's cache
-    (as the static model's), so later runs only load them."""
+    every vector within the documented cosine of 0.98. The exports are those `make setup`
+    built."""
     pytest.importorskip("onnxruntime")
-    cache = (request.config.cache.mkdir("linkage-onnx-model")
-             if getattr(request.config, "cache", None) is not None
-             else request.config.rootpath / ".pytest_cache" / "d" / "linkage-onnx-model")
-    cache.mkdir(parents=True, exist_ok=True)
+    cache = tmp_path / "cache"
+    _with_built(cache, "onnx-")
     texts, _ = corpus()
     texts = [*texts, " ".join(t for t, _ in PARAPHRASES) * 40]  # > 256 word pieces: windows
     reference = Encoder(cache_dir=cache, cache=False).encode(texts)
