@@ -117,10 +117,10 @@ def f1_score(predicted: set, truth: set) -> tuple[float, float, float]:
     return precision, recall, f1
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def spark():
-    """A local Spark session (`local[2]`) for one test module: the engine reuses the active
-    session, because starting one takes seconds."""
+    """A local Spark session (`local[2]`) for every test that asks for one, started once: the
+    engine reuses the active session, and starting one takes seconds."""
     from linkage.engines.spark.session import quiet_pyspark, spark_session
 
     with quiet_pyspark():

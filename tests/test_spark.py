@@ -1,6 +1,6 @@
 """The Spark engine (`--engine spark`) against the local engine, on real local Spark.
 
-One SparkSession (`local[2]`) serves the whole module: the engine reuses the active session,
+One SparkSession (`local[2]`) serves the whole test run: the engine reuses the active session,
 because starting one takes seconds. The local engine is the oracle: on FEBRL and on the sample
 customers the Spark engine must produce the very same tables (clusters, pairs, kept records,
 links, golden records), byte for byte once written, and the same summary but for its engine.

@@ -4,7 +4,7 @@ The local engine is the oracle: with guards, a Spark run must give the very same
 (clusters, pairs, kept records, review, guard decisions in the same order), byte for byte once
 written, and the same summary but for its engine. Each case is chosen so that every guard in
 it really acts (its local decisions are asserted non-empty): an agreement where no guard does
-anything would prove nothing. One SparkSession serves the module, and each case is run once
+anything would prove nothing. One SparkSession serves the test run, and each case is run once
 per engine and shared by the tests that read it.
 """
 
