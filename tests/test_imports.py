@@ -5,9 +5,14 @@ the modules of a run on disk, update and match import no private name of another
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
 import linkage
+from linkage._moved import MOVED_MODULES
 
 ROOT = Path(linkage.__file__).parent
 # Left out of the graph: none (the CLI, synth and inject moves of issue 15 are in).
@@ -26,6 +31,9 @@ def _modules() -> dict[str, Path]:
 
 
 def _target(name: str, modules: dict[str, Path]) -> str | None:
+    for old, new in MOVED_MODULES.items():  # an old name is an edge to the module it now is
+        if name == old or name.startswith(old + "."):
+            name = new + name[len(old):]
     while name and name not in modules:
         name = name.rpartition(".")[0]
     return name or None
@@ -133,3 +141,66 @@ def test_the_old_names_still_import():
     assert pipeline.weights_of is compare.weights_of
     assert pipeline.run_fingerprint is disk.run_fingerprint
     assert linkage.Result.load.__func__.__qualname__ == "Result.load"
+
+
+def test_code_imports_moved_modules_by_their_new_names():
+    """The old names (`linkage/_moved.py`) are for scripts; linkage, its tests and benchmarks
+    import the new ones (but for this file, which checks the old ones), so the graph above
+    reads the edges in the files as they are."""
+    root = ROOT.parent
+    here = Path(__file__).resolve()
+    old = [(path.relative_to(root).as_posix(), source, name)
+           for folder in ("linkage", "tests", "bench")
+           for path in sorted((root / folder).rglob("*.py")) if path.resolve() != here
+           for source, name in _imports(path)
+           for moved in MOVED_MODULES
+           if moved in (source, f"{source}.{name}") or source.startswith(moved + ".")]
+    assert old == []
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(MOVED_MODULES.items()))
+def test_a_moved_module_keeps_its_old_name(old, new):
+    """In a fresh interpreter, whichever name is imported first: the old name is the new
+    module object itself (its functions the same objects), `import linkage` loads neither,
+    and `from linkage import <old>` works too."""
+    child = old.rpartition(".")[2]
+    script = f"""
+import sys
+import linkage
+assert {old!r} not in sys.modules and {new!r} not in sys.modules, "loaded by import linkage"
+import {old} as old_first
+import {new} as new_module
+assert old_first is new_module and sys.modules[{old!r}] is new_module
+assert new_module.__name__ == new_module.__spec__.name == {new!r}
+from linkage import {child} as from_package
+assert from_package is new_module
+"""
+    new_first = f"""
+import {new} as new_module
+import {old} as old_module
+assert old_module is new_module
+"""
+    for code in (script, new_first):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              cwd=ROOT.parent, check=False)
+        assert done.returncode == 0, done.stderr
+
+
+def test_the_old_names_of_measure_keep_their_names():
+    """`linkage.evaluate`, `linkage.calibrate` and `linkage.inject` give the same functions
+    as `linkage.measure`'s modules and the package's exports."""
+    import linkage.calibrate
+    import linkage.evaluate
+    import linkage.inject
+    from linkage.inject import inject, measure_recall
+
+    import linkage.measure
+    from linkage.measure import calibrate, evaluate, recall
+
+    assert linkage.evaluate.score_clusters is evaluate.score_clusters
+    assert linkage.calibrate.calibrate is calibrate.calibrate
+    assert (inject, measure_recall) == (recall.inject, recall.measure_recall)
+    assert linkage.inject.KINDS is recall.KINDS
+    for name in linkage.measure.__all__:
+        found = [m for m in (evaluate, calibrate, recall) if hasattr(m, name)]
+        assert getattr(linkage.measure, name) is getattr(found[0], name), name
