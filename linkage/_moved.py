@@ -30,6 +30,7 @@ from typing import Any
 # Old module name -> the module it is now.
 MOVED_MODULES = {
     "linkage.calibrate": "linkage.measure.calibrate",
+    "linkage.charts": "linkage.report.charts",
     "linkage.evaluate": "linkage.measure.evaluate",
     "linkage.inject": "linkage.measure.recall",
 }
