@@ -199,6 +199,7 @@ def test_the_old_names_of_measure_keep_their_names():
     assert linkage.calibrate.calibrate is calibrate.calibrate
     assert (inject, measure_recall) == (recall.inject, recall.measure_recall)
     assert linkage.inject.KINDS is recall.KINDS
+    assert {"calibrate", "evaluate", "recall", "wilson", "inject"} <= set(dir(linkage.measure))
     for name in linkage.measure.__all__:
         found = [m for m in (evaluate, calibrate, recall) if hasattr(m, name)]
         assert getattr(linkage.measure, name) is getattr(found[0], name), name

@@ -42,9 +42,11 @@ __all__ = sorted(_HOME)
 def __getattr__(name: str) -> Any:
     if name in _HOME:
         return getattr(importlib.import_module(_HOME[name]), name)
+    if name in _EXPORTS:  # a module not imported yet: `linkage.measure.recall.inject`
+        return importlib.import_module(f"{__name__}.{name}")
     msg = f"module {__name__!r} has no attribute {name!r}"
     raise AttributeError(msg)
 
 
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__, *_EXPORTS})
+def __dir__() -> list[str]:  # what tab completion offers: the names and the modules
+    return sorted({*__all__, *_EXPORTS})
