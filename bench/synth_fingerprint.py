@@ -104,7 +104,7 @@ def _perturbations() -> dict[str, str]:
 
 def _injections() -> dict[str, str]:
     import linkage as lk
-    from linkage.inject import inject
+    from linkage.measure.recall import inject
 
     frame = lk.read(str(ROOT / "sample_data" / "customers.csv"))
     rules = lk.Rules.from_yaml(ROOT / "rules" / "customers.yaml")

@@ -15,6 +15,7 @@ A small façade; everything else lives in modules named for what they hold::
 
 from __future__ import annotations
 
+from linkage import _moved
 from linkage.api import dedupe, link
 from linkage.errors import LinkageError
 from linkage.gate import check
@@ -23,6 +24,8 @@ from linkage.linker import Linker
 from linkage.result import Result
 from linkage.settings import Normalize, Rules
 from linkage.version import __version__
+
+_moved.install()  # `import linkage.evaluate` and the other old module names still work
 
 __all__ = ["LinkageError", "Linker", "Normalize", "Result", "Rules", "__version__", "check",
            "dedupe", "link", "read"]

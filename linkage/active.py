@@ -731,7 +731,7 @@ def active_pairs(run, n: int, *, seed: int = 0,
 
     `run`: a run folder, or a `Result` in memory (then the records are put side by side only
     when its inputs were files that are still there)."""
-    from linkage.calibrate import read_run, side_by_side
+    from linkage.measure.calibrate import read_run, side_by_side
     from linkage.result import Result
 
     if n < 1:

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from linkage.calibrate import SCORE, band_edges, band_of, calibrate, read_run
 from linkage.errors import InputError
+from linkage.measure.calibrate import SCORE, band_edges, band_of, calibrate, read_run
 from linkage.options import AutoScoreScale
 from linkage.review import (
     PROBABILITY_BANDS,

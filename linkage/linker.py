@@ -199,7 +199,7 @@ class Linker:
                  thresholds: list[float] | None = None) -> dict[str, Any]:
         """`linkage evaluate`'s figures for the run at `threshold` against `truth`: a Series of
         true entity by record id, or a DataFrame of two columns (record id, entity)."""
-        from linkage.evaluate import evaluate_result
+        from linkage.measure.evaluate import evaluate_result
 
         if isinstance(truth, pd.DataFrame):
             if truth.shape[1] != 2:

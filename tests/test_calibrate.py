@@ -8,8 +8,8 @@ import shutil
 import pandas as pd
 import pytest
 
-from linkage.calibrate import calibrate, sample_pairs, wilson
 from linkage.errors import InputError
+from linkage.measure.calibrate import calibrate, sample_pairs, wilson
 from tests.conftest import run_cli
 
 

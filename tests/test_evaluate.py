@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linkage.evaluate import blocking_report, score_clusters, scores_by_threshold
+from linkage.measure.evaluate import blocking_report, score_clusters, scores_by_threshold
 
 
 def test_hand_computed_example():

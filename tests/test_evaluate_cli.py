@@ -1,5 +1,5 @@
 """`linkage evaluate`: a FEBRL run scored against its truth through the CLI gives the figures
-of `linkage.evaluate` called directly; bad truth tables exit 2 with the fix."""
+of `linkage.measure.evaluate` called directly; bad truth tables exit 2 with the fix."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from linkage.blocking import blocker_names
-from linkage.evaluate import blocking_report, score_clusters, scores_by_threshold
+from linkage.measure.evaluate import blocking_report, score_clusters, scores_by_threshold
 from linkage.settings import Rules
 from tests.conftest import ROOT, run_cli, run_clis
 
@@ -41,7 +41,7 @@ def febrl_run(tmp_path_factory, datasets):
 
 
 def _direct(run_dir, truth_csv, thresholds):
-    """The same figures from `linkage.evaluate`, read straight from the run's files."""
+    """The same figures from `linkage.measure.evaluate`, read straight from the run's files."""
     clusters = pd.read_parquet(run_dir / "clusters.parquet")
     pairs = pd.read_parquet(run_dir / "pairs.parquet")
     truth_frame = pd.read_csv(truth_csv, dtype=str)

@@ -5,12 +5,17 @@ the modules of a run on disk, update and match import no private name of another
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
 import linkage
+from linkage._moved import MOVED_MODULES
 
 ROOT = Path(linkage.__file__).parent
-# Left out of the graph: none (the CLI, synth and inject moves of issue 15 are in).
+# Left out of the graph: none (the CLI, synth and measure moves of issue 15 are in).
 ELSEWHERE: tuple[str, ...] = ()
 OWN = ("linkage.run.disk", "linkage.update", "linkage.match", "linkage.forget",
        "linkage.result", "linkage.explain", "linkage.run.compare", "linkage.incremental")
@@ -26,6 +31,9 @@ def _modules() -> dict[str, Path]:
 
 
 def _target(name: str, modules: dict[str, Path]) -> str | None:
+    for old, new in MOVED_MODULES.items():  # an old name is an edge to the module it now is
+        if name == old or name.startswith(old + "."):
+            name = new + name[len(old):]
     while name and name not in modules:
         name = name.rpartition(".")[0]
     return name or None
@@ -133,3 +141,65 @@ def test_the_old_names_still_import():
     assert pipeline.weights_of is compare.weights_of
     assert pipeline.run_fingerprint is disk.run_fingerprint
     assert linkage.Result.load.__func__.__qualname__ == "Result.load"
+
+
+def test_code_imports_moved_modules_by_their_new_names():
+    """The old names (`linkage/_moved.py`) are for scripts; linkage, its tests and benchmarks
+    import the new ones (but for this file, which checks the old ones), so the graph above
+    reads the edges in the files as they are."""
+    root = ROOT.parent
+    here = Path(__file__).resolve()
+    old = [(path.relative_to(root).as_posix(), source, name)
+           for folder in ("linkage", "tests", "bench")
+           for path in sorted((root / folder).rglob("*.py")) if path.resolve() != here
+           for source, name in _imports(path)
+           for moved in MOVED_MODULES
+           if moved in (source, f"{source}.{name}") or source.startswith(moved + ".")]
+    assert old == []
+
+
+@pytest.mark.parametrize("first", ["old", "new"])
+def test_moved_modules_keep_their_old_names(first):
+    """In a fresh interpreter, whichever name is imported first, each old name of
+    `MOVED_MODULES` is the new module object itself (under both names in `sys.modules`, and as
+    the attribute of `linkage`), and `import linkage` loads neither."""
+    script = f"""
+import sys
+import linkage
+moved = {MOVED_MODULES!r}
+loaded = [name for pair in moved.items() for name in pair if name in sys.modules]
+assert not loaded, f"loaded by import linkage: {{loaded}}"
+for old, new in moved.items():
+    child = old.rpartition(".")[2]
+    if {first == "old"}:
+        exec(f"from linkage import {{child}} as first; import {{new}} as second")
+    else:
+        exec(f"import {{new}} as first; import {{old}} as second")
+    assert first is second is sys.modules[old] is sys.modules[new], old
+    assert first.__name__ == first.__spec__.name == new, old
+    assert getattr(linkage, child) is first, old
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=ROOT.parent, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_old_names_of_measure_keep_their_names():
+    """`linkage.evaluate`, `linkage.calibrate` and `linkage.inject` give the same functions
+    as `linkage.measure`'s modules and the package's exports."""
+    import linkage.calibrate
+    import linkage.evaluate
+    import linkage.inject
+    from linkage.inject import inject, measure_recall
+
+    import linkage.measure
+    from linkage.measure import calibrate, evaluate, recall
+
+    assert linkage.evaluate.score_clusters is evaluate.score_clusters
+    assert linkage.calibrate.calibrate is calibrate.calibrate
+    assert (inject, measure_recall) == (recall.inject, recall.measure_recall)
+    assert linkage.inject.KINDS is recall.KINDS
+    assert {"calibrate", "evaluate", "recall", "wilson", "inject"} <= set(dir(linkage.measure))
+    for name in linkage.measure.__all__:
+        found = [m for m in (evaluate, calibrate, recall) if hasattr(m, name)]
+        assert getattr(linkage.measure, name) is getattr(found[0], name), name

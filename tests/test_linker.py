@@ -80,7 +80,7 @@ def test_predict_labels_the_levels_and_decides_at_the_threshold(linker):
 def test_explain_evaluate_report_and_displays(linker):
     truth = pd.read_csv(TRUTH, dtype=str)
     report = linker.evaluate(truth[["customer_id", "person_id"]])
-    from linkage.evaluate import score_clusters
+    from linkage.measure.evaluate import score_clusters
 
     clusters = linker.cluster().clusters
     predicted = clusters["cluster_id"].set_axis(clusters["customer_id"].astype(str).to_numpy())

@@ -12,9 +12,9 @@ import pytest
 from rapidfuzz.distance import OSA
 
 import linkage as lk
-from linkage.calibrate import wilson
 from linkage.errors import InputError
-from linkage.inject import _new_ids, measure_recall
+from linkage.measure.calibrate import wilson
+from linkage.measure.recall import _new_ids, measure_recall
 from linkage.normalize import normalize_company, normalize_phone, parse_dates
 from linkage.normalize.hangul import to_jamo
 from linkage.synth.perturb import (

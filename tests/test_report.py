@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 import linkage as lk
-from linkage.calibrate import calibrate, sample_pairs
 from linkage.errors import InputError, LinkageWarning
+from linkage.measure.calibrate import calibrate, sample_pairs
 from linkage.report import render_html
 from linkage.report.charts import bar_chart_svg, precision_svg, s_curve_svg, shares_svg
 from linkage.result import Result

@@ -24,8 +24,8 @@ import pandas as pd
 import pytest
 
 import linkage
-from linkage.calibrate import sample_pairs
 from linkage.errors import InputError
+from linkage.measure.calibrate import sample_pairs
 from linkage.review import default_labels_path, serve
 from tests._browser import chromium_page
 from tests.conftest import ROOT, run_cli

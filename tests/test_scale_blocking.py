@@ -13,7 +13,7 @@ import linkage as lk
 from linkage.blocking import BlockingInput, KeyBlocker, block
 from linkage.blocking.choose import SAMPLE_ROWS, _Measure, sample_table
 from linkage.errors import LinkageWarning
-from linkage.evaluate import score_clusters
+from linkage.measure.evaluate import score_clusters
 from linkage.suggest import _normalized, suggest_rules
 from linkage.synth import persons
 

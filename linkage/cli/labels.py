@@ -39,7 +39,7 @@ def sample(run_dir, active, n_pairs, bands, per_band, on, seed, out_path):
         table = active_pairs(run_dir, n_pairs, seed=seed)
         column = "picked"
     else:
-        from linkage.calibrate import sample_pairs
+        from linkage.measure.calibrate import sample_pairs
 
         table = sample_pairs(run_dir, parse_bands(bands), per_band, on=on, seed=seed)
         column = "band"
@@ -153,7 +153,7 @@ def calibrate(run_dir, labels_path, bands, on, target, write_rules):
 
     import pandas as pd
 
-    from linkage.calibrate import calibrate as measure
+    from linkage.measure.calibrate import calibrate as measure
     from linkage.settings import Rules
 
     labels = pd.read_csv(labels_path, dtype={"label": str}, keep_default_na=False)

@@ -3,7 +3,7 @@ entity: pairwise and B-cubed precision/recall/F1, the share of true entities rep
 as one cluster, blocking recall and reduction ratio per blocker, and pairwise scores at several
 thresholds), and `recall` without one, by injecting perturbed copies of clean records.
 
-The truth is read only by `evaluate` (`linkage.evaluate.read_truth`), never by a run.
+The truth is read only by `evaluate` (`linkage.measure.evaluate.read_truth`), never by a run.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def evaluate(run_dir, truth_path, truth_id, truth_cluster, thresholds, sep, enco
     """
     import json
 
-    from linkage.evaluate import evaluate_run, read_truth
+    from linkage.measure.evaluate import evaluate_run, read_truth
 
     chosen = parse_thresholds(thresholds)  # a bad --thresholds fails before any reading
     truth = read_truth(truth_path, truth_id, truth_cluster, sep=sep, encoding=encoding)
@@ -138,7 +138,7 @@ def recall(input_path, rules_path, n, kinds, fields_per_copy, seed, id_column, s
     """
     import json
 
-    from linkage.inject import measure_recall, parse_kinds
+    from linkage.measure.recall import measure_recall, parse_kinds
 
     chosen = parse_kinds(kinds)  # a bad --kinds fails before any run
     with claim(out, input_path, rules_path):

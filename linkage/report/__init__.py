@@ -85,7 +85,7 @@ def render_html(result: Result, *, labels: pd.DataFrame | str | Path | None = No
     """The report page of `result` as one HTML string.
 
     `labels`: labelled pairs (the CSV of `linkage sample` with `label` filled in, or that
-    table) for the precision per band, computed by `linkage.calibrate.calibrate` on `bands`
+    table) for the precision per band, computed by `linkage.measure.calibrate.calibrate` on `bands`
     of the match probability or weight (`on`); both default to the bands the file was sampled
     in. `target`: the precision the recommended threshold must reach.
 

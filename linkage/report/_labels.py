@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from linkage.calibrate import SCORE
 from linkage.errors import InputError
+from linkage.measure.calibrate import SCORE
 
 DEFAULT_BANDS = [0.6, 0.7, 0.8, 0.9]  # the default of `linkage sample` and `calibrate`
 _BAND = re.compile(r"^\s*\[\s*([^,\s]+)\s*,\s*([^)\s]+)\s*\)\s*$")

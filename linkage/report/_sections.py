@@ -344,7 +344,7 @@ def scores(result: Result, *, labelled: bool = False) -> Markup:
 def precision(result: Result, labels: Labels | None, target: float) -> Markup:
     if labels is None:
         return Markup("")
-    from linkage.calibrate import calibrate
+    from linkage.measure.calibrate import calibrate
 
     measured, recommended = calibrate(labels.frame, labels.bands, on=labels.on, target=target)
     rows, attributes = [], []

@@ -695,7 +695,7 @@ def shares_svg(table: pd.DataFrame, *, title: str) -> SVG:
 def precision_svg(table: pd.DataFrame, *, target: float | None = None) -> SVG:
     """Precision per score band (a bar) with its 95% interval (a whisker), from labelled pairs.
 
-    `table` is what `linkage.calibrate.calibrate` returns (band_from, band_to, labelled,
+    `table` is what `linkage.measure.calibrate.calibrate` returns (band_from, band_to, labelled,
     matches, precision, ci_low, ci_high). Bars are `<rect class="band">` with `data-band`,
     `data-labelled`, `data-precision`, `data-low` and `data-high`; a band without labels has
     no bar, only the words "no labels". `target` is a dashed vertical line.

@@ -167,7 +167,7 @@ def prepare(run_dir: str | Path, *, labels: str | Path | None = None,
 
 def _sample(run_dir: Path, bands: list[float], per_band: int, on: str,
             seed: int) -> pd.DataFrame:
-    from linkage.calibrate import sample_pairs
+    from linkage.measure.calibrate import sample_pairs
 
     table = sample_pairs(run_dir, bands, per_band, on=on, seed=seed)
     if table.empty:

@@ -269,7 +269,7 @@ def group_removal_warnings(by: dict[str, dict[str, dict]], table_rate: float,
     records, beyond chance: the lower end of the 95% Wilson interval of its removal rate is
     above the limit, so 1 removed of 2 records (interval 9%-91%) says nothing, 40 of 100
     (31%-50%) does. A column with one value repeats the table-wide figure and is left out."""
-    from linkage.calibrate import wilson
+    from linkage.measure.calibrate import wilson
 
     out = []
     for column, values in by.items():

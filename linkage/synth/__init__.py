@@ -15,9 +15,9 @@ One module per generator, and one for what they share:
   identical on the business columns are either real repeat purchases or ingestion double loads.
 - `labelled_texts()` (`_texts.py`): a labelled Korean/English text set with exact and near
   duplicates, conflicting labels and statute quotes that are meant to repeat.
-- `perturb.py`: the typos and format variants, shared with recall injection (`linkage.inject`);
-  `_vocab.py`: the word lists; `_draw.py`: seeded draws; `_files.py`: the sample files and the
-  command line.
+- `perturb.py`: the typos and format variants, shared with recall injection
+  (`linkage.measure.recall`); `_vocab.py`: the word lists; `_draw.py`: seeded draws;
+  `_files.py`: the sample files and the command line.
 
 All draw every random number from `numpy.random.default_rng(seed)`, so one seed gives one table.
 All name lists were written for this package; none comes from an external package.

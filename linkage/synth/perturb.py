@@ -1,5 +1,5 @@
 """The one perturbation module: the ways a value gets misspelt or written another way, shared by
-the generators (`linkage.synth`) and by recall injection (`linkage.inject`).
+the generators (`linkage.synth`) and by recall injection (`linkage.measure.recall`).
 
 - typos: a keyboard slip in a Latin word (`latin_typo`), a jamo changed in Hangul (`hangul_typo`,
   `ko_name_typo`), one digit in a date, phone or postcode (`perturb_typo`);

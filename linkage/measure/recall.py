@@ -307,7 +307,7 @@ def inject(frame: pd.DataFrame, rules: Rules, n: int, *, baseline: Result,
 
 def _recall_row(name: str, found: np.ndarray, false_merge: np.ndarray,
                 compared: np.ndarray) -> dict[str, Any]:
-    from linkage.calibrate import wilson
+    from linkage.measure.calibrate import wilson
 
     injected, hits = len(found), int(found.sum())
     low, high = wilson(hits, injected)
