@@ -15,6 +15,7 @@ different names.
 from __future__ import annotations
 
 import contextlib
+import copy
 import re
 from dataclasses import dataclass, field
 
@@ -203,13 +204,87 @@ def _edit_one_neighbours(values: list[str]) -> float:
 def profile_column(column: str, values: pd.Series, *, scale: float = 1.0) -> ColumnProfile:
     """A column's role from a sample of its values (its name breaks ties only). `scale`: how
     many records of the table each of `values` stands for, when they are a sample of rows."""
-    profile = _by_values(column, values, scale)
-    _tie(profile, values)
+    present = _present(values)
+    profile = _by_values(column, values, present, scale)
+    _tie(profile, present)
     return profile
 
 
-def _by_values(column: str, values: pd.Series, scale: float) -> ColumnProfile:
-    present = _present(values)
+class _Rows:
+    """Rows of text as their distinct values and how many rows hold each: a test is run once
+    per distinct value, and a share (or mean) over the rows is the count-weighted one over
+    the distinct values. The same number, not an estimate: both are an exact integer (the rows
+    that pass, or the sum of an integer per row) divided by the number of rows."""
+
+    def __init__(self, rows: pd.Series) -> None:
+        self.rows = rows
+        codes, uniques = pd.factorize(rows.to_numpy(dtype=object))
+        self.codes = codes
+        self.values: list[str] = uniques.tolist()
+        self.counts = np.bincount(codes, minlength=len(self.values))
+        self.n = len(rows)
+        self._tests: dict[tuple, np.ndarray] = {}
+
+    def _test(self, how: str, pattern) -> np.ndarray:
+        """Python's `re`, as `Series.str` reads a pattern: pandas gives a pattern to Arrow's
+        RE2 only where that finds the same (no \\s, \\d only in ASCII text, $ only without
+        a newline)."""
+        key = (how, pattern)
+        if key not in self._tests:
+            fn = getattr(re.compile(pattern), how)
+            self._tests[key] = np.fromiter((fn(v) is not None for v in self.values),
+                                           dtype=bool, count=len(self.values))
+        return self._tests[key]
+
+    def search(self, pattern) -> np.ndarray:
+        """Per distinct value: `pattern` found in it (`Series.str.contains`)."""
+        return self._test("search", pattern)
+
+    def match(self, pattern) -> np.ndarray:
+        return self._test("match", pattern)
+
+    def fullmatch(self, pattern) -> np.ndarray:
+        return self._test("fullmatch", pattern)
+
+    def each(self, fn, dtype=bool) -> np.ndarray:
+        """`fn` of each distinct value."""
+        return np.fromiter(map(fn, self.values), dtype=dtype, count=len(self.values))
+
+    def share(self, mask: np.ndarray) -> float:
+        """The share of rows whose value is in `mask` (a bool per distinct value)."""
+        return int(self.counts[mask].sum()) / self.n if self.n else 0.0
+
+    def mean(self, numbers: np.ndarray) -> float:
+        """The mean over the rows of an integer per distinct value."""
+        return int((numbers.astype(np.int64) * self.counts).sum()) / self.n
+
+    def upper(self) -> _Rows:
+        """The rows upper-cased as `Series.str.upper` does it for their dtype (Arrow's
+        upper case is not Python's: "ß" is "ẞ", not "SS")."""
+        upper = copy.copy(self)
+        upper.values = pd.Series(self.values, dtype=self.rows.dtype).str.upper().tolist()
+        upper._tests = {}
+        return upper
+
+    def at_rows(self, mask: np.ndarray) -> pd.Series:
+        """The rows whose value is in `mask`, in their order."""
+        return self.rows[mask[self.codes]]
+
+
+def _count_share(counts: pd.Series, pattern: re.Pattern) -> float:
+    """The share of rows that `pattern` matches whole, from the rows' `value_counts`."""
+    hits = np.fromiter((pattern.fullmatch(v) is not None for v in counts.index), dtype=bool,
+                       count=len(counts))
+    total = int(counts.sum())
+    return int(counts.to_numpy()[hits].sum()) / total if total else 0.0
+
+
+_NON_DIGIT = re.compile(r"\D")
+_SPACE = re.compile(r"\s")
+
+
+def _by_values(column: str, values: pd.Series, present: pd.Series,
+               scale: float) -> ColumnProfile:
     filled = len(present) / max(len(values), 1)
     if len(present) == 0:
         return ColumnProfile(column, "other", 0.0, 0.0, "empty").exclude("empty")
@@ -226,8 +301,10 @@ def _by_values(column: str, values: pd.Series, scale: float) -> ColumnProfile:
         return profile("constant", f"one value ({top!r}) in {counts.iloc[0] / len(present):.0%} "
                        "of filled records").exclude("(nearly) constant: no evidence")
     sample = present.sample(min(len(present), _SAMPLE), random_state=0).reset_index(drop=True)
+    rows = _Rows(sample)
+    share = rows.share
 
-    if _share(sample.str.match(_EMAIL)) > 0.8:
+    if share(rows.match(_EMAIL)) > 0.8:
         return profile("email", "values look like e-mail addresses")
 
     from linkage.normalize import parse_dates
@@ -239,60 +316,61 @@ def _by_values(column: str, values: pd.Series, scale: float) -> ColumnProfile:
         if _share(parsed["valid"]) > 0.8:
             return profile("date", "values parse as dates")
 
-    digits = sample.str.replace(r"\D", "", regex=True)
-    integer = _share(sample.str.fullmatch(_INTEGER)) > 0.99 and \
-        present.str.fullmatch(_INTEGER).mean() > 0.99
+    integer = share(rows.fullmatch(_INTEGER)) > 0.99 and \
+        _count_share(counts, _INTEGER) > 0.99
     # Phones: 7 to 15 digits written with separators, a + or a trunk 0, valid in some region.
-    phoney = sample.str.fullmatch(_PHONE_CHARS) & digits.str.len().between(7, 15)
-    if _share(phoney) > 0.8 and (
-        _share(sample.str.contains(r"[\s\-().+]")) > 0.3 or _share(sample.str.startswith("0"))
-        > 0.5
-    ):
-        valid, region = _phone_region(sample[phoney], at_least=0.6)
-        if valid >= 0.6:
-            where = f" in region {region}" if region else ""
-            return profile("phone", f"valid phone numbers{where} ({valid:.0%} of a sample)",
-                           region=region)
+    phone_chars = rows.fullmatch(_PHONE_CHARS)
+    if share(phone_chars) > 0.8:  # else fewer than 80% can be phones, whatever their digits
+        digits = rows.each(lambda v: len(_NON_DIGIT.sub("", v)), dtype=np.int64)
+        phoney = phone_chars & (digits >= 7) & (digits <= 15)
+        if share(phoney) > 0.8 and (share(rows.search(r"[\s\-().+]")) > 0.3
+                                    or share(rows.each(lambda v: v.startswith("0"))) > 0.5):
+            valid, region = _phone_region(rows.at_rows(phoney), at_least=0.6)
+            if valid >= 0.6:
+                where = f" in region {region}" if region else ""
+                return profile("phone", f"valid phone numbers{where} ({valid:.0%} of a sample)",
+                               region=region)
 
     if integer:
         return _integer_profile(profile, present, sample, counts, scale)
-    if _share(sample.str.fullmatch(_NUMBER)) > 0.99 and pd.to_numeric(
+    if share(rows.fullmatch(_NUMBER)) > 0.99 and pd.to_numeric(
             present, errors="coerce").notna().all():
         return profile("numeric", "numbers with fractions: an amount or a measure")
 
-    tokens = sample.str.split().str.len()
-    hangul = _share(sample.map(has_hangul))
+    tokens = rows.mean(rows.each(lambda v: len(v.split()), dtype=np.int64))
+    hangul = share(rows.each(has_hangul))
     if hangul > 0.5:
-        lengths = sample.str.replace(r"\s", "", regex=True).str.len()
-        if tokens.mean() <= 1.3 and lengths.between(2, 5).mean() > 0.9 and nunique > 50:
+        lengths = rows.each(lambda v: len(_SPACE.sub("", v)), dtype=np.int64)
+        if tokens <= 1.3 and share((lengths >= 2) & (lengths <= 5)) > 0.9 and nunique > 50:
             return profile("hangul_name", "short Hangul words of 2 to 5 syllables")
-    if _share(sample.str.contains(_LEGAL_FORM)) > 0.2:
+    if share(rows.search(_LEGAL_FORM)) > 0.2:
         return profile("company", "many values end in a legal form (Inc, Ltd, GmbH, 주식회사)")
     if nunique <= 50 or distinct < 0.002:
         return profile("category", f"{nunique} distinct values")
     # Lists of labels from a small vocabulary ("Comedy,Drama", "actor;writer"): many values,
     # few words; a column of names has as many words as people.
-    listed = sample.str.contains(r"[,;|]")
-    if _share(listed) > 0.3:
-        words = set(sample.str.split(r"[,;|]\s*").explode().str.strip().dropna())
+    listed = rows.search(r"[,;|]")
+    if share(listed) > 0.3:
+        words = set(pd.Series(rows.values, dtype=object).str.split(r"[,;|]\s*").explode()
+                    .str.strip().dropna())
         if len(words) <= 50:
             return profile("category", f"lists of {len(words)} labels")
-    if tokens.mean() >= 5:
+    if tokens >= 5:
         return profile("text", "free text (five or more words on average)")
-    if _share(~sample.str.contains(r"\s")) > 0.95 and _share(sample.str.contains(r"\d")) > 0.9:
+    spaced, digit = rows.search(r"\s"), rows.search(r"\d")
+    if share(~spaced) > 0.95 and share(digit) > 0.9:
         labels = _group_labels(profile, present, counts, "codes of letters and digits")
         if labels is not None:
             return labels
-    upper = sample.str.upper()
-    if _share(upper.str.fullmatch(_POSTCODE)) > 0.9 and not present.is_unique and \
-            _share(sample.str.contains(r"[A-Za-z]")) > 0.5:
+    if share(rows.upper().fullmatch(_POSTCODE)) > 0.9 and nunique != len(present) and \
+            share(rows.search(r"[A-Za-z]")) > 0.5:
         return profile("postcode", "short codes of letters and digits shared by many records")
-    if _share(sample.str.contains(r"\d")) > 0.5 and tokens.mean() >= 2:
+    if share(digit) > 0.5 and tokens >= 2:
         return profile("address", "words with numbers, like an address")
-    if _share(sample.str.fullmatch(_NAME_CHARS)) > 0.9 and tokens.mean() <= 4 and \
-            sample.str.len().mean() <= 30:
+    if share(rows.fullmatch(_NAME_CHARS)) > 0.9 and tokens <= 4 and \
+            rows.mean(rows.each(len, dtype=np.int64)) <= 30:
         return profile("name", "short words, many values: a name")
-    if _share(~sample.str.contains(r"\s")) > 0.95 and _share(sample.str.contains(r"\d")) > 0.5:
+    if share(~spaced) > 0.95 and share(digit) > 0.5:
         return _code_profile(profile, present, counts, "codes of letters and digits")
     return profile("other", "short text")
 
@@ -472,14 +550,14 @@ _NAME_TIES = {  # only among roles the values leave open
 }
 
 
-def _tie(p: ColumnProfile, values: pd.Series) -> None:
+def _tie(p: ColumnProfile, present: pd.Series) -> None:
     """Names break ties: short text, or codes, whose values fit the role the name gives."""
     if not p.compare or p.code or p.kind not in ("other", "name", "text", "category"):
         return
     for kind, words in _NAME_TIES.items():
         if not _hint(p.column, *words):
             continue
-        sample = _present(values).head(2000)
+        sample = present.head(2000)
         if kind == "hangul_name" and p.kind in ("name", "other", "category") and \
                 _share(sample.map(has_hangul)) > 0.5:
             p.kind, p.why = kind, p.why + "; Hangul values, and its column name says name"
