@@ -315,9 +315,9 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
             step.update(_phone_step(frame, p))
         normalize.append(step)
 
-    work = _normalized(frame, normalize)
+    work, coded = _coded(frame, normalize)
     blocking, measured, per_key_budget = choose_keys(_key_view(usable), work, source,
-                                                     max_pairs, sizes)
+                                                     max_pairs, sizes, coded=coded)
     derived = _derived_columns(work, usable)
     comparisons = [c for c in map(_comparison, usable) if c and c["column"] not in derived]
     _name_swaps(comparisons, usable)
@@ -422,11 +422,45 @@ def _looks_korean(values: pd.Series) -> bool:
 
 
 def _normalized(frame: pd.DataFrame, normalize: list[dict]) -> dict[str, np.ndarray]:
-    work = {str(column): as_text(frame[column]) for column in frame.columns}
+    """Every column of `frame` as text (`as_text`), and each step's output."""
+    return _coded(frame, normalize)[0]
+
+
+def _coded(frame: pd.DataFrame, normalize: list[dict]
+           ) -> tuple[dict[str, np.ndarray], dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """(work, coded): `_normalized`'s columns, and each of them as a code per row (-1 where
+    missing) into a table of values, what key pair counts group (`choose_keys`).
+
+    Each column is numbered once, and a step normalizes the distinct values of its input
+    only: a normalizer maps each value alone, so every row gets what normalizing the rows
+    gives it."""
     from linkage.settings import Normalize
+
+    coded = {str(column): _distinct_text(frame[column]) for column in frame.columns}
+
+    def rows(column: str) -> np.ndarray:
+        codes, table = coded[column]
+        return np.append(table, None)[codes]
 
     for spec in normalize:
         step = Normalize(**spec)
-        series = pd.Series(step.joined(work), name=step.column, dtype=object)
-        work[step.target] = step.apply(series).to_numpy(dtype=object)
-    return work
+        if len(step.inputs) == 1:
+            codes, values = coded[step.column]
+        else:  # each record's values joined in one: numbered as they are
+            codes, values = pd.factorize(np.asarray(step.joined(
+                {c: rows(c) for c in step.inputs}), dtype=object), use_na_sentinel=True)
+            values = np.asarray(values, dtype=object)
+        series = pd.Series(values, name=step.column, dtype=object)
+        coded[step.target] = (codes, step.apply(series).to_numpy(dtype=object))
+    return {column: rows(column) for column in coded}, coded
+
+
+def _distinct_text(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, texts): a code per row, -1 where missing, into the column's distinct values as
+    `as_text` writes them. A column of strings is numbered as it is (its text is itself)."""
+    if pd.api.types.is_string_dtype(values.dtype) and (
+            values.dtype != object or pd.api.types.infer_dtype(values, skipna=True) == "string"):
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    else:
+        codes, uniques = pd.factorize(as_text(values), use_na_sentinel=True)
+    return np.asarray(codes, dtype=np.int64), np.asarray(uniques, dtype=object)

@@ -109,8 +109,8 @@ class _Measure:
     """Estimated full-table pairs of keys, from their codes on the sample."""
 
     def __init__(self, work: dict[str, np.ndarray], source: np.ndarray | None,
-                 sizes: list[int]):
-        self.work, self.source = work, source
+                 sizes: list[int], coded: dict[str, tuple[np.ndarray, np.ndarray]] | None = None):
+        self.work, self.source, self.coded = work, source, coded or {}
         self.m = len(next(iter(work.values()))) if work else 0
         self._parts: dict[str, np.ndarray] = {}
         self._columns: dict[str, tuple[np.ndarray, list]] = {}
@@ -126,8 +126,14 @@ class _Measure:
     def _column(self, column: str) -> tuple[np.ndarray, list]:
         """(codes, distinct values) of a column: -1 where missing or empty."""
         if column not in self._columns:
-            values = np.asarray(self.work[column], dtype=object)
-            codes, uniques = pd.factorize(values, use_na_sentinel=True)
+            if column in self.coded:  # a code per row into a table: number the table's values
+                rows, table = self.coded[column]
+                codes, uniques = pd.factorize(np.asarray(table, dtype=object),
+                                              use_na_sentinel=True)
+                codes = np.append(codes, -1)[rows]
+            else:
+                values = np.asarray(self.work[column], dtype=object)
+                codes, uniques = pd.factorize(values, use_na_sentinel=True)
             uniques = [u if isinstance(u, str) else str(u) for u in list(uniques)]
             if "" in uniques:
                 codes = np.where(codes == uniques.index(""), -1, codes)
@@ -346,12 +352,15 @@ def _covered(key: list[str], chosen: list[list[str]]) -> list[str] | None:
 
 
 def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None,
-                max_pairs: int, sizes: list[int] | None = None):
+                max_pairs: int, sizes: list[int] | None = None,
+                coded: dict[str, tuple[np.ndarray, np.ndarray]] | None = None):
     """(blocking, measured, budget): the suggested blockers (rules dicts), every candidate
     key with its estimated pairs and fate (`KeyTrial`), and the per-key budget.
 
     `work` holds the normalized columns of a sample (`sample_table`), `source` its rows'
-    tables in a link, `sizes` the full tables' sizes (default: the sample is the table)."""
+    tables in a link, `sizes` the full tables' sizes (default: the sample is the table);
+    `coded`, where given, the same columns as a code per row (-1: missing) into a table of
+    values, which spares numbering the rows again."""
     profiles = [p for p in profiles if p.kind not in ("row_number", "constant")]
     m = len(next(iter(work.values()))) if work else 0
     if sizes is None:
@@ -359,7 +368,7 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
     n = int(sum(sizes))
     budget = per_key_budget(n, max_pairs)
     total_budget = int(max_pairs * 0.8)  # the estimate is from a sample: leave a margin
-    measure = _Measure(work, source, sizes)
+    measure = _Measure(work, source, sizes, coded)
     trials: list[KeyTrial] = []
     keys: list[list[str]] = []
     windows: list[dict] = []
