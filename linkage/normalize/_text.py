@@ -101,18 +101,28 @@ def map_unique(values: pd.Series, func: Callable[[str], str | None],
     """
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     uniques = np.asarray(uniques, dtype=object)
-    results = np.empty(len(uniques), dtype=object)
+    # The extra trailing None is what code -1 (missing) picks up when indexing below.
+    table = np.full(len(uniques) + 1, None, dtype=object)
     fast = np.zeros(len(uniques), dtype=bool)
     if ascii_func is not None and len(uniques):
-        fast = np.array([type(u) is str and u.isascii() for u in uniques], dtype=bool)
-        if fast.any():
-            import pyarrow as pa
+        import pyarrow as pa
+        import pyarrow.compute as pc
 
+        text = None
+        if pd.api.types.infer_dtype(uniques, skipna=False) == "string":  # ASCII by Arrow
+            text = pa.array(uniques, type=pa.large_string())
+            fast = pc.string_is_ascii(text).to_numpy(zero_copy_only=False)
+        else:
+            fast = np.array([type(u) is str and u.isascii() for u in uniques], dtype=bool)
+        if fast.all() and text is not None:
+            done = ascii_func(text)
+        elif fast.any():
             done = ascii_func(pa.array(uniques[fast], type=pa.large_string()))
-            results[fast] = done.to_numpy(zero_copy_only=False)
-    results[~fast] = [func(as_text(u)) for u in uniques[~fast]]
-    # The extra trailing None is what code -1 (missing) picks up when indexing below.
-    table = np.array([r if r else None for r in results] + [None], dtype=object)
+        if fast.any():
+            done = pc.if_else(pc.equal(done, ""), pa.scalar(None, done.type), done)
+            table[:-1][fast] = done.to_numpy(zero_copy_only=False)
+    slow = np.flatnonzero(~fast)
+    table[slow] = [r if r else None for r in (func(as_text(u)) for u in uniques[slow])]
     return pd.Series(table[codes], index=values.index, name=values.name, dtype=object)
 
 
