@@ -211,10 +211,16 @@ def profile_column(column: str, values: pd.Series, *, scale: float = 1.0) -> Col
 
 
 class _Rows:
-    """Rows of text as their distinct values and how many rows hold each: a test is run once
+    r"""Rows of text as their distinct values and how many rows hold each: a test is run once
     per distinct value, and a share (or mean) over the rows is the count-weighted one over
     the distinct values. The same number, not an estimate: both are an exact integer (the rows
-    that pass, or the sum of an integer per row) divided by the number of rows."""
+    that pass, or the sum of an integer per row) divided by the number of rows.
+
+    A test reads the values as Python does (`re`, `str`), as `Series.str` does: pandas gives a
+    pattern to Arrow's RE2 only where that finds the same (no \s, \d only in ASCII text, $ only
+    without a newline). ASCII values without a newline are tested at once in RE2 with a pattern
+    that means there what the Python one means (`_RE2`: Python's \s on ASCII text is
+    `ASCII_SPACE`, \d is [0-9], a letter is [A-Za-z], $ is the end); the others one by one."""
 
     def __init__(self, rows: pd.Series) -> None:
         self.rows = rows
@@ -224,16 +230,44 @@ class _Rows:
         self.counts = np.bincount(codes, minlength=len(self.values))
         self.n = len(rows)
         self._tests: dict[tuple, np.ndarray] = {}
+        self._plain: tuple | None = None
+
+    def _split(self) -> tuple[np.ndarray, object, list[str]]:
+        """(plain, their Arrow array, the other values): `plain` marks the ASCII values
+        without a newline."""
+        if self._plain is None:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            array = pa.array(self.values, type=pa.large_string())
+            plain = pc.and_(pc.string_is_ascii(array),
+                            pc.invert(pc.match_substring(array, "\n")))
+            mask = plain.to_numpy(zero_copy_only=False)
+            others = [v for v, p in zip(self.values, mask.tolist(), strict=True) if not p]
+            self._plain = (mask, array.filter(plain), others)
+        return self._plain
+
+    def _each(self, arrow, python, dtype) -> np.ndarray:
+        """`arrow` of the plain values' Arrow array, `python` of each other value."""
+        plain, array, others = self._split()
+        out = np.empty(len(self.values), dtype=dtype)
+        if len(array):
+            out[plain] = np.asarray(arrow(array).to_numpy(zero_copy_only=False), dtype=dtype)
+        out[~plain] = np.fromiter(map(python, others), dtype=dtype, count=len(others))
+        return out
 
     def _test(self, how: str, pattern) -> np.ndarray:
-        """Python's `re`, as `Series.str` reads a pattern: pandas gives a pattern to Arrow's
-        RE2 only where that finds the same (no \\s, \\d only in ASCII text, $ only without
-        a newline)."""
         key = (how, pattern)
         if key not in self._tests:
+            import pyarrow.compute as pc
+
             fn = getattr(re.compile(pattern), how)
-            self._tests[key] = np.fromiter((fn(v) is not None for v in self.values),
-                                           dtype=bool, count=len(self.values))
+            re2 = _RE2.get((how, getattr(pattern, "pattern", pattern)))
+            if re2 is None:
+                self._tests[key] = self.each(lambda v: fn(v) is not None)
+            else:
+                self._tests[key] = self._each(
+                    lambda a: _all_of(pc, a, re2), lambda v: fn(v) is not None, bool)
         return self._tests[key]
 
     def search(self, pattern) -> np.ndarray:
@@ -250,6 +284,46 @@ class _Rows:
         """`fn` of each distinct value."""
         return np.fromiter(map(fn, self.values), dtype=dtype, count=len(self.values))
 
+    def words(self) -> np.ndarray:
+        """`len(v.split())`: the runs of characters that are not white space."""
+        import pyarrow.compute as pc
+
+        return self._each(lambda a: pc.count_substring_regex(a, f"[^{_ASCII_SPACE}]+"),
+                          lambda v: len(v.split()), np.int64)
+
+    def lengths(self) -> np.ndarray:
+        import pyarrow.compute as pc
+
+        return self._each(pc.utf8_length, len, np.int64)
+
+    def digits(self) -> np.ndarray:
+        r"""How many characters `\D` leaves (`_NON_DIGIT`): the decimal digits."""
+        import pyarrow.compute as pc
+
+        return self._each(lambda a: pc.count_substring_regex(a, "[0-9]"),
+                          lambda v: len(_NON_DIGIT.sub("", v)), np.int64)
+
+    def unspaced_lengths(self) -> np.ndarray:
+        """The length without white space (`_SPACE`)."""
+        import pyarrow.compute as pc
+
+        return self._each(
+            lambda a: pc.subtract(pc.utf8_length(a),
+                                  pc.count_substring_regex(a, f"[{_ASCII_SPACE}]")),
+            lambda v: len(_SPACE.sub("", v)), np.int64)
+
+    def starts_with(self, prefix: str) -> np.ndarray:
+        import pyarrow.compute as pc
+
+        return self._each(lambda a: pc.starts_with(a, prefix),
+                          lambda v: v.startswith(prefix), bool)
+
+    def hangul(self) -> np.ndarray:
+        """`has_hangul`: never for ASCII text."""
+        import pyarrow as pa
+
+        return self._each(lambda a: pa.array(np.zeros(len(a), dtype=bool)), has_hangul, bool)
+
     def share(self, mask: np.ndarray) -> float:
         """The share of rows whose value is in `mask` (a bool per distinct value)."""
         return int(self.counts[mask].sum()) / self.n if self.n else 0.0
@@ -263,12 +337,20 @@ class _Rows:
         upper case is not Python's: "ß" is "ẞ", not "SS")."""
         upper = copy.copy(self)
         upper.values = pd.Series(self.values, dtype=self.rows.dtype).str.upper().tolist()
-        upper._tests = {}
+        upper._tests, upper._plain = {}, None
         return upper
 
     def at_rows(self, mask: np.ndarray) -> pd.Series:
         """The rows whose value is in `mask`, in their order."""
         return self.rows[mask[self.codes]]
+
+
+def _all_of(pc, array, patterns: tuple[str, ...]):
+    """Arrow's answer: every RE2 pattern of `patterns` found in each value."""
+    found = pc.match_substring_regex(array, patterns[0])
+    for pattern in patterns[1:]:
+        found = pc.and_(found, pc.match_substring_regex(array, pattern))
+    return found
 
 
 def _count_share(counts: pd.Series, pattern: re.Pattern) -> float:
@@ -281,6 +363,37 @@ def _count_share(counts: pd.Series, pattern: re.Pattern) -> float:
 
 _NON_DIGIT = re.compile(r"\D")
 _SPACE = re.compile(r"\s")
+# Python's \s on ASCII text (`str.isspace`), as an RE2 class's contents.
+_ASCII_SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f "
+
+
+def _re2_tests() -> dict[tuple[str, str], tuple[str, ...]]:
+    r"""(how, Python pattern) -> RE2 patterns that all find a value of ASCII text without a
+    newline exactly where the Python test (`re.search`, `match`, `fullmatch`) does: \s as
+    `_ASCII_SPACE`, \d as [0-9], [^\W\d_] (a letter) as [A-Za-z], $ as the end; a
+    look-ahead (which RE2 lacks) as a pattern of its own."""
+    ws = _ASCII_SPACE
+    legal = _LEGAL_FORM.pattern.split("$|")[0] + "$"  # the Korean forms are not ASCII
+    letter = "[A-Za-z]"
+    tests = {
+        ("match", _EMAIL.pattern): f"^[^@{ws}]+@[^@{ws}]+\\.[^@{ws}]+$",
+        ("fullmatch", _INTEGER.pattern): "[+-]?[0-9]+",
+        ("fullmatch", _NUMBER.pattern): r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?",
+        ("fullmatch", _PHONE_CHARS.pattern): f"\\+?[0-9{ws}\\-().]+",
+        ("search", r"[\s\-().+]"): f"[{ws}\\-().+]",
+        ("search", _LEGAL_FORM.pattern): "(?i)" + legal.replace(r"[\s,.(]", f"[{ws},.(]"),
+        ("search", r"[,;|]"): "[,;|]",
+        ("search", r"\s"): f"[{ws}]",
+        ("search", r"\d"): "[0-9]",
+        ("search", r"[A-Za-z]"): "[A-Za-z]",
+        ("fullmatch", _NAME_CHARS.pattern): f"{letter}+(?:[{ws}'.\\-,&]+{letter}+)*\\.?",
+    }
+    out = {key: ((f"^(?:{p})$",) if key[0] == "fullmatch" else (p,)) for key, p in tests.items()}
+    out["fullmatch", _POSTCODE.pattern] = ("^(?:[A-Z0-9]{2,5}[ -]?[A-Z0-9]{0,4})$", "[0-9]")
+    return out
+
+
+_RE2 = _re2_tests()
 
 
 def _by_values(column: str, values: pd.Series, present: pd.Series,
@@ -321,10 +434,10 @@ def _by_values(column: str, values: pd.Series, present: pd.Series,
     # Phones: 7 to 15 digits written with separators, a + or a trunk 0, valid in some region.
     phone_chars = rows.fullmatch(_PHONE_CHARS)
     if share(phone_chars) > 0.8:  # else fewer than 80% can be phones, whatever their digits
-        digits = rows.each(lambda v: len(_NON_DIGIT.sub("", v)), dtype=np.int64)
+        digits = rows.digits()
         phoney = phone_chars & (digits >= 7) & (digits <= 15)
         if share(phoney) > 0.8 and (share(rows.search(r"[\s\-().+]")) > 0.3
-                                    or share(rows.each(lambda v: v.startswith("0"))) > 0.5):
+                                    or share(rows.starts_with("0")) > 0.5):
             valid, region = _phone_region(rows.at_rows(phoney), at_least=0.6)
             if valid >= 0.6:
                 where = f" in region {region}" if region else ""
@@ -337,10 +450,10 @@ def _by_values(column: str, values: pd.Series, present: pd.Series,
             present, errors="coerce").notna().all():
         return profile("numeric", "numbers with fractions: an amount or a measure")
 
-    tokens = rows.mean(rows.each(lambda v: len(v.split()), dtype=np.int64))
-    hangul = share(rows.each(has_hangul))
+    tokens = rows.mean(rows.words())
+    hangul = share(rows.hangul())
     if hangul > 0.5:
-        lengths = rows.each(lambda v: len(_SPACE.sub("", v)), dtype=np.int64)
+        lengths = rows.unspaced_lengths()
         if tokens <= 1.3 and share((lengths >= 2) & (lengths <= 5)) > 0.9 and nunique > 50:
             return profile("hangul_name", "short Hangul words of 2 to 5 syllables")
     if share(rows.search(_LEGAL_FORM)) > 0.2:
@@ -368,7 +481,7 @@ def _by_values(column: str, values: pd.Series, present: pd.Series,
     if share(digit) > 0.5 and tokens >= 2:
         return profile("address", "words with numbers, like an address")
     if share(rows.fullmatch(_NAME_CHARS)) > 0.9 and tokens <= 4 and \
-            rows.mean(rows.each(len, dtype=np.int64)) <= 30:
+            rows.mean(rows.lengths()) <= 30:
         return profile("name", "short words, many values: a name")
     if share(~spaced) > 0.95 and share(digit) > 0.5:
         return _code_profile(profile, present, counts, "codes of letters and digits")

@@ -420,11 +420,17 @@ def test_profile_shares_over_distinct_values_are_the_row_shares():
                  "٣", "İ", "K"]
     patterns = [p._EMAIL, p._INTEGER, p._NUMBER, p._PHONE_CHARS, p._NAME_CHARS, p._LEGAL_FORM,
                 r"[\s\-().+]", r"[,;|]", r"\s", r"\d", r"[A-Za-z]", r"\D"]
+    assert {(how, getattr(q, "pattern", q)) for how, q in p._RE2} <= \
+        {(how, getattr(q, "pattern", q)) for how in ("search", "match", "fullmatch")
+         for q in [*patterns, p._POSTCODE]}
     for trial in range(60):
         chars = ascii_chars if trial % 2 else odd_chars
         pool = ["".join(rng.choice(chars, rng.integers(1, 12)))
                 for _ in range(rng.integers(5, 400))]
-        pool += ["1990", "+44 20 7946 0958", "anna@x.org", "Acme Ltd", "SW1A 1AA", "3.5e2"]
+        pool += ["1990", "+44 20 7946 0958", "anna@x.org", "Acme Ltd", "SW1A 1AA", "3.5e2",
+                 "ACME LTD.", "x (gmbh)", "Foo,Inc", "kk", "a\x0bb@c.d", "a@b.c\n", "Anna-Marie",
+                 "O'Neil, Jo & Co.", "a\x1cb", "1\n", "AB1\x0b2CD", "(0)20 7946-0958", "-.5E+3",
+                 "Inc and Sons", "co op", "ltd. x"]
         weights = 1 / np.arange(1, len(pool) + 1) ** rng.uniform(0, 1.5)
         values = rng.choice(pool, int(rng.integers(50, 3000)), p=weights / weights.sum())
         for dtype in (object, "str"):
@@ -436,21 +442,20 @@ def test_profile_shares_over_distinct_values_are_the_row_shares():
                     expected = p._share(getattr(sample.str, how)(pattern))
                     assert rows.share(mine(pattern)) == expected, (how, pattern, dtype)
             assert rows.share(~rows.search(r"\s")) == p._share(~sample.str.contains(r"\s"))
-            assert rows.mean(rows.each(lambda v: len(v.split()), dtype=np.int64)) == \
-                sample.str.split().str.len().mean()
-            assert rows.mean(rows.each(len, dtype=np.int64)) == sample.str.len().mean()
-            lengths = rows.each(lambda v: len(p._SPACE.sub("", v)), dtype=np.int64)
+            assert rows.mean(rows.words()) == sample.str.split().str.len().mean()
+            assert rows.mean(rows.lengths()) == sample.str.len().mean()
+            lengths = rows.unspaced_lengths()
             assert rows.share((lengths >= 2) & (lengths <= 5)) == \
                 sample.str.replace(r"\s", "", regex=True).str.len().between(2, 5).mean()
-            digits = rows.each(lambda v: len(p._NON_DIGIT.sub("", v)), dtype=np.int64)
+            digits = rows.digits()
             phoney = rows.fullmatch(p._PHONE_CHARS) & (digits >= 7) & (digits <= 15)
             expected = sample.str.fullmatch(p._PHONE_CHARS) & \
                 sample.str.replace(r"\D", "", regex=True).str.len().between(7, 15)
             assert rows.share(phoney) == p._share(expected)
             assert rows.at_rows(phoney).tolist() == sample[expected].tolist()
-            assert rows.share(rows.each(lambda v: v.startswith("0"))) == \
+            assert rows.share(rows.starts_with("0")) == \
                 p._share(sample.str.startswith("0"))
-            assert rows.share(rows.each(p.has_hangul)) == p._share(sample.map(p.has_hangul))
+            assert rows.share(rows.hangul()) == p._share(sample.map(p.has_hangul))
             assert rows.share(rows.upper().fullmatch(p._POSTCODE)) == \
                 p._share(sample.str.upper().str.fullmatch(p._POSTCODE))
             counts = sample.value_counts()
