@@ -79,10 +79,17 @@ def _share(mask) -> float:
 
 
 def _present(values: pd.Series) -> pd.Series:
+    """The filled values as text, stripped, without the empty ones."""
     from linkage.io import as_text
 
-    text = pd.Series(as_text(values), dtype=object).dropna().astype(str).str.strip()
+    if values.dtype == _TEXT_DTYPE:  # text already as `astype(str)` makes it: no round trip
+        text = values.dropna().str.strip()
+    else:
+        text = pd.Series(as_text(values), dtype=object).dropna().astype(str).str.strip()
     return text[text != ""].reset_index(drop=True)
+
+
+_TEXT_DTYPE = pd.Series([], dtype=object).astype(str).dtype  # pandas 3: Arrow strings
 
 
 _INTEGER = re.compile(r"^[+-]?\d+$")
