@@ -461,3 +461,16 @@ def test_profile_shares_over_distinct_values_are_the_row_shares():
             counts = sample.value_counts()
             assert p._count_share(counts, p._INTEGER) == \
                 sample.str.fullmatch(p._INTEGER).mean()
+
+
+def test_present_reads_arrow_text_as_text_read_back():
+    """`_present` takes a column of Arrow strings as it is: the same values, dtype and index
+    as reading it as Python text and back."""
+    from linkage.io import as_text
+    from linkage.profiling import _present
+
+    values = pd.Series([" a ", None, "", "  ", "b\x0b", "\xa0c", "김", np.nan, "d"] * 3,
+                       dtype="str", index=range(5, 32))
+    old = pd.Series(as_text(values), dtype=object).dropna().astype(str).str.strip()
+    old = old[old != ""].reset_index(drop=True)
+    pd.testing.assert_series_equal(_present(values), old)
