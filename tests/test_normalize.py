@@ -590,3 +590,28 @@ def test_url_spellings_of_one_page_become_one_value():
                                      None, "   "]))
     assert other.iloc[0] != out.iloc[0] and other.iloc[1].endswith(":8443/a")
     assert other.iloc[2] is None and other.iloc[3] is None
+
+
+def test_ascii_fast_paths_give_what_each_value_gives():
+    """Postcodes and phone digits of ASCII text are read over an Arrow array (bytes kept or
+    deleted in one pass, floats' text only where a value has a "."); fuzzed against the
+    normalizers' one-value functions on ASCII text with every kind of white space, hyphens,
+    dots, signs, letters and floats' text."""
+    from linkage.normalize._phone import _digits
+    from linkage.normalize._postcode import _normalize_one
+
+    rng = np.random.default_rng(11)
+    chars = list("0123456789 -.+aZ\t\x0b\x1c\x1f\n")
+    for dots in (True, False):
+        pool = chars if dots else [c for c in chars if c != "."]
+        values = ["".join(rng.choice(pool, rng.integers(0, 12))) for _ in range(20_000)]
+        values += ["2119.0", " 06 236 ", "100-0001", "", "-", "12.000", "+1.0"] if dots else []
+        series = pd.Series(values, dtype=object)
+        for digits_only in (False, True):
+            expected = [_normalize_one(v, digits_only=digits_only) or None for v in values]
+            assert normalize_postcode(series, digits_only=digits_only).tolist() == expected
+        # (The phone path reads a float's text with RE2's \s, which lacks \x0b and
+        # \x1c-\x1f: such values are left out here.)
+        plain = series[~series.str.contains("[\x0b\x1c-\x1f]")]
+        expected = [_digits(v, None) or None for v in plain]
+        assert normalize_phone(plain, country=None).tolist() == expected

@@ -132,9 +132,42 @@ ASCII_SPACE = "".join(chr(c) for c in range(128) if chr(c).isspace())
 
 def ascii_digits_column(values):
     """`ascii_digits` of ASCII text, over an Arrow string array."""
+    return ascii_keep(values, _DIGIT_BYTES)
+
+
+_DIGIT_BYTES = np.zeros(256, dtype=bool)
+_DIGIT_BYTES[ord("0"):ord("9") + 1] = True
+
+
+def ascii_keep(values, keep: np.ndarray):
+    """An Arrow array of ASCII text with only the characters whose byte `keep` (a bool for
+    each of the 256 bytes) marks, the others deleted: what a regex replacing a class of them
+    by "" gives, read as bytes in one pass. Text with a missing value goes by the regex."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
-    return pc.replace_substring_regex(values, "[^0-9]", "")
+    if values.null_count or not len(values):
+        dropped = "".join(f"\\x{b:02x}" for b in range(128) if not keep[b])
+        return pc.replace_substring_regex(values, f"[{dropped}]", "") if dropped else values
+    kind, values = values.type, values.cast(pa.large_string())
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int64)[
+        values.offset:values.offset + len(values) + 1]
+    data = np.frombuffer(values.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+    kept = keep[data]
+    ends = np.concatenate(([0], np.cumsum(kept, dtype=np.int64)))
+    return pa.LargeStringArray.from_buffers(
+        len(values), pa.py_buffer(ends[offsets - offsets[0]]), pa.py_buffer(data[kept])
+    ).cast(kind)
+
+
+def replace_integral(values, pattern: str):
+    """`integral_text` over an Arrow array of text by `pattern` (RE2, "\\1" kept), where a
+    value holds a "." (no float's text lacks one)."""
+    import pyarrow.compute as pc
+
+    if not pc.any(pc.match_substring(values, "."), min_count=0).as_py():
+        return values
+    return pc.replace_substring_regex(values, pattern, "\\1")
 
 
 def as_text(value: Hashable) -> str:
