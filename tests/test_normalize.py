@@ -298,7 +298,10 @@ def test_date_plain_forms_read_at_once_are_read_as_one_by_one():
             value = rng.choice([" ", "x", "\n", "１", "T12:00", ".0", "."]).join(
                 [value[:2], value[2:]] if rng.random() < 0.5 else [value, ""])
         values.append(value)
-    values += [1990.0, 19900305.0, 19900305, "", "  ", "1990-03-05", "05/03/1990"]
+    junk = [*"ab Z09.-/\t\x0b\x1c\x1f\n", "é", "１", "년"]
+    values += ["".join(rng.choice(junk, rng.integers(0, 9))) for _ in range(5_000)]
+    values += [1990.0, 19900305.0, 19900305, "", "  ", "\x1c", "1990-03-05", "05/03/1990",
+               "5 March 1990", "March 5, 1990", "Smith", "12 Main St", "123.0"]
     series = pd.Series(values, dtype=object)
     for order in ("DMY", "MDY", "YMD"):
         for lo, hi in ((1000, 2200), (1, 9999), (1900, 2000)):

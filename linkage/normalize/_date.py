@@ -149,7 +149,8 @@ def _parse_plain(uniques: np.ndarray, order: str, years: range
     `strip` and `lower` leave it as it is (with two separators it is no float's text), and
     `_parse_text` reads it with `_YEAR_FIRST`, `_YEAR_LAST` or `_COMPACT` (each form fits only
     its own); here the same groups are read and judged alike (`_iso`, `_day_month`, `years`).
-    None where pyarrow is missing."""
+    ASCII text that is not blank and has no four digits in a row is read here as no date (all
+    forms need a four-digit year). None where pyarrow is missing."""
     try:
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -176,6 +177,12 @@ def _parse_plain(uniques: np.ndarray, order: str, years: range
         texts = fields[2 if pattern == _PLAIN_YEAR_LAST else 0]
         return where[hit], numbers, texts.to_numpy(zero_copy_only=False)
 
+    # ASCII text with a character but without four digits in a row holds no year: every
+    # form reads one (`_INVALID`, as `valid` below finds for year 0).
+    no_year = pc.and_(pc.and_(pc.string_is_ascii(array), pc.match_substring_regex(
+        array, "[^\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f ]")), pc.invert(
+        pc.match_substring_regex(array, "[0-9]{4}")))
+    read[where[no_year.to_numpy(zero_copy_only=False)]] = True
     for pattern, separated in ((_PLAIN_YEAR_FIRST, True), (_PLAIN_COMPACT, False)):
         at, (y, m, d), texts = groups(pattern, separated)
         read[at], year[at], month[at], day[at], year_text[at] = True, y, m, d, texts
