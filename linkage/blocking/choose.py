@@ -134,7 +134,9 @@ class _Measure:
             else:
                 values = np.asarray(self.work[column], dtype=object)
                 codes, uniques = pd.factorize(values, use_na_sentinel=True)
-            uniques = [u if isinstance(u, str) else str(u) for u in list(uniques)]
+            uniques = list(uniques)
+            if pd.api.types.infer_dtype(uniques, skipna=False) != "string":  # not all text
+                uniques = [u if isinstance(u, str) else str(u) for u in uniques]
             if "" in uniques:
                 codes = np.where(codes == uniques.index(""), -1, codes)
             self._columns[column] = (codes.astype(np.int64), uniques)
