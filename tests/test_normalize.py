@@ -300,6 +300,9 @@ def test_date_plain_forms_read_at_once_are_read_as_one_by_one():
         values.append(value)
     junk = [*"ab Z09.-/\t\x0b\x1c\x1f\n", "é", "１", "년"]
     values += ["".join(rng.choice(junk, rng.integers(0, 9))) for _ in range(5_000)]
+    phoney = [*"0123456789", " ", "+", "(", ")", "\t", "\x1c", "-"]
+    values += ["".join(rng.choice(phoney, rng.integers(0, 14))) for _ in range(5_000)]
+    values += [" 19900305 ", "19900305\x1c", "+44 (0)20 7946 0958", "(1990) 03 05"]
     values += [1990.0, 19900305.0, 19900305, "", "  ", "\x1c", "1990-03-05", "05/03/1990",
                "5 March 1990", "March 5, 1990", "Smith", "12 Main St", "123.0"]
     series = pd.Series(values, dtype=object)

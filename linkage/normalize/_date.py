@@ -149,8 +149,10 @@ def _parse_plain(uniques: np.ndarray, order: str, years: range
     `strip` and `lower` leave it as it is (with two separators it is no float's text), and
     `_parse_text` reads it with `_YEAR_FIRST`, `_YEAR_LAST` or `_COMPACT` (each form fits only
     its own); here the same groups are read and judged alike (`_iso`, `_day_month`, `years`).
-    ASCII text that is not blank and has no four digits in a row is read here as no date (all
-    forms need a four-digit year). None where pyarrow is missing."""
+    ASCII text that is not blank and has no four digits in a row, or holds only digits, white
+    space, "+" and brackets and is not eight digits, is read here as no date (all forms need a
+    four-digit year; all but eight digits a separator or letters). None where pyarrow is
+    missing."""
     try:
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -179,10 +181,15 @@ def _parse_plain(uniques: np.ndarray, order: str, years: range
 
     # ASCII text with a character but without four digits in a row holds no year: every
     # form reads one (`_INVALID`, as `valid` below finds for year 0).
-    no_year = pc.and_(pc.and_(pc.string_is_ascii(array), pc.match_substring_regex(
-        array, "[^\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f ]")), pc.invert(
-        pc.match_substring_regex(array, "[0-9]{4}")))
-    read[where[no_year.to_numpy(zero_copy_only=False)]] = True
+    space = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f "  # what `strip` removes from ASCII text
+    filled = pc.and_(pc.string_is_ascii(array), pc.match_substring_regex(array, f"[^{space}]"))
+    no_year = pc.invert(pc.match_substring_regex(array, "[0-9]{4}"))
+    # Nor does text of digits, white space, "+" and brackets (a phone number) unless it is
+    # eight digits once stripped (`_COMPACT`): every other form needs a separator or letters.
+    numbers = pc.and_(pc.match_substring_regex(array, f"^[0-9{space}+()]*$"), pc.invert(
+        pc.match_substring_regex(array, f"^[{space}]*[0-9]{{8}}[{space}]*$")))
+    none = pc.and_(filled, pc.or_(no_year, numbers))
+    read[where[none.to_numpy(zero_copy_only=False)]] = True
     for pattern, separated in ((_PLAIN_YEAR_FIRST, True), (_PLAIN_COMPACT, False)):
         at, (y, m, d), texts = groups(pattern, separated)
         read[at], year[at], month[at], day[at], year_text[at] = True, y, m, d, texts
