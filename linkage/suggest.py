@@ -9,6 +9,7 @@ Fellegi-Sunter. The result is written as commented YAML that a person can edit.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -454,22 +455,24 @@ def _looks_korean(values: pd.Series) -> bool:
     return bool(len(text)) and float(text.str.contains(r"^(?:\+?82|0)1[016789]").mean()) > 0.2
 
 
-def _normalized(frame: pd.DataFrame, normalize: list[dict]) -> dict[str, np.ndarray]:
+def _normalized(frame: pd.DataFrame, normalize: list[dict]) -> Mapping[str, np.ndarray]:
     """Every column of `frame` as text (`as_text`), and each step's output."""
     return _coded(frame, normalize)[0]
 
 
 def _coded(frame: pd.DataFrame, normalize: list[dict]
-           ) -> tuple[dict[str, np.ndarray], dict[str, tuple[np.ndarray, np.ndarray]]]:
+           ) -> tuple[Mapping[str, np.ndarray], Mapping[str, tuple[np.ndarray, np.ndarray]]]:
     """(work, coded): `_normalized`'s columns, and each of them as a code per row (-1 where
     missing) into a table of values, what key pair counts group (`choose_keys`).
 
     Each column is numbered once, and a step normalizes the distinct values of its input
     only: a normalizer maps each value alone, so every row gets what normalizing the rows
-    gives it."""
+    gives it. A column no step and no key reads (the id column) is numbered, and any column
+    written out row by row, only where something reads it (`_Lazy`)."""
     from linkage.settings import Normalize
 
-    coded = {str(column): _distinct_text(frame[column]) for column in frame.columns}
+    coded = _Lazy({str(column): column for column in frame.columns},
+                  lambda column: _distinct_text(frame[column]))
 
     def rows(column: str) -> np.ndarray:
         codes, table = coded[column]
@@ -484,8 +487,40 @@ def _coded(frame: pd.DataFrame, normalize: list[dict]
                 {c: rows(c) for c in step.inputs}), dtype=object), use_na_sentinel=True)
             values = np.asarray(values, dtype=object)
         series = pd.Series(values, name=step.column, dtype=object)
-        coded[step.target] = (codes, step.apply(series).to_numpy(dtype=object))
-    return {column: rows(column) for column in coded}, coded
+        coded.put(step.target, (codes, step.apply(series).to_numpy(dtype=object)))
+    # The columns already numbered first: a caller's first column (for the number of rows)
+    # is then one that costs nothing more.
+    order = sorted(coded, key=lambda column: not coded.made(column))
+    return _Lazy({column: column for column in order}, rows), coded
+
+
+class _Lazy(Mapping):
+    """A mapping whose values are made on first use: `make(source)` for a key's source."""
+
+    def __init__(self, sources: dict, make) -> None:
+        self._sources, self._make, self._made = dict(sources), make, {}
+
+    def put(self, key: str, value) -> None:
+        """Set a value made elsewhere (a key, new or not, then has it)."""
+        self._sources[key] = None
+        self._made[key] = value
+
+    def made(self, key: str) -> bool:
+        return key in self._made
+
+    def __getitem__(self, key):
+        if key not in self._made:
+            self._made[key] = self._make(self._sources[key])
+        return self._made[key]
+
+    def __contains__(self, key) -> bool:
+        return key in self._sources
+
+    def __iter__(self):
+        return iter(self._sources)
+
+    def __len__(self) -> int:
+        return len(self._sources)
 
 
 def _distinct_text(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
