@@ -97,6 +97,20 @@ def sample_table(frames: list[pd.DataFrame], size: int = SAMPLE_ROWS, seed: int 
     return sample, source, sizes
 
 
+def _sorted_groups(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, sizes): the rows with a code (>= 0) ordered by code and, within a code, by row,
+    and the size of each code's run; what `blocking.groups` gives, by one sort of the numbers
+    code * rows + row (quicker than its stable argsort of the codes)."""
+    rows = np.flatnonzero(codes >= 0)
+    if not len(rows):
+        return rows, np.zeros(0, dtype=np.int64)
+    found, n = codes[rows], len(codes)
+    if int(found.max()) >= (1 << 62) // n:  # renumbered in the same order, to fit
+        found = np.unique(found, return_inverse=True)[1].astype(np.int64)
+    ordered = np.sort(found * n + rows)
+    return ordered % n, _run_lengths(ordered // n)
+
+
 def _run_lengths(ordered: np.ndarray) -> np.ndarray:
     """The lengths of the runs of equal values of a sorted array."""
     if not len(ordered):
@@ -207,11 +221,11 @@ class _Measure:
         """Pairs of the sample that share a precise key (few pairs per record): mostly true
         matches, the evidence for how often matches agree on a part. Blocks above
         `per_block` records are left out."""
-        from linkage.blocking._blockers import groups, pairs_within
+        from linkage.blocking._blockers import pairs_within
 
         lefts, rights = [], []
         for key in keys:
-            rows, _, sizes = groups(self.codes(key))
+            rows, sizes = _sorted_groups(self.codes(key))
             keep = (sizes >= 2) & (sizes <= per_block)
             member = np.repeat(keep, sizes)
             rows, sizes = rows[member], sizes[keep]
