@@ -2,6 +2,7 @@
 
     python bench/suggest_share.py --rows 1000000            # suggest, then the whole run
     python bench/suggest_share.py --rows 10000000 --no-run  # suggest only (memory)
+    python bench/suggest_share.py --rows 1000000 --parts    # and the time of each part
 
 Builds the persons table (`linkage.synth.traps(rows, seed=2, trap="persons")`), writes it to
 Parquet, and times in one process: reading it, `suggest_rules` on it, and (unless --no-run) the
@@ -29,12 +30,46 @@ def _timed(what: str, fn):
     return out, wall
 
 
+# The parts of `suggest_rules` timed with --parts: (module, function), where the checkout has
+# them (before and after a change, the names may differ).
+PARTS = [("linkage.suggest", "_profiles"), ("linkage.suggest", "sample_table"),
+         ("linkage.suggest", "_id_column"), ("linkage.suggest", "_phone_step"),
+         ("linkage.suggest", "_normalized"), ("linkage.suggest", "_coded"),
+         ("linkage.suggest", "choose_keys"), ("linkage.suggest", "_derived_columns"),
+         ("linkage.suggest_text", "text_rules")]
+
+
+def _time_parts() -> dict[str, float]:
+    """Wrap the PARTS this checkout has so that each adds its wall seconds to the dict."""
+    import functools
+    import importlib
+
+    spent: dict[str, float] = {}
+    for module_name, name in PARTS:
+        module = importlib.import_module(module_name)
+        fn = getattr(module, name, None)
+        if fn is None:
+            continue
+
+        def timed(*args, _fn=fn, _name=name, **kwargs):
+            start = time.perf_counter()
+            try:
+                return _fn(*args, **kwargs)
+            finally:
+                spent[_name] = spent.get(_name, 0.0) + time.perf_counter() - start
+
+        setattr(module, name, functools.wraps(fn)(timed))
+    return spent
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--no-run", action="store_true", help="time suggest only")
     parser.add_argument("--repeat", type=int, default=2, help="suggest this many times (best)")
     parser.add_argument("--work", type=Path, default=None, help="folder for the Parquet file")
+    parser.add_argument("--parts", action="store_true",
+                        help="also print the wall time of each part of the fastest suggestion")
     args = parser.parse_args()
 
     import linkage
@@ -51,10 +86,16 @@ def main() -> None:
         _, frames, _ = traps(args.rows, seed=2, trap="persons")
         frames[0].to_parquet(path, index=False)
     frame, _ = _timed("read", lambda: read(path))
-    best = None
+    best, best_parts = None, {}
+    spent = _time_parts() if args.parts else {}
     for _ in range(args.repeat):
+        spent.clear()
         suggestion, wall = _timed("suggest", lambda: suggest_rules([frame]))
-        best = wall if best is None else min(best, wall)
+        if best is None or wall < best:
+            best, best_parts = wall, dict(spent)
+    if best_parts:
+        print("parts     " + "  ".join(f"{k} {v:.3f}" for k, v in best_parts.items()) +
+              f"  other {best - sum(best_parts.values()):.3f}")
     if args.no_run:
         return
     from linkage.api import dedupe

@@ -15,6 +15,7 @@ different names.
 from __future__ import annotations
 
 import contextlib
+import copy
 import re
 from dataclasses import dataclass, field
 
@@ -78,10 +79,17 @@ def _share(mask) -> float:
 
 
 def _present(values: pd.Series) -> pd.Series:
+    """The filled values as text, stripped, without the empty ones."""
     from linkage.io import as_text
 
-    text = pd.Series(as_text(values), dtype=object).dropna().astype(str).str.strip()
+    if values.dtype == _TEXT_DTYPE:  # text already as `astype(str)` makes it: no round trip
+        text = values.dropna().str.strip()
+    else:
+        text = pd.Series(as_text(values), dtype=object).dropna().astype(str).str.strip()
     return text[text != ""].reset_index(drop=True)
+
+
+_TEXT_DTYPE = pd.Series([], dtype=object).astype(str).dtype  # pandas 3: Arrow strings
 
 
 _INTEGER = re.compile(r"^[+-]?\d+$")
@@ -203,13 +211,200 @@ def _edit_one_neighbours(values: list[str]) -> float:
 def profile_column(column: str, values: pd.Series, *, scale: float = 1.0) -> ColumnProfile:
     """A column's role from a sample of its values (its name breaks ties only). `scale`: how
     many records of the table each of `values` stands for, when they are a sample of rows."""
-    profile = _by_values(column, values, scale)
-    _tie(profile, values)
+    present = _present(values)
+    profile = _by_values(column, values, present, scale)
+    _tie(profile, present)
     return profile
 
 
-def _by_values(column: str, values: pd.Series, scale: float) -> ColumnProfile:
-    present = _present(values)
+class _Rows:
+    r"""Rows of text as their distinct values and how many rows hold each: a test is run once
+    per distinct value, and a share (or mean) over the rows is the count-weighted one over
+    the distinct values. The same number, not an estimate: both are an exact integer (the rows
+    that pass, or the sum of an integer per row) divided by the number of rows.
+
+    A test reads the values as Python does (`re`, `str`), as `Series.str` does: pandas gives a
+    pattern to Arrow's RE2 only where that finds the same (no \s, \d only in ASCII text, $ only
+    without a newline). ASCII values without a newline are tested at once in RE2 with a pattern
+    that means there what the Python one means (`_RE2`: Python's \s on ASCII text is
+    `ASCII_SPACE`, \d is [0-9], a letter is [A-Za-z], $ is the end); the others one by one."""
+
+    def __init__(self, rows: pd.Series) -> None:
+        self.rows = rows
+        codes, uniques = pd.factorize(rows.to_numpy(dtype=object))
+        self.codes = codes
+        self.values: list[str] = uniques.tolist()
+        self.counts = np.bincount(codes, minlength=len(self.values))
+        self.n = len(rows)
+        self._tests: dict[tuple, np.ndarray] = {}
+        self._plain: tuple | None = None
+
+    def _split(self) -> tuple[np.ndarray, object, list[str]]:
+        """(plain, their Arrow array, the other values): `plain` marks the ASCII values
+        without a newline."""
+        if self._plain is None:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            array = pa.array(self.values, type=pa.large_string())
+            plain = pc.and_(pc.string_is_ascii(array),
+                            pc.invert(pc.match_substring(array, "\n")))
+            mask = plain.to_numpy(zero_copy_only=False)
+            others = [v for v, p in zip(self.values, mask.tolist(), strict=True) if not p]
+            self._plain = (mask, array.filter(plain), others)
+        return self._plain
+
+    def _each(self, arrow, python, dtype) -> np.ndarray:
+        """`arrow` of the plain values' Arrow array, `python` of each other value."""
+        plain, array, others = self._split()
+        out = np.empty(len(self.values), dtype=dtype)
+        if len(array):
+            out[plain] = np.asarray(arrow(array).to_numpy(zero_copy_only=False), dtype=dtype)
+        out[~plain] = np.fromiter(map(python, others), dtype=dtype, count=len(others))
+        return out
+
+    def _test(self, how: str, pattern) -> np.ndarray:
+        key = (how, pattern)
+        if key not in self._tests:
+            import pyarrow.compute as pc
+
+            fn = getattr(re.compile(pattern), how)
+            re2 = _RE2.get((how, getattr(pattern, "pattern", pattern)))
+            if re2 is None:
+                self._tests[key] = self.each(lambda v: fn(v) is not None)
+            else:
+                self._tests[key] = self._each(
+                    lambda a: _all_of(pc, a, re2), lambda v: fn(v) is not None, bool)
+        return self._tests[key]
+
+    def search(self, pattern) -> np.ndarray:
+        """Per distinct value: `pattern` found in it (`Series.str.contains`)."""
+        return self._test("search", pattern)
+
+    def match(self, pattern) -> np.ndarray:
+        return self._test("match", pattern)
+
+    def fullmatch(self, pattern) -> np.ndarray:
+        return self._test("fullmatch", pattern)
+
+    def each(self, fn, dtype=bool) -> np.ndarray:
+        """`fn` of each distinct value."""
+        return np.fromiter(map(fn, self.values), dtype=dtype, count=len(self.values))
+
+    def words(self) -> np.ndarray:
+        """`len(v.split())`: the runs of characters that are not white space."""
+        import pyarrow.compute as pc
+
+        return self._each(lambda a: pc.count_substring_regex(a, f"[^{_ASCII_SPACE}]+"),
+                          lambda v: len(v.split()), np.int64)
+
+    def lengths(self) -> np.ndarray:
+        import pyarrow.compute as pc
+
+        return self._each(pc.utf8_length, len, np.int64)
+
+    def digits(self) -> np.ndarray:
+        r"""How many characters `\D` leaves (`_NON_DIGIT`): the decimal digits."""
+        import pyarrow.compute as pc
+
+        return self._each(lambda a: pc.count_substring_regex(a, "[0-9]"),
+                          lambda v: len(_NON_DIGIT.sub("", v)), np.int64)
+
+    def unspaced_lengths(self) -> np.ndarray:
+        """The length without white space (`_SPACE`)."""
+        import pyarrow.compute as pc
+
+        return self._each(
+            lambda a: pc.subtract(pc.utf8_length(a),
+                                  pc.count_substring_regex(a, f"[{_ASCII_SPACE}]")),
+            lambda v: len(_SPACE.sub("", v)), np.int64)
+
+    def starts_with(self, prefix: str) -> np.ndarray:
+        import pyarrow.compute as pc
+
+        return self._each(lambda a: pc.starts_with(a, prefix),
+                          lambda v: v.startswith(prefix), bool)
+
+    def hangul(self) -> np.ndarray:
+        """`has_hangul`: never for ASCII text."""
+        import pyarrow as pa
+
+        return self._each(lambda a: pa.array(np.zeros(len(a), dtype=bool)), has_hangul, bool)
+
+    def share(self, mask: np.ndarray) -> float:
+        """The share of rows whose value is in `mask` (a bool per distinct value)."""
+        return int(self.counts[mask].sum()) / self.n if self.n else 0.0
+
+    def mean(self, numbers: np.ndarray) -> float:
+        """The mean over the rows of an integer per distinct value."""
+        return int((numbers.astype(np.int64) * self.counts).sum()) / self.n
+
+    def upper(self) -> _Rows:
+        """The rows upper-cased as `Series.str.upper` does it for their dtype (Arrow's
+        upper case is not Python's: "ß" is "ẞ", not "SS")."""
+        upper = copy.copy(self)
+        upper.values = pd.Series(self.values, dtype=self.rows.dtype).str.upper().tolist()
+        upper._tests, upper._plain = {}, None
+        return upper
+
+    def at_rows(self, mask: np.ndarray) -> pd.Series:
+        """The rows whose value is in `mask`, in their order."""
+        return self.rows[mask[self.codes]]
+
+
+def _all_of(pc, array, patterns: tuple[str, ...]):
+    """Arrow's answer: every RE2 pattern of `patterns` found in each value."""
+    found = pc.match_substring_regex(array, patterns[0])
+    for pattern in patterns[1:]:
+        found = pc.and_(found, pc.match_substring_regex(array, pattern))
+    return found
+
+
+def _count_share(counts: pd.Series, pattern: re.Pattern) -> float:
+    """The share of rows that `pattern` matches whole, from the rows' `value_counts`."""
+    hits = np.fromiter((pattern.fullmatch(v) is not None for v in counts.index), dtype=bool,
+                       count=len(counts))
+    total = int(counts.sum())
+    return int(counts.to_numpy()[hits].sum()) / total if total else 0.0
+
+
+_NON_DIGIT = re.compile(r"\D")
+_SPACE = re.compile(r"\s")
+# Python's \s on ASCII text (`str.isspace`), as an RE2 class's contents.
+_ASCII_SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f "
+
+
+def _re2_tests() -> dict[tuple[str, str], tuple[str, ...]]:
+    r"""(how, Python pattern) -> RE2 patterns that all find a value of ASCII text without a
+    newline exactly where the Python test (`re.search`, `match`, `fullmatch`) does: \s as
+    `_ASCII_SPACE`, \d as [0-9], [^\W\d_] (a letter) as [A-Za-z], $ as the end; a
+    look-ahead (which RE2 lacks) as a pattern of its own."""
+    ws = _ASCII_SPACE
+    legal = _LEGAL_FORM.pattern.split("$|")[0] + "$"  # the Korean forms are not ASCII
+    letter = "[A-Za-z]"
+    tests = {
+        ("match", _EMAIL.pattern): f"^[^@{ws}]+@[^@{ws}]+\\.[^@{ws}]+$",
+        ("fullmatch", _INTEGER.pattern): "[+-]?[0-9]+",
+        ("fullmatch", _NUMBER.pattern): r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?",
+        ("fullmatch", _PHONE_CHARS.pattern): f"\\+?[0-9{ws}\\-().]+",
+        ("search", r"[\s\-().+]"): f"[{ws}\\-().+]",
+        ("search", _LEGAL_FORM.pattern): "(?i)" + legal.replace(r"[\s,.(]", f"[{ws},.(]"),
+        ("search", r"[,;|]"): "[,;|]",
+        ("search", r"\s"): f"[{ws}]",
+        ("search", r"\d"): "[0-9]",
+        ("search", r"[A-Za-z]"): "[A-Za-z]",
+        ("fullmatch", _NAME_CHARS.pattern): f"{letter}+(?:[{ws}'.\\-,&]+{letter}+)*\\.?",
+    }
+    out = {key: ((f"^(?:{p})$",) if key[0] == "fullmatch" else (p,)) for key, p in tests.items()}
+    out["fullmatch", _POSTCODE.pattern] = ("^(?:[A-Z0-9]{2,5}[ -]?[A-Z0-9]{0,4})$", "[0-9]")
+    return out
+
+
+_RE2 = _re2_tests()
+
+
+def _by_values(column: str, values: pd.Series, present: pd.Series,
+               scale: float) -> ColumnProfile:
     filled = len(present) / max(len(values), 1)
     if len(present) == 0:
         return ColumnProfile(column, "other", 0.0, 0.0, "empty").exclude("empty")
@@ -226,8 +421,10 @@ def _by_values(column: str, values: pd.Series, scale: float) -> ColumnProfile:
         return profile("constant", f"one value ({top!r}) in {counts.iloc[0] / len(present):.0%} "
                        "of filled records").exclude("(nearly) constant: no evidence")
     sample = present.sample(min(len(present), _SAMPLE), random_state=0).reset_index(drop=True)
+    rows = _Rows(sample)
+    share = rows.share
 
-    if _share(sample.str.match(_EMAIL)) > 0.8:
+    if share(rows.match(_EMAIL)) > 0.8:
         return profile("email", "values look like e-mail addresses")
 
     from linkage.normalize import parse_dates
@@ -239,60 +436,61 @@ def _by_values(column: str, values: pd.Series, scale: float) -> ColumnProfile:
         if _share(parsed["valid"]) > 0.8:
             return profile("date", "values parse as dates")
 
-    digits = sample.str.replace(r"\D", "", regex=True)
-    integer = _share(sample.str.fullmatch(_INTEGER)) > 0.99 and \
-        present.str.fullmatch(_INTEGER).mean() > 0.99
+    integer = share(rows.fullmatch(_INTEGER)) > 0.99 and \
+        _count_share(counts, _INTEGER) > 0.99
     # Phones: 7 to 15 digits written with separators, a + or a trunk 0, valid in some region.
-    phoney = sample.str.fullmatch(_PHONE_CHARS) & digits.str.len().between(7, 15)
-    if _share(phoney) > 0.8 and (
-        _share(sample.str.contains(r"[\s\-().+]")) > 0.3 or _share(sample.str.startswith("0"))
-        > 0.5
-    ):
-        valid, region = _phone_region(sample[phoney], at_least=0.6)
-        if valid >= 0.6:
-            where = f" in region {region}" if region else ""
-            return profile("phone", f"valid phone numbers{where} ({valid:.0%} of a sample)",
-                           region=region)
+    phone_chars = rows.fullmatch(_PHONE_CHARS)
+    if share(phone_chars) > 0.8:  # else fewer than 80% can be phones, whatever their digits
+        digits = rows.digits()
+        phoney = phone_chars & (digits >= 7) & (digits <= 15)
+        if share(phoney) > 0.8 and (share(rows.search(r"[\s\-().+]")) > 0.3
+                                    or share(rows.starts_with("0")) > 0.5):
+            valid, region = _phone_region(rows.at_rows(phoney), at_least=0.6)
+            if valid >= 0.6:
+                where = f" in region {region}" if region else ""
+                return profile("phone", f"valid phone numbers{where} ({valid:.0%} of a sample)",
+                               region=region)
 
     if integer:
         return _integer_profile(profile, present, sample, counts, scale)
-    if _share(sample.str.fullmatch(_NUMBER)) > 0.99 and pd.to_numeric(
+    if share(rows.fullmatch(_NUMBER)) > 0.99 and pd.to_numeric(
             present, errors="coerce").notna().all():
         return profile("numeric", "numbers with fractions: an amount or a measure")
 
-    tokens = sample.str.split().str.len()
-    hangul = _share(sample.map(has_hangul))
+    tokens = rows.mean(rows.words())
+    hangul = share(rows.hangul())
     if hangul > 0.5:
-        lengths = sample.str.replace(r"\s", "", regex=True).str.len()
-        if tokens.mean() <= 1.3 and lengths.between(2, 5).mean() > 0.9 and nunique > 50:
+        lengths = rows.unspaced_lengths()
+        if tokens <= 1.3 and share((lengths >= 2) & (lengths <= 5)) > 0.9 and nunique > 50:
             return profile("hangul_name", "short Hangul words of 2 to 5 syllables")
-    if _share(sample.str.contains(_LEGAL_FORM)) > 0.2:
+    if share(rows.search(_LEGAL_FORM)) > 0.2:
         return profile("company", "many values end in a legal form (Inc, Ltd, GmbH, 주식회사)")
     if nunique <= 50 or distinct < 0.002:
         return profile("category", f"{nunique} distinct values")
     # Lists of labels from a small vocabulary ("Comedy,Drama", "actor;writer"): many values,
     # few words; a column of names has as many words as people.
-    listed = sample.str.contains(r"[,;|]")
-    if _share(listed) > 0.3:
-        words = set(sample.str.split(r"[,;|]\s*").explode().str.strip().dropna())
+    listed = rows.search(r"[,;|]")
+    if share(listed) > 0.3:
+        words = set(pd.Series(rows.values, dtype=object).str.split(r"[,;|]\s*").explode()
+                    .str.strip().dropna())
         if len(words) <= 50:
             return profile("category", f"lists of {len(words)} labels")
-    if tokens.mean() >= 5:
+    if tokens >= 5:
         return profile("text", "free text (five or more words on average)")
-    if _share(~sample.str.contains(r"\s")) > 0.95 and _share(sample.str.contains(r"\d")) > 0.9:
+    spaced, digit = rows.search(r"\s"), rows.search(r"\d")
+    if share(~spaced) > 0.95 and share(digit) > 0.9:
         labels = _group_labels(profile, present, counts, "codes of letters and digits")
         if labels is not None:
             return labels
-    upper = sample.str.upper()
-    if _share(upper.str.fullmatch(_POSTCODE)) > 0.9 and not present.is_unique and \
-            _share(sample.str.contains(r"[A-Za-z]")) > 0.5:
+    if share(rows.upper().fullmatch(_POSTCODE)) > 0.9 and nunique != len(present) and \
+            share(rows.search(r"[A-Za-z]")) > 0.5:
         return profile("postcode", "short codes of letters and digits shared by many records")
-    if _share(sample.str.contains(r"\d")) > 0.5 and tokens.mean() >= 2:
+    if share(digit) > 0.5 and tokens >= 2:
         return profile("address", "words with numbers, like an address")
-    if _share(sample.str.fullmatch(_NAME_CHARS)) > 0.9 and tokens.mean() <= 4 and \
-            sample.str.len().mean() <= 30:
+    if share(rows.fullmatch(_NAME_CHARS)) > 0.9 and tokens <= 4 and \
+            rows.mean(rows.lengths()) <= 30:
         return profile("name", "short words, many values: a name")
-    if _share(~sample.str.contains(r"\s")) > 0.95 and _share(sample.str.contains(r"\d")) > 0.5:
+    if share(~spaced) > 0.95 and share(digit) > 0.5:
         return _code_profile(profile, present, counts, "codes of letters and digits")
     return profile("other", "short text")
 
@@ -472,14 +670,14 @@ _NAME_TIES = {  # only among roles the values leave open
 }
 
 
-def _tie(p: ColumnProfile, values: pd.Series) -> None:
+def _tie(p: ColumnProfile, present: pd.Series) -> None:
     """Names break ties: short text, or codes, whose values fit the role the name gives."""
     if not p.compare or p.code or p.kind not in ("other", "name", "text", "category"):
         return
     for kind, words in _NAME_TIES.items():
         if not _hint(p.column, *words):
             continue
-        sample = _present(values).head(2000)
+        sample = present.head(2000)
         if kind == "hangul_name" and p.kind in ("name", "other", "category") and \
                 _share(sample.map(has_hangul)) > 0.5:
             p.kind, p.why = kind, p.why + "; Hangul values, and its column name says name"

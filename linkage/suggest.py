@@ -9,6 +9,7 @@ Fellegi-Sunter. The result is written as commented YAML that a person can edit.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -168,7 +169,7 @@ def _id_column(frames: list[pd.DataFrame], profiles: list[ColumnProfile]) -> str
     """A column unique in every table: the record's id (an identifier before a row number;
     the name breaks a tie)."""
     def unique(c: str) -> bool:
-        return all(c in f.columns and f[c].notna().all() and f[c].is_unique for f in frames)
+        return all(c in f.columns and f[c].notna().all() and _is_unique(f[c]) for f in frames)
 
     def shared(c: str) -> float:
         """In a link, the share of one table's values the other holds: the same person's
@@ -182,6 +183,39 @@ def _id_column(frames: list[pd.DataFrame], profiles: list[ColumnProfile]) -> str
     candidates.sort(key=lambda p: (round(shared(p.column), 1), p.kind != "id",
                                    not _hint(p.column, "id", "key")))
     return candidates[0].column if candidates else None
+
+
+def _is_unique(values: pd.Series) -> bool:
+    """`values.is_unique`, sooner for a column of Arrow strings of one length in bytes (ids
+    written with leading zeros, codes, UUIDs): their bytes, eight at a time, make one number per
+    value (the bytes themselves up to eight), sorted; where no two numbers are equal no two
+    values are, and otherwise pandas decides."""
+    import pyarrow as pa
+
+    array = getattr(values.array, "_pa_array", None)
+    if array is None or len(values) < 2 or array.null_count or not (
+            pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+        return bool(values.is_unique)
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    n = len(array)
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64 if pa.types.is_large_string(
+        array.type) else np.int32)[array.offset:array.offset + n + 1]
+    width = int(offsets[1] - offsets[0])
+    if width == 0 or not (np.diff(offsets) == width).all():
+        return bool(values.is_unique)
+    data = np.frombuffer(array.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+    words = (width + 7) // 8
+    padded = np.zeros((n, words * 8), dtype=np.uint8)
+    padded[:, :width] = data.reshape(n, width)
+    keys = padded.view(np.uint64)
+    key = keys[:, 0].copy()
+    for k in range(1, words):
+        key = key * np.uint64(0x9E3779B97F4A7C15) + keys[:, k]
+    key.sort()
+    if not (key[1:] == key[:-1]).any():
+        return True
+    return bool(values.is_unique)
 
 
 def _record_ids(left: pd.DataFrame, right: pd.DataFrame, lp: list[ColumnProfile],
@@ -315,9 +349,9 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
             step.update(_phone_step(frame, p))
         normalize.append(step)
 
-    work = _normalized(frame, normalize)
+    work, coded = _coded(frame, normalize)
     blocking, measured, per_key_budget = choose_keys(_key_view(usable), work, source,
-                                                     max_pairs, sizes)
+                                                     max_pairs, sizes, coded=coded)
     derived = _derived_columns(work, usable)
     comparisons = [c for c in map(_comparison, usable) if c and c["column"] not in derived]
     _name_swaps(comparisons, usable)
@@ -421,12 +455,80 @@ def _looks_korean(values: pd.Series) -> bool:
     return bool(len(text)) and float(text.str.contains(r"^(?:\+?82|0)1[016789]").mean()) > 0.2
 
 
-def _normalized(frame: pd.DataFrame, normalize: list[dict]) -> dict[str, np.ndarray]:
-    work = {str(column): as_text(frame[column]) for column in frame.columns}
+def _normalized(frame: pd.DataFrame, normalize: list[dict]) -> Mapping[str, np.ndarray]:
+    """Every column of `frame` as text (`as_text`), and each step's output."""
+    return _coded(frame, normalize)[0]
+
+
+def _coded(frame: pd.DataFrame, normalize: list[dict]
+           ) -> tuple[Mapping[str, np.ndarray], Mapping[str, tuple[np.ndarray, np.ndarray]]]:
+    """(work, coded): `_normalized`'s columns, and each of them as a code per row (-1 where
+    missing) into a table of values, what key pair counts group (`choose_keys`).
+
+    Each column is numbered once, and a step normalizes the distinct values of its input
+    only: a normalizer maps each value alone, so every row gets what normalizing the rows
+    gives it. A column no step and no key reads (the id column) is numbered, and any column
+    written out row by row, only where something reads it (`_Lazy`)."""
     from linkage.settings import Normalize
+
+    coded = _Lazy({str(column): column for column in frame.columns},
+                  lambda column: _distinct_text(frame[column]))
+
+    def rows(column: str) -> np.ndarray:
+        codes, table = coded[column]
+        return np.append(table, None)[codes]
 
     for spec in normalize:
         step = Normalize(**spec)
-        series = pd.Series(step.joined(work), name=step.column, dtype=object)
-        work[step.target] = step.apply(series).to_numpy(dtype=object)
-    return work
+        if len(step.inputs) == 1:
+            codes, values = coded[step.column]
+        else:  # each record's values joined in one: numbered as they are
+            codes, values = pd.factorize(np.asarray(step.joined(
+                {c: rows(c) for c in step.inputs}), dtype=object), use_na_sentinel=True)
+            values = np.asarray(values, dtype=object)
+        series = pd.Series(values, name=step.column, dtype=object)
+        coded.put(step.target, (codes, step.apply(series).to_numpy(dtype=object)))
+    # The columns already numbered first: a caller's first column (for the number of rows)
+    # is then one that costs nothing more.
+    order = sorted(coded, key=lambda column: not coded.made(column))
+    return _Lazy({column: column for column in order}, rows), coded
+
+
+class _Lazy(Mapping):
+    """A mapping whose values are made on first use: `make(source)` for a key's source."""
+
+    def __init__(self, sources: dict, make) -> None:
+        self._sources, self._make, self._made = dict(sources), make, {}
+
+    def put(self, key: str, value) -> None:
+        """Set a value made elsewhere (a key, new or not, then has it)."""
+        self._sources[key] = None
+        self._made[key] = value
+
+    def made(self, key: str) -> bool:
+        return key in self._made
+
+    def __getitem__(self, key):
+        if key not in self._made:
+            self._made[key] = self._make(self._sources[key])
+        return self._made[key]
+
+    def __contains__(self, key) -> bool:
+        return key in self._sources
+
+    def __iter__(self):
+        return iter(self._sources)
+
+    def __len__(self) -> int:
+        return len(self._sources)
+
+
+def _distinct_text(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, texts): a code per row, -1 where missing, into the column's distinct values as
+    `as_text` writes them. A column of strings is numbered as it is (its text is itself)."""
+    if pd.api.types.is_string_dtype(values.dtype) and (
+            values.dtype != object or pd.api.types.infer_dtype(values, skipna=True) == "string"):
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    else:
+        codes, uniques = pd.factorize(as_text(values), use_na_sentinel=True)
+    return np.asarray(codes, dtype=np.int64), np.asarray(uniques, dtype=object)

@@ -404,3 +404,73 @@ def test_a_large_table_is_profiled_on_a_bounded_sample_of_its_rows():
     text = _poisoned(pd.DataFrame({"t": titles}), n, sample_rows(n, TEXT_ROWS))["t"]
     stats = text_stats(text)
     assert stats.filled == 1.0 and stats.tokens == pytest.approx(5.0)
+
+
+@pytest.mark.filterwarnings("ignore:This pattern is interpreted as a regular expression")
+def test_profile_shares_over_distinct_values_are_the_row_shares():
+    """Profiling tests each distinct value of a sample once (`_Rows`) and weights it by its
+    rows: every share and mean is the very number `Series.str` gives over the rows, whichever
+    engine pandas picks for the column (Arrow's for ASCII text, Python's `re` otherwise) and
+    for odd white space, non-ASCII digits and letters whose upper case differs by engine."""
+    from linkage import profiling as p
+
+    rng = np.random.default_rng(7)
+    ascii_chars = list("abcXYZ019 -.+()@,;|_'&\t")
+    odd_chars = [*ascii_chars, "\v", "\x1c", "\xa0", "\u2028", "\n", "ß", "é", "김", "ﬁ", "１",
+                 "٣", "İ", "K"]
+    patterns = [p._EMAIL, p._INTEGER, p._NUMBER, p._PHONE_CHARS, p._NAME_CHARS, p._LEGAL_FORM,
+                r"[\s\-().+]", r"[,;|]", r"\s", r"\d", r"[A-Za-z]", r"\D"]
+    assert {(how, getattr(q, "pattern", q)) for how, q in p._RE2} <= \
+        {(how, getattr(q, "pattern", q)) for how in ("search", "match", "fullmatch")
+         for q in [*patterns, p._POSTCODE]}
+    for trial in range(60):
+        chars = ascii_chars if trial % 2 else odd_chars
+        pool = ["".join(rng.choice(chars, rng.integers(1, 12)))
+                for _ in range(rng.integers(5, 400))]
+        pool += ["1990", "+44 20 7946 0958", "anna@x.org", "Acme Ltd", "SW1A 1AA", "3.5e2",
+                 "ACME LTD.", "x (gmbh)", "Foo,Inc", "kk", "a\x0bb@c.d", "a@b.c\n", "Anna-Marie",
+                 "O'Neil, Jo & Co.", "a\x1cb", "1\n", "AB1\x0b2CD", "(0)20 7946-0958", "-.5E+3",
+                 "Inc and Sons", "co op", "ltd. x"]
+        weights = 1 / np.arange(1, len(pool) + 1) ** rng.uniform(0, 1.5)
+        values = rng.choice(pool, int(rng.integers(50, 3000)), p=weights / weights.sum())
+        for dtype in (object, "str"):
+            sample = pd.Series(values, dtype=dtype)
+            rows = p._Rows(sample)
+            for pattern in patterns:
+                for how, mine in (("contains", rows.search), ("match", rows.match),
+                                  ("fullmatch", rows.fullmatch)):
+                    expected = p._share(getattr(sample.str, how)(pattern))
+                    assert rows.share(mine(pattern)) == expected, (how, pattern, dtype)
+            assert rows.share(~rows.search(r"\s")) == p._share(~sample.str.contains(r"\s"))
+            assert rows.mean(rows.words()) == sample.str.split().str.len().mean()
+            assert rows.mean(rows.lengths()) == sample.str.len().mean()
+            lengths = rows.unspaced_lengths()
+            assert rows.share((lengths >= 2) & (lengths <= 5)) == \
+                sample.str.replace(r"\s", "", regex=True).str.len().between(2, 5).mean()
+            digits = rows.digits()
+            phoney = rows.fullmatch(p._PHONE_CHARS) & (digits >= 7) & (digits <= 15)
+            expected = sample.str.fullmatch(p._PHONE_CHARS) & \
+                sample.str.replace(r"\D", "", regex=True).str.len().between(7, 15)
+            assert rows.share(phoney) == p._share(expected)
+            assert rows.at_rows(phoney).tolist() == sample[expected].tolist()
+            assert rows.share(rows.starts_with("0")) == \
+                p._share(sample.str.startswith("0"))
+            assert rows.share(rows.hangul()) == p._share(sample.map(p.has_hangul))
+            assert rows.share(rows.upper().fullmatch(p._POSTCODE)) == \
+                p._share(sample.str.upper().str.fullmatch(p._POSTCODE))
+            counts = sample.value_counts()
+            assert p._count_share(counts, p._INTEGER) == \
+                sample.str.fullmatch(p._INTEGER).mean()
+
+
+def test_present_reads_arrow_text_as_text_read_back():
+    """`_present` takes a column of Arrow strings as it is: the same values, dtype and index
+    as reading it as Python text and back."""
+    from linkage.io import as_text
+    from linkage.profiling import _present
+
+    values = pd.Series([" a ", None, "", "  ", "b\x0b", "\xa0c", "김", np.nan, "d"] * 3,
+                       dtype="str", index=range(5, 32))
+    old = pd.Series(as_text(values), dtype=object).dropna().astype(str).str.strip()
+    old = old[old != ""].reset_index(drop=True)
+    pd.testing.assert_series_equal(_present(values), old)

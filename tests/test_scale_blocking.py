@@ -179,3 +179,18 @@ def test_incremental_blocking_sub_blocks_as_a_full_run():
                 if b >= n_old}
     assert touching and set(zip(new.left.tolist(), new.right.tolist(), strict=True)) == touching
     assert new.skipped[0].how == full.skipped[0].how == "sorted neighbourhood on name, window 9"
+
+
+def test_sorted_groups_are_the_blockers_groups():
+    """Likely matches group the sample's rows by one sort (`choose._sorted_groups`): the same
+    rows in the same order and the same group sizes as `blocking.groups`, for small, large
+    and missing codes."""
+    from linkage.blocking._blockers import groups
+    from linkage.blocking.choose import _sorted_groups
+
+    rng = np.random.default_rng(8)
+    for n, high in ((0, 5), (1, 5), (1_000, 3), (50_000, 40_000), (50_000, 1 << 61)):
+        codes = rng.integers(-1, high, n).astype(np.int64)
+        rows, _, sizes = groups(codes)
+        mine_rows, mine_sizes = _sorted_groups(codes)
+        assert mine_rows.tolist() == rows.tolist() and mine_sizes.tolist() == sizes.tolist()

@@ -92,3 +92,77 @@ def test_a_mostly_numeric_column_with_units_is_not_compared_as_numbers():
     assert profile_column("price", pd.Series([f"{v}.5" for v in range(100)])).kind == "numeric"
     # 0, 1, ..., 99 is a row number (issue 14), not an amount
     assert profile_column("price", pd.Series([str(v) for v in range(100)])).kind == "row_number"
+
+
+def test_normalized_distinct_values_give_every_row_its_normalized_value():
+    """Suggesting normalizes each column's distinct values once (`suggest._coded`): every
+    row gets what normalizing the rows gives it, and key pair counts group the same codes,
+    for text, numbers read as text, mixed cells, missing and empty values, and steps that
+    join several columns."""
+    import numpy as np
+
+    from linkage.blocking.choose import _Measure
+    from linkage.io import as_text
+    from linkage.settings import Normalize
+    from linkage.suggest import _coded
+
+    rng = np.random.default_rng(5)
+    n = 3_000
+    frame = pd.DataFrame({
+        "name": pd.Series(rng.choice(["Bill Smith", "william smith", "ÉMILE", "", None, "김 민수"],
+                                     n), dtype="str"),
+        "dob": pd.Series(rng.choice(["1990-03-05", "05/03/1990", "19900305", "bad", None], n),
+                         dtype=object),
+        "mixed": pd.Series(rng.choice(np.array([1, "1", 1.0, 2.5, None, "x", True], dtype=object),
+                                      n), dtype=object),
+        "code": rng.choice([2119.0, 6236.0, np.nan, 1.5], n),
+        "phone": rng.choice(["07700 900123", "+44 7700 900124", "n/a"], n),
+        "country": rng.choice(["GB", "Germany", None], n),
+        "year": rng.choice(["1990", "1985", None], n), "month": rng.choice(["3", "12"], n),
+        "day": rng.choice(["5", "31"], n),
+    })
+    normalize = [
+        {"column": "name", "type": "name"}, {"column": "dob", "type": "date", "order": "DMY",
+                                              "on_error": "null"},
+        {"column": "mixed", "type": "text"}, {"column": "code", "type": "postcode"},
+        {"column": "phone", "type": "phone", "country": "GB", "region_column": "country"},
+        {"column": "year", "type": "date_parts", "month": "month", "day": "day",
+         "output": "born"},
+    ]
+    rows = {str(c): as_text(frame[c]) for c in frame.columns}
+    for spec in normalize:
+        step = Normalize(**spec)
+        series = pd.Series(step.joined(rows), name=step.column, dtype=object)
+        rows[step.target] = step.apply(series).to_numpy(dtype=object)
+    work, coded = _coded(frame, normalize)
+    assert work.keys() == rows.keys()
+    for column, values in rows.items():
+        assert work[column].tolist() == values.tolist(), column
+        by_rows = _Measure(rows, None, [n])._column(column)
+        by_codes = _Measure(work, None, [n], coded)._column(column)
+        assert by_rows[0].tolist() == by_codes[0].tolist() and by_rows[1] == by_codes[1]
+
+
+def test_unique_of_fixed_width_text_is_pandas_is_unique():
+    """The id column's uniqueness (`suggest._is_unique`) reads Arrow strings of one length by
+    their bytes; it answers what `Series.is_unique` answers, duplicates or not, for widths
+    below, at and above eight bytes, multi-byte characters, sliced arrays and other columns."""
+    import itertools
+
+    import numpy as np
+
+    from linkage.suggest import _is_unique
+
+    rng = np.random.default_rng(9)
+    cases = itertools.product((1, 3, 7, 8, 9, 16, 17, 36), (2, 50, 5_000), (False, True),
+                              ("AZaz09-", "éüßø", "AZaz09-é김"))
+    for width, n, dup, chars in cases:
+        values = ["".join(rng.choice(list(chars), width)) for _ in range(n)]
+        values = list(dict.fromkeys(values))  # distinct, maybe of other byte lengths
+        if dup and len(values) > 1:
+            values[-1] = values[0]
+        for series in (pd.Series(values, dtype="str"), pd.Series(values, dtype="str").iloc[1:],
+                       pd.Series(values, dtype=object)):
+            assert _is_unique(series) == series.is_unique, (width, n, dup, chars)
+    same = pd.Series([f"P{i:07d}" for i in range(100_000)], dtype="str")
+    assert _is_unique(same) and not _is_unique(pd.concat([same, same.iloc[:1]]))

@@ -131,6 +131,92 @@ def _parse_text(text: str, order: str) -> _Parsed:
     return named if named is not None else _INVALID
 
 
+# The plain forms `_parse_plain` reads over a whole Arrow array, in RE2 (Arrow's regex): ASCII
+# digits and one separator written twice, or eight digits.
+_PLAIN_YEAR_FIRST = "^(?P<a>[0-9]{4})(?P<s>[-./])(?P<b>[0-9]{1,2})(?P<t>[-./])(?P<c>[0-9]{1,2})$"
+_PLAIN_YEAR_LAST = "^(?P<a>[0-9]{1,2})(?P<s>[-./])(?P<b>[0-9]{1,2})(?P<t>[-./])(?P<c>[0-9]{4})$"
+_PLAIN_COMPACT = "^(?P<a>[0-9]{4})(?P<b>[0-9]{2})(?P<c>[0-9]{2})$"
+_MONTH_DAYS = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
+
+
+def _parse_plain(uniques: np.ndarray, order: str, years: range
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """`_parse_one` of the values in the commonest forms ("1990-03-05", "1990.3.5",
+    "05/03/1990", "19900305"), over an Arrow array at once: (read here, iso, ambiguous,
+    valid), one entry per value; the values not read here are left to `_parse_one`.
+
+    The same answers: such a value is ASCII without spaces, so `integral_text`, NFKC,
+    `strip` and `lower` leave it as it is (with two separators it is no float's text), and
+    `_parse_text` reads it with `_YEAR_FIRST`, `_YEAR_LAST` or `_COMPACT` (each form fits only
+    its own); here the same groups are read and judged alike (`_iso`, `_day_month`, `years`).
+    ASCII text that is not blank and has no four digits in a row, or holds only digits, white
+    space, "+" and brackets and is not eight digits, is read here as no date (all forms need a
+    four-digit year; all but eight digits a separator or letters). None where pyarrow is
+    missing."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:  # pragma: no cover - pyarrow comes with pandas 3
+        return None
+    n = len(uniques)
+    text = np.fromiter((type(u) is str for u in uniques), dtype=bool, count=n)
+    where = np.flatnonzero(text)
+    array = pa.array(uniques[where], type=pa.string())
+    read = np.zeros(n, dtype=bool)
+    year, month, day = (np.zeros(n, dtype=np.int64) for _ in range(3))
+    ambiguous = np.zeros(n, dtype=bool)
+    year_text = np.full(n, None, dtype=object)
+
+    def groups(pattern: str, separated: bool):
+        found = pc.extract_regex(array, pattern)
+        hit = found.is_valid().to_numpy(zero_copy_only=False)
+        if separated:  # one separator, twice (RE2 has no back-references)
+            same = pc.equal(found.field("s"), found.field("t")).fill_null(False)
+            hit &= same.to_numpy(zero_copy_only=False)
+        keep = pa.array(hit)
+        fields = [found.field(k).filter(keep) for k in "abc"]
+        numbers = [pc.cast(f, pa.int64()).to_numpy() for f in fields]
+        texts = fields[2 if pattern == _PLAIN_YEAR_LAST else 0]
+        return where[hit], numbers, texts.to_numpy(zero_copy_only=False)
+
+    # ASCII text with a character but without four digits in a row holds no year: every
+    # form reads one (`_INVALID`, as `valid` below finds for year 0).
+    space = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f "  # what `strip` removes from ASCII text
+    filled = pc.and_(pc.string_is_ascii(array), pc.match_substring_regex(array, f"[^{space}]"))
+    no_year = pc.invert(pc.match_substring_regex(array, "[0-9]{4}"))
+    # Nor does text of digits, white space, "+" and brackets (a phone number) unless it is
+    # eight digits once stripped (`_COMPACT`): every other form needs a separator or letters.
+    numbers = pc.and_(pc.match_substring_regex(array, f"^[0-9{space}+()]*$"), pc.invert(
+        pc.match_substring_regex(array, f"^[{space}]*[0-9]{{8}}[{space}]*$")))
+    none = pc.and_(filled, pc.or_(no_year, numbers))
+    read[where[none.to_numpy(zero_copy_only=False)]] = True
+    for pattern, separated in ((_PLAIN_YEAR_FIRST, True), (_PLAIN_COMPACT, False)):
+        at, (y, m, d), texts = groups(pattern, separated)
+        read[at], year[at], month[at], day[at], year_text[at] = True, y, m, d, texts
+    at, (a, b, y), texts = groups(_PLAIN_YEAR_LAST, True)
+    a_month, b_month = (a >= 1) & (a <= 12), (b >= 1) & (b <= 12)
+    both = a_month & b_month & (a != b)
+    if order == "MDY":  # `_day_month`: both could be months only where `both`
+        d, m = np.where(a_month, b, a), np.where(a_month, a, b)
+    else:
+        d, m = np.where(b_month, a, b), np.where(b_month, b, a)
+    read[at], year[at], month[at], day[at], year_text[at] = True, y, m, d, texts
+    ambiguous[at] = both
+    # `_iso`: a calendar date (years 1 to 9999); then `_parse_one`: a year of `years`.
+    leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
+    month_days = _MONTH_DAYS[np.clip(month, 0, 12)] + (leap & (month == 2))
+    valid = read & (year >= 1) & (month >= 1) & (month <= 12) & (day >= 1) & \
+        (day <= month_days) & (year >= years.start) & (year < years.stop)
+    iso = np.full(n, None, dtype=object)
+    ok = np.flatnonzero(valid)
+    if len(ok):
+        two = [pc.utf8_lpad(pc.cast(pa.array(x[ok]), pa.string()), 2, "0") for x in (month, day)]
+        year_text = pa.array(year_text[ok], type=pa.string())
+        iso[ok] = pc.binary_join_element_wise(year_text, *two, "-").to_numpy(
+            zero_copy_only=False)
+    return read, iso, ambiguous & valid, valid
+
+
 def parse_dates(values: pd.Series, *, order: str = "DMY", min_year: int = MIN_YEAR,
                 max_year: int = MAX_YEAR) -> pd.DataFrame:
     """Parse dates and report, per record, the ISO date, whether it was ambiguous, and validity.
@@ -159,12 +245,19 @@ def parse_dates(values: pd.Series, *, order: str = "DMY", min_year: int = MIN_YE
             raise OptionValueError(f"normalizer 'date': option {option}={year!r} must be a "
                                    "whole year, such as 1900")
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    uniques = np.asarray(uniques, dtype=object)
     years = range(min_year, max_year + 1)
-    parsed = [_parse_one(as_text(u), order, years) for u in uniques]
-    parsed.append((None, False, True))  # what code -1 (missing) picks up
-    iso = np.array([p[0] for p in parsed], dtype=object)
-    ambiguous = np.array([p[1] for p in parsed], dtype=bool)
-    valid = np.array([p[2] for p in parsed], dtype=bool)
+    # One more entry, what code -1 (missing) picks up: (None, False, True).
+    iso = np.full(len(uniques) + 1, None, dtype=object)
+    ambiguous = np.zeros(len(uniques) + 1, dtype=bool)
+    valid = np.ones(len(uniques) + 1, dtype=bool)
+    fast = _parse_plain(uniques, order, years)
+    rest = np.flatnonzero(~fast[0]) if fast is not None else np.arange(len(uniques))
+    if fast is not None:
+        done = np.flatnonzero(fast[0])
+        iso[done], ambiguous[done], valid[done] = fast[1][done], fast[2][done], fast[3][done]
+    for k in rest:
+        iso[k], ambiguous[k], valid[k] = _parse_one(as_text(uniques[k]), order, years)
     return pd.DataFrame(
         {
             "iso": pd.Series(iso[codes], index=values.index, dtype=object),

@@ -18,6 +18,7 @@ from ._text import (
     integral_text,
     map_unique,
     raise_unreadable,
+    replace_integral,
     unreadable,
 )
 
@@ -53,7 +54,7 @@ def _ascii_digits_column(values):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    values = pc.replace_substring_regex(values, f"^{INTEGRAL_FLOAT.pattern}$", r"\1")
+    values = replace_integral(values, f"^{INTEGRAL_FLOAT.pattern}$")
     lettered = pc.match_substring_regex(values, "[A-Za-z]")
     return pc.if_else(lettered, pa.scalar(None, values.type), ascii_digits_column(values))
 

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import unicodedata
 
+import numpy as np
 import pandas as pd
 
-from ._text import ASCII_SPACE, ascii_digits, check_series, integral_text, map_unique
+from ._text import (
+    ASCII_SPACE,
+    ascii_digits,
+    ascii_digits_column,
+    ascii_keep,
+    check_series,
+    integral_text,
+    map_unique,
+    replace_integral,
+)
 
 
 def _normalize_one(text: str, *, digits_only: bool) -> str:
@@ -31,10 +41,14 @@ def _normalize_ascii(values, *, digits_only: bool):
     and the only ASCII dash (Unicode category Pd) is the hyphen-minus."""
     import pyarrow.compute as pc
 
-    values = pc.replace_substring_regex(values, _INTEGRAL, "\\1")
+    values = replace_integral(values, _INTEGRAL)
     if digits_only:
-        return pc.replace_substring_regex(values, "[^0-9]", "")
-    return pc.replace_substring_regex(pc.ascii_upper(values), _SPACE_CLASS[:-1] + "-]", "")
+        return ascii_digits_column(values)
+    return ascii_keep(pc.ascii_upper(values), _LAYOUT_KEPT)
+
+
+_LAYOUT_KEPT = np.ones(256, dtype=bool)  # every byte but ASCII white space and "-"
+_LAYOUT_KEPT[[ord(c) for c in ASCII_SPACE + "-"]] = False
 
 
 def normalize_postcode(values: pd.Series, *, digits_only: bool = False) -> pd.Series:

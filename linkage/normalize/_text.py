@@ -101,18 +101,28 @@ def map_unique(values: pd.Series, func: Callable[[str], str | None],
     """
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     uniques = np.asarray(uniques, dtype=object)
-    results = np.empty(len(uniques), dtype=object)
+    # The extra trailing None is what code -1 (missing) picks up when indexing below.
+    table = np.full(len(uniques) + 1, None, dtype=object)
     fast = np.zeros(len(uniques), dtype=bool)
     if ascii_func is not None and len(uniques):
-        fast = np.array([type(u) is str and u.isascii() for u in uniques], dtype=bool)
-        if fast.any():
-            import pyarrow as pa
+        import pyarrow as pa
+        import pyarrow.compute as pc
 
+        text = None
+        if pd.api.types.infer_dtype(uniques, skipna=False) == "string":  # ASCII by Arrow
+            text = pa.array(uniques, type=pa.large_string())
+            fast = pc.string_is_ascii(text).to_numpy(zero_copy_only=False)
+        else:
+            fast = np.array([type(u) is str and u.isascii() for u in uniques], dtype=bool)
+        if fast.all() and text is not None:
+            done = ascii_func(text)
+        elif fast.any():
             done = ascii_func(pa.array(uniques[fast], type=pa.large_string()))
-            results[fast] = done.to_numpy(zero_copy_only=False)
-    results[~fast] = [func(as_text(u)) for u in uniques[~fast]]
-    # The extra trailing None is what code -1 (missing) picks up when indexing below.
-    table = np.array([r if r else None for r in results] + [None], dtype=object)
+        if fast.any():
+            done = pc.if_else(pc.equal(done, ""), pa.scalar(None, done.type), done)
+            table[:-1][fast] = done.to_numpy(zero_copy_only=False)
+    slow = np.flatnonzero(~fast)
+    table[slow] = [r if r else None for r in (func(as_text(u)) for u in uniques[slow])]
     return pd.Series(table[codes], index=values.index, name=values.name, dtype=object)
 
 
@@ -122,9 +132,42 @@ ASCII_SPACE = "".join(chr(c) for c in range(128) if chr(c).isspace())
 
 def ascii_digits_column(values):
     """`ascii_digits` of ASCII text, over an Arrow string array."""
+    return ascii_keep(values, _DIGIT_BYTES)
+
+
+_DIGIT_BYTES = np.zeros(256, dtype=bool)
+_DIGIT_BYTES[ord("0"):ord("9") + 1] = True
+
+
+def ascii_keep(values, keep: np.ndarray):
+    """An Arrow array of ASCII text with only the characters whose byte `keep` (a bool for
+    each of the 256 bytes) marks, the others deleted: what a regex replacing a class of them
+    by "" gives, read as bytes in one pass. Text with a missing value goes by the regex."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
-    return pc.replace_substring_regex(values, "[^0-9]", "")
+    if values.null_count or not len(values):
+        dropped = "".join(f"\\x{b:02x}" for b in range(128) if not keep[b])
+        return pc.replace_substring_regex(values, f"[{dropped}]", "") if dropped else values
+    kind, values = values.type, values.cast(pa.large_string())
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int64)[
+        values.offset:values.offset + len(values) + 1]
+    data = np.frombuffer(values.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+    kept = keep[data]
+    ends = np.concatenate(([0], np.cumsum(kept, dtype=np.int64)))
+    return pa.LargeStringArray.from_buffers(
+        len(values), pa.py_buffer(ends[offsets - offsets[0]]), pa.py_buffer(data[kept])
+    ).cast(kind)
+
+
+def replace_integral(values, pattern: str):
+    """`integral_text` over an Arrow array of text by `pattern` (RE2, "\\1" kept), where a
+    value holds a "." (no float's text lacks one)."""
+    import pyarrow.compute as pc
+
+    if not pc.any(pc.match_substring(values, "."), min_count=0).as_py():
+        return values
+    return pc.replace_substring_regex(values, pattern, "\\1")
 
 
 def as_text(value: Hashable) -> str:
