@@ -521,6 +521,39 @@ def test_split_joining_weights_are_the_highest_threshold_the_split_clusters_join
             assert np.array_equal(got >= t, together), (trial, t)
 
 
+def test_twenty_five_oracle_labels_reach_the_issue_s_target_on_fake_1000(tmp_path, datasets):
+    """Issue 14: with 25 oracle labels (10, then 15 more picked from the 10-label run), within
+    0.02 of the best F1 any of our scorers reaches with all the labels (0.9911,
+    bench/GENERALIZATION.md). The labels ask for a threshold below the rules' 6.0: judged by
+    the chains alone, labelled non-matches the clusters' split keeps apart counted as errors
+    of every lower threshold, and the threshold stayed (0.9627)."""
+    frame = pd.read_csv(datasets / "splink" / "fake_1000.csv", dtype=str)
+    truth = dict(zip(frame["unique_id"], frame["cluster"], strict=True))
+    frame.drop(columns=["cluster"]).to_csv(tmp_path / "fake.csv", index=False)
+    labelled = None
+    source = tmp_path / "r0"
+    done = run_cli("dedupe", tmp_path / "fake.csv", "--out", source)
+    assert done.returncode in (0, 1, 3), done.stderr
+    for n, more in ((10, 10), (25, 15)):
+        todo = tmp_path / f"todo{n}.csv"
+        done = run_cli("sample", source, "--active", "--n", str(more), "--out", todo)
+        assert done.returncode == 0, done.stderr
+        answered = _answer(pd.read_csv(todo, dtype=str, keep_default_na=False), truth)
+        labelled = answered if labelled is None else pd.concat([labelled, answered])
+        labelled = labelled.drop_duplicates(["id_l", "id_r"])
+        labelled.to_csv(tmp_path / f"labels{n}.csv", index=False)
+        source = tmp_path / f"r{n}"
+        done = run_cli("dedupe", tmp_path / "fake.csv", "--labels", tmp_path / f"labels{n}.csv",
+                       "--out", source)
+        assert done.returncode in (0, 1, 3), done.stderr
+    clusters = pd.read_parquet(source / "clusters.parquet").astype({"unique_id": str})
+    predicted = pairs_of_clusters(clusters, "unique_id", "cluster_id")
+    actual = pairs_of_clusters(pd.DataFrame({"unique_id": list(truth),
+                                             "e": list(truth.values())}), "unique_id", "e")
+    assert len(labelled) == 25
+    assert f1_score(predicted, actual)[2] >= 0.9911 - 0.02
+
+
 def test_all_the_labels_never_make_fake_1000_worse(datasets):
     """Every candidate pair labelled from the truth (5,000 of them): judged pair by pair they
     took the threshold from 6.0 to where the pairs are mostly matches, and the clusters chained
