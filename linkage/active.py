@@ -420,7 +420,8 @@ def _labels_threshold(weights: np.ndarray, y: np.ndarray, current: float, *,
       `MIN_CORRECTED` of its own: the whole move the labels ask for corrects that many.
 
     `apart`: labelled non-matches not in `weights` because the output keeps them apart at
-    every threshold (a dedupe's clusters split at non-matches): right whatever the threshold,
+    every threshold (a dedupe's clusters split at non-matches; a one-to-one link's assignment
+    drops them for a better candidate): right whatever the threshold,
     so they place nothing, but they are non-matches labelled where the sampler looked
     (near the threshold) that a lower one would not join, and count towards `MIN_EACH`."""
     w = np.asarray(weights, dtype=np.float64)
