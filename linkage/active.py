@@ -34,8 +34,13 @@ and then by a seeded draw, so one run and one seed give one file.
 A label is judged as the output decides the pair, not by its weight alone: in a dedupe, the two
 records are together at a threshold when a chain of pairs at or above it joins them (a labelled
 non-match so joined is an error, a labelled match so joined is not; judged pair by pair, 5,000
-labels took a person table's threshold where the clusters chained, precision 0.997 -> 0.82); in
-a one-to-one link, a pair the assignment drops is linked at no threshold.
+labels took a person table's threshold where the clusters chained, precision 0.997 -> 0.82);
+where the run splits clusters at non-matches (`split_non_matches`), only the chains the split
+lets stand count (`linkage.clustering.split_joining_weights`; a labelled non-match the split
+keeps apart at every threshold is right at all of them: judged by the chains alone, 3 of 25
+such labels on a person table held its threshold at the rules' 6.0, F1 0.963, where the labels
+ask for the 9:1 floor, 0.973); in a one-to-one link, a pair the assignment drops is linked at
+no threshold.
 
 - Fellegi-Sunter (`_guarded`): the unlabelled model (EM alone) is fit first and kept unless
   a model that used the labels misclassifies clearly fewer of them (by at least 2 and by more
@@ -380,8 +385,20 @@ def _settle_moved_threshold(scorer, report: dict) -> None:
 
 
 def labels_threshold(weights: np.ndarray, y: np.ndarray, current: float, *,
-                     floor: float = 0.0, one_to_one: bool = False) -> tuple[float, str]:
-    """The threshold a few labelled pairs justify, and why: conservative, because the labels
+                     floor: float = 0.0, one_to_one: bool = False,
+                     apart: int = 0) -> tuple[float, str]:
+    """The threshold a few labelled pairs justify, and why (see `_labels_threshold`)."""
+    threshold, why, _ = _labels_threshold(weights, y, current, floor=floor,
+                                          one_to_one=one_to_one, apart=apart)
+    return threshold, why
+
+
+def _labels_threshold(weights: np.ndarray, y: np.ndarray, current: float, *,
+                      floor: float = 0.0, one_to_one: bool = False, apart: int = 0
+                      ) -> tuple[float, str, float | None]:
+    """The threshold a few labelled pairs justify, why, and, where a floor held it short of
+    the threshold the labels ask for, how many of `weights` that one misclassifies (else
+    None). Conservative, because the labels
     are few and picked near the decision (not at random), so the threshold that misclassifies
     the fewest of them is no estimate of the best one, and a threshold set too low costs far
     more than its labelled errors show (clustering chains the extra matches).
@@ -398,37 +415,53 @@ def labels_threshold(weights: np.ndarray, y: np.ndarray, current: float, *,
       A one-to-one link (`one_to_one`, the weights as the assignment decides them) has no
       floors: a record links to one record at most, so a false link costs one pair, as a
       missed one does, and nothing chains.
-    - the move is made only as far as the labelled pairs it moves across show it (`_shown`)."""
+    - the move is made only as far as the labelled pairs it moves across show it (`_shown`);
+      a move a floor held short needs them to show it and to correct one of them, not
+      `MIN_CORRECTED` of its own: the whole move the labels ask for corrects that many.
+
+    `apart`: labelled non-matches not in `weights` because the output keeps them apart at
+    every threshold (a dedupe's clusters split at non-matches; a one-to-one link's assignment
+    drops them for a better candidate): right whatever the threshold,
+    so they place nothing, but they are non-matches labelled where the sampler looked
+    (near the threshold) that a lower one would not join, and count towards `MIN_EACH`."""
     w = np.asarray(weights, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    n_match, n_non = int(np.sum(y == 1.0)), int(np.sum(y == 0.0))
+    n_match, n_non = int(np.sum(y == 1.0)), int(np.sum(y == 0.0)) + int(apart)
     if min(n_match, n_non) < MIN_EACH and (len(y) < 2 * MIN_EACH or not one_to_one):
         return float(current), (f"rules: fewer than {MIN_EACH} labelled pairs of each class "
-                                "(the threshold is left where the model put it)")
+                                "(the threshold is left where the model put it)"), None
     errors_now = int(np.sum((w >= current) != (y == 1.0)))
     candidate, best = choose_threshold(w, y, current)
     if errors_now - best < MIN_CORRECTED:
-        return float(current), "rules (the labels do not clearly ask for another threshold)"
+        return (float(current), "rules (the labels do not clearly ask for another threshold)",
+                None)
+    held = False
     for odds, needed in () if one_to_one else FLOORS:  # more labelled matches per floor
         low = min(float(current), floor + math.log2(odds))
         if candidate >= low:
             continue
         shown = int(np.sum((y == 1.0) & (w >= candidate) & (w < low)))
         if shown < needed:
-            candidate = low
+            candidate, held = low, True
             break
     if int(np.sum((w >= candidate) != (y == 1.0))) >= errors_now:
-        return float(current), "rules (the labels ask for a threshold below the floor)"
+        return float(current), "rules (the labels ask for a threshold below the floor)", None
+    # A move held at a floor is the part of a move the labels clearly ask for (it corrects
+    # MIN_CORRECTED or more, checked above) that the floor lets through: the floor limits how
+    # far it goes, not whether, so the part kept needs the labels it crosses to show it
+    # (`_shown`) and to correct one of them, not MIN_CORRECTED of its own.
     threshold, why = _shown(w, y, float(current), float(candidate),
                             rate=ONE_TO_ONE_MATCH_RATE if one_to_one else SHOWN_MATCH_RATE,
-                            claimed=floor + math.log2(FLOORS[0][0]))
+                            claimed=floor + math.log2(FLOORS[0][0]),
+                            corrected=1 if held else MIN_CORRECTED)
     if threshold == candidate and candidate != float(choose_threshold(w, y, current)[0]):
         why = f"labels, held at a floor (odds {odds:g} to 1 of a match by the model's weights)"
-    return threshold, why
+    return threshold, why, (best if held and threshold != float(current) else None)
 
 
 def _shown(w: np.ndarray, y: np.ndarray, current: float, candidate: float, *,
-           rate: float = SHOWN_MATCH_RATE, claimed: float = math.inf) -> tuple[float, str]:
+           rate: float = SHOWN_MATCH_RATE, claimed: float = math.inf,
+           corrected: int = MIN_CORRECTED) -> tuple[float, str]:
     """`candidate`, or the farthest threshold towards it (a labelled weight's midpoint) whose
     move the labelled pairs it moves across show with 95% confidence (Clopper-Pearson): a
     lower threshold adds pairs, which the labels between must show to be matches at a rate of
@@ -439,7 +472,8 @@ def _shown(w: np.ndarray, y: np.ndarray, current: float, candidate: float, *,
     Where the model's own weights already claim that rate (a lower threshold at or above
     `claimed`, the weight of 9:1 odds of a match, the first of `FLOORS`: a threshold the rules
     set above where the model itself is sure), the labels need only not refute the claim:
-    their match rate in the band is not shown below `SHOWN_MATCH_RATE` with 95% confidence."""
+    their match rate in the band is not shown below `SHOWN_MATCH_RATE` with 95% confidence.
+    Each step must also correct `corrected` labelled pairs, net."""
     from scipy.stats import beta
 
     if candidate == current:
@@ -464,7 +498,7 @@ def _shown(w: np.ndarray, y: np.ndarray, current: float, candidate: float, *,
             ok = k > 0 and beta.ppf(0.05, k, n - k + 1) >= rate
         else:
             ok = k < n and beta.ppf(0.95, k + 1, n - k) <= 0.5
-        if ok and errors_now - int(np.sum((w >= step) != (y == 1.0))) >= MIN_CORRECTED:
+        if ok and errors_now - int(np.sum((w >= step) != (y == 1.0))) >= corrected:
             return float(step), ("labels" if step == candidate else
                                  "labels, as far as they show with 95% confidence")
     return current, "rules (too few labelled pairs show the move with 95% confidence)"
@@ -508,10 +542,20 @@ def _labelled_threshold(scorer, pairs: _Judged, y: np.ndarray, report: dict, *,
     if one_to_one and isinstance(moved, dict):  # even odds of a record's best candidate
         floor = -float(moved.get("shift", 0.0))
     linkable = np.isfinite(weight)  # the others are right or wrong at every threshold
-    threshold, why = labels_threshold(weight[linkable], y[linkable], float(scorer.threshold),
-                                      floor=floor, one_to_one=one_to_one)
+    apart = int(np.sum(np.isneginf(weight) & (y == 0.0)))
+    threshold, why, asked = _labels_threshold(weight[linkable], y[linkable],
+                                              float(scorer.threshold), floor=floor,
+                                              one_to_one=one_to_one, apart=apart)
     report["threshold_source"] = why
-    return threshold, int(np.sum((weight >= threshold) != (y == 1.0)))
+    errors = int(np.sum((weight >= threshold) != (y == 1.0)))
+    if asked is not None:
+        # Held at a floor: the floor limits how far the move goes, not whether the labels ask
+        # for it, so the move is judged by the threshold they ask for (the pairs outside
+        # `linkable` are right or wrong there as at every threshold).
+        report["threshold_judged_by"] = "the threshold the labels ask for, below a floor"
+        errors = int(asked) + int(np.sum((weight[~linkable] >= threshold)
+                                         != (y[~linkable] == 1.0)))
+    return threshold, errors
 
 
 def _guarded(scorer, pairs: _Judged, y: np.ndarray, report: dict, *, fit, random):

@@ -131,6 +131,71 @@ def joining_weights(n: int, left: np.ndarray, right: np.ndarray, weight: np.ndar
     return out
 
 
+
+def split_joining_weights(n: int, left: np.ndarray, right: np.ndarray, weight: np.ndarray,
+                          query_left: np.ndarray, query_right: np.ndarray) -> np.ndarray:
+    """For each query pair of records, the highest threshold at which the clusters, split at
+    non-matches as `split_non_matches` splits them, hold the two together; -inf where none
+    does (the split keeps them apart at every threshold). `left`, `right`, `weight`: every
+    candidate pair, scored (log odds; +inf for a pair matched whatever its weight, joined
+    first and never refused); records are rows 0..n-1.
+
+    `split_non_matches` at a threshold t rebuilds a cluster as single linkage does, its
+    matched pairs (weight >= t) joined strongest first, joining two groups only where the
+    summed weight of all the pairs scored between them is positive. Which groups that joins
+    does not depend on t: the sums run over every scored pair, and the pairs of weight >= t
+    are the first ones taken. So one pass over all the pairs, strongest first, holds the
+    clusters of every threshold at or above 0 (a cluster with no scored non-match inside is
+    joined alike with or without the split), and a query pair is together from the weight at
+    which its two groups join. Below 0 (a one-to-one link's threshold moved by the record
+    prior) the split lets a sum reach the threshold; this pass asks for a positive sum
+    there too."""
+    query_left = np.asarray(query_left, dtype=np.int64)
+    query_right = np.asarray(query_right, dtype=np.int64)
+    out = np.full(len(query_left), -math.inf)
+    w = np.asarray(weight, dtype=np.float64)
+    if n < 2 or len(w) == 0 or len(out) == 0:
+        return out
+    a = np.asarray(left, dtype=np.int64)
+    b = np.asarray(right, dtype=np.int64)
+    # Two groups join only on a positive sum, which needs a positive pair between them: no
+    # join crosses the components of the positive pairs, so the pairs across them (most
+    # pairs, in a large table) are never summed, and neither are the components that hold
+    # no queried record: both are left out.
+    component = connected_components(n, a[w > 0], b[w > 0])
+    queried = np.zeros(int(component.max()) + 1, dtype=bool)
+    ok = (query_left >= 0) & (query_left < n) & (query_right >= 0) & (query_right < n)
+    queried[component[query_left[ok]]] = True
+    inside = (component[a] == component[b]) & queried[component[a]]
+    a, b, w = a[inside], b[inside], w[inside]
+    evidence = np.nan_to_num(w, nan=0.0, posinf=1e6, neginf=-1e6)
+    groups = _EvidenceGroups(a.tolist(), b.tolist(), evidence.tolist())
+    pending: dict[int, list[int]] = {}  # group -> the query pairs with one record in it
+    for k, (x, y) in enumerate(zip(query_left.tolist(), query_right.tolist(), strict=True)):
+        if x == y or not (0 <= x < n and 0 <= y < n):
+            continue
+        pending.setdefault(x, []).append(k)
+        pending.setdefault(y, []).append(k)
+    order = np.lexsort((b, a, -w))  # strongest first, ties in a fixed order
+    for x, y, joined in zip(a[order].tolist(), b[order].tolist(), w[order].tolist(),
+                            strict=True):
+        merged = groups.join(x, y, math.isinf(joined) and joined > 0, 0.0)
+        if merged is None:
+            continue
+        kept, absorbed = merged
+        moved = pending.pop(absorbed, [])
+        if moved:  # the smaller group's queries: together now, or waiting in the larger
+            waiting = pending.setdefault(kept, [])
+            for k in moved:
+                if out[k] != -math.inf:
+                    continue
+                if groups.find(int(query_left[k])) == groups.find(int(query_right[k])):
+                    out[k] = joined
+                else:
+                    waiting.append(k)
+    return out
+
+
 def record_prior_shift(left: np.ndarray, right: np.ndarray, weight: np.ndarray, n_left: int,
                        n_right: int, prior: float) -> dict:
     """How far a one-to-one link's threshold goes down when a record's best candidate is
@@ -465,24 +530,25 @@ def split_non_matches(n: int, left: np.ndarray, right: np.ndarray, weight: np.nd
     return keep, splits
 
 
-def _join_by_evidence(cl: list[int], cr: list[int], cw: list[float], lo: list[int],
-                      hi: list[int], sure: list[bool], bar: float) -> dict[int, int]:
-    """Per row touched, its group's representative (the smallest row), after joining the
-    matched pairs (`lo`, `hi`, strongest first) where the summed weight of the scored pairs
-    (`cl`, `cr`, `cw`) between the two groups is above `bar` (or the pair is `sure`); a
-    pair of groups with a bar of 0 needs a positive sum, below 0 the sum may reach it."""
-    between: dict[int, dict[int, float]] = {}
-    for a, b, x in zip(cl, cr, cw, strict=True):
-        if a == b:
-            continue
-        row = between.setdefault(a, {})
-        row[b] = row.get(b, 0.0) + x
-        row = between.setdefault(b, {})
-        row[a] = row.get(a, 0.0) + x
-    parent: dict[int, int] = {}
-    size: dict[int, int] = {}
+class _EvidenceGroups:
+    """Groups of records joined by evidence: the summed weight of the scored pairs (`cl`,
+    `cr`, `cw`) between every two groups, kept up to date as groups join (union by size)."""
 
-    def find(x: int) -> int:
+    def __init__(self, cl: list[int], cr: list[int], cw: list[float]):
+        between: dict[int, dict[int, float]] = {}
+        for a, b, x in zip(cl, cr, cw, strict=True):
+            if a == b:
+                continue
+            row = between.setdefault(a, {})
+            row[b] = row.get(b, 0.0) + x
+            row = between.setdefault(b, {})
+            row[a] = row.get(a, 0.0) + x
+        self.between = between
+        self.parent: dict[int, int] = {}
+        self.size: dict[int, int] = {}
+
+    def find(self, x: int) -> int:
+        parent = self.parent
         parent.setdefault(x, x)
         root = x
         while parent[root] != root:
@@ -491,17 +557,21 @@ def _join_by_evidence(cl: list[int], cr: list[int], cw: list[float], lo: list[in
             parent[x], x = root, parent[x]
         return root
 
-    for a, b, forced in zip(lo, hi, sure, strict=True):
-        ra, rb = find(a), find(b)
+    def join(self, a: int, b: int, forced: bool, bar: float) -> tuple[int, int] | None:
+        """Join the groups of `a` and `b` where the summed weight between them is above
+        `bar` (a bar of 0 needs a positive sum, below 0 the sum may reach it) or the pair is
+        `forced`: (the group kept, the group absorbed into it), or None."""
+        ra, rb = self.find(a), self.find(b)
         if ra == rb:
-            continue
+            return None
+        between, size = self.between, self.size
         na, nb = between.setdefault(ra, {}), between.setdefault(rb, {})
         total = na.get(rb, 0.0)
         if not forced and not (total > 0 or (bar < 0 and total >= bar)):
-            continue
+            return None
         if size.get(ra, 1) < size.get(rb, 1):
             ra, rb, na, nb = rb, ra, nb, na
-        parent[rb] = ra
+        self.parent[rb] = ra
         size[ra] = size.get(ra, 1) + size.get(rb, 1)
         na.pop(rb, None)
         for x, v in nb.items():
@@ -513,9 +583,21 @@ def _join_by_evidence(cl: list[int], cr: list[int], cw: list[float], lo: list[in
             del other[rb]
             other[ra] = total
         del between[rb]
+        return ra, rb
+
+
+def _join_by_evidence(cl: list[int], cr: list[int], cw: list[float], lo: list[int],
+                      hi: list[int], sure: list[bool], bar: float) -> dict[int, int]:
+    """Per row touched, its group's representative (the smallest row), after joining the
+    matched pairs (`lo`, `hi`, strongest first) where the summed weight of the scored pairs
+    (`cl`, `cr`, `cw`) between the two groups is above `bar` (or the pair is `sure`); a
+    pair of groups with a bar of 0 needs a positive sum, below 0 the sum may reach it."""
+    groups = _EvidenceGroups(cl, cr, cw)
+    for a, b, forced in zip(lo, hi, sure, strict=True):
+        groups.join(a, b, forced, bar)
     out: dict[int, int] = {}
-    for x in parent:
-        out[x] = find(x)
+    for x in groups.parent:
+        out[x] = groups.find(x)
     smallest: dict[int, int] = {}
     for x, root in out.items():
         smallest[root] = min(smallest.get(root, x), x)

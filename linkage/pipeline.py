@@ -25,6 +25,8 @@ from linkage.clustering import (
     joining_weights,
     one_to_one,
     record_prior_shift,
+    split_joining_weights,
+    splits_non_matches,
 )
 from linkage.errors import InputError, LinkageWarning
 from linkage.io import (
@@ -954,15 +956,30 @@ def run_local(
                 return compare_pairs(rules.comparisons, work, ri, rj)
 
             judge = None
+            split_judged: dict[int, np.ndarray] = {}
             if mode == "dedupe":
 
                 def judge(fitted, li: np.ndarray, ri: np.ndarray,
                           labelled_weight: np.ndarray) -> np.ndarray:
                     """The labelled pairs' weights as the clusters decide them: the highest
                     threshold at which the two records end in one cluster (a chain of
-                    matched pairs joins them at its weakest pair's weight)."""
+                    matched pairs joins them at its weakest pair's weight); where the run
+                    splits clusters at non-matches, the chains that split lets stand (-inf:
+                    kept apart at every threshold; up to `JOINED_PAIRS` candidate pairs,
+                    a Python pass over them, above which the chains alone)."""
+                    from linkage.active import JOINED_PAIRS
+
                     every, _ = scored.weights(fitted)
                     every = np.where(pair_stage(rules, pairs.mask) >= 0, np.inf, every)
+                    if splits_non_matches(rules, fitted) and len(every) <= JOINED_PAIRS:
+                        # the same model is judged more than once (its own threshold, the
+                        # labels'): one pass per set of weights
+                        key = hash((every.tobytes(), li.tobytes(), ri.tobytes()))
+                        if key not in split_judged:
+                            split_judged.clear()
+                            split_judged[key] = split_joining_weights(
+                                n, pairs.left, pairs.right, every, li, ri)
+                        return split_judged[key].copy()
                     return joining_weights(n, pairs.left, pairs.right, every, li, ri,
                                            labelled_weight)
 
