@@ -324,6 +324,22 @@ def examples(values) -> list[str]:
             for v in sorted({str(v) for v in values})[:LOST_EXAMPLES]]
 
 
+def _joined(pieces: list):
+    """Normalized distinct values, given a piece at a time (object arrays, or Arrow strings
+    where a normalizer kept them as Arrow), as one array `factorize_text` numbers alike."""
+    import pyarrow as pa
+
+    if all(isinstance(p, np.ndarray) for p in pieces):
+        return np.concatenate(pieces) if pieces else np.zeros(0, dtype=object)
+    try:
+        return pa.chunked_array([p if not isinstance(p, np.ndarray) else pa.array(
+            p, type=pa.large_string(), from_pandas=True) for p in pieces],
+            type=pa.large_string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError, TypeError):
+        return np.concatenate([p if isinstance(p, np.ndarray) else p.to_numpy(
+            zero_copy_only=False).astype(object) for p in pieces])
+
+
 def normalize_encoded(step, column: EncodedColumn, ids: pd.Series | None = None, *,
                       chunk_rows: int | None = None):
     """Apply a `Normalize` step to each distinct value once; return the column and its stats:
@@ -333,26 +349,53 @@ def normalize_encoded(step, column: EncodedColumn, ids: pd.Series | None = None,
     normalizer rejects a value (a date that cannot be read), it is rerun on the records so that
     its error names them. With `chunk_rows`, distinct values are normalized that many at a time.
     """
+    import pyarrow.compute as pc
+
+    from linkage.normalize._text import distinct_arrow
+
     size = chunk_rows or max(column.distinct, 1)
     after, changed_u, none_after, lost = [], [], [], []
+    arrow = not isinstance(column.uniques, np.ndarray)
     try:
         for start in range(0, column.distinct, size):
-            before = column.pick(np.arange(start, min(start + size, column.distinct)))
-            done = step.apply(pd.Series(before, name=step.column, dtype=object)).to_numpy(
-                dtype=object)
-            # Per distinct value: is it missing now, and did normalizing change it?
-            gone = np.array([v is None or v != v for v in done], dtype=bool)
+            stop = min(start + size, column.distinct)
+            if not arrow:
+                before = column.pick(np.arange(start, stop))
+                done = step.apply(pd.Series(before, name=step.column, dtype=object)).to_numpy(
+                    dtype=object)
+                # Per distinct value: is it missing now, and did normalizing change it?
+                gone = np.array([v is None or v != v for v in done], dtype=bool)
+                after.append(done)
+                none_after.append(gone)
+                changed_u.append(gone | (done != before))
+                lost.append(before[gone])
+                continue
+            # Many distinct values, held as Arrow strings: a normalizer that does them all in
+            # Arrow (`map_unique`'s ascii_func) hands its result back as Arrow
+            held = column.uniques.slice(start, stop - start)
+            before = held.to_numpy(zero_copy_only=False).astype(object, copy=False)
+            series = pd.Series(before, name=step.column, dtype=object)
+            with distinct_arrow(series, held) as made:
+                result = step.apply(series)
+                done = made(result)
+            if done is None:
+                done = result.to_numpy(dtype=object)
+                gone = np.array([v is None or v != v for v in done], dtype=bool)
+                changed_u.append(gone | (done != before))
+            else:
+                gone = done.is_null().to_numpy(zero_copy_only=False)
+                changed_u.append(pc.fill_null(pc.not_equal(done, held.cast(done.type)),
+                                              True).to_numpy(zero_copy_only=False))
             after.append(done)
             none_after.append(gone)
-            changed_u.append(gone | (done != before))
             lost.append(before[gone])
     except InputError:
         index = ids.to_numpy() if ids is not None else None
         step.apply(pd.Series(column.values(), index=index, name=step.column, dtype=object))
         raise
-    after = np.concatenate(after) if after else np.zeros(0, dtype=object)
     none_after = np.concatenate(none_after) if none_after else np.zeros(0, dtype=bool)
     changed_u = np.concatenate(changed_u) if changed_u else np.zeros(0, dtype=bool)
+    after = _joined(after)
     merged, uniques = factorize_text(after)
     del after
     codes = np.append(merged, -1)[column.codes]  # code -1 (missing) picks up the last
