@@ -373,9 +373,9 @@ def test_bad_dates_fail_with_the_local_message(spark, stage):
 
 
 UNSUPPORTED = [
-    ({"blocking": [{"keys": [["name"]]}, {"type": "minhash", "column": "name"}]},
+    ({"blocking": [{"keys": [["name"]]}, {"type": "embedding", "column": "name"}]},
      "`blocking[1].type`"),
-    ({"exact": {}}, "`exact`"),
+    ({"group_by": "email"}, "`group_by`"),
     ({"comparisons": [{"type": "cosine", "column": "name"}]}, "`comparisons[0].type`"),
     ({"scoring": {"type": "supervised", "labels": "labels.csv"}}, "`scoring.type`"),
 ]

@@ -2,6 +2,7 @@
 
 # What other packages use of the blocking modules.
 from linkage.blocking._blockers import (
+    BandJoin,
     Blocker,
     BlockingInput,
     KeyBlocker,
@@ -28,6 +29,7 @@ from linkage.blocking._union import (
 
 __all__ = [
     "KEY_FUNCTIONS",
+    "BandJoin",
     "Blocker",
     "BlockingInput",
     "CandidatePairs",

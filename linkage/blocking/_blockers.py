@@ -218,6 +218,23 @@ class WindowJoin:
     window: int
 
 
+@dataclass
+class BandJoin:
+    """A blocker's pairs as equi-joins on band keys, then verified pair by pair (MinHash-LSH):
+    `band_keys(texts)` gives each text of a batch its `bands` keys (an (n, bands) int64
+    array, each text's alone) and whether it takes part; two records of `column` are
+    candidates when any band's keys are equal, a bucket (band, key) of more than
+    `max_block_size` records is skipped (`skipped_blocks` lists them, from (band, size, first
+    row, its text) in the order of the band and the key as unsigned), and a candidate counts
+    where `verify(left texts, right texts)` holds."""
+
+    column: str
+    bands: int
+    band_keys: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+    verify: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    skipped_blocks: Callable[[list[tuple[int, int, int, Any]]], list[SkippedBlock]]
+
+
 class Blocker(Configurable):
     """Base of blockers; `type:` in the rules picks the kind (default: keys)."""
 
@@ -271,9 +288,10 @@ class Blocker(Configurable):
         over the run's records and the queries together each time."""
         return ProposeLookup(self, work, max_block_size)
 
-    def join_plan(self) -> KeyJoin | WindowJoin | None:
-        """The blocker's pairs as joins (`KeyJoin`, `WindowJoin`), for an engine that blocks
-        by joining its own data rather than by calling `propose` (Spark); None, the default,
+    def join_plan(self) -> KeyJoin | WindowJoin | BandJoin | None:
+        """The blocker's pairs as joins (`KeyJoin`, `WindowJoin`, `BandJoin`), for an engine
+        that blocks by joining its own data rather than by calling `propose` (Spark); None,
+        the default,
         where they cannot be written as joins: such an engine then refuses the blocker by
         its rules key."""
         return None

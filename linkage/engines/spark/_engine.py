@@ -33,14 +33,21 @@ from linkage.engines.spark._guards import apply_guards_on_spark
 from linkage.engines.spark._keep import keeper_ranks
 from linkage.engines.spark._normalize import normalize, records_frame, work_columns
 from linkage.engines.spark._support import check_supported
+from linkage.engines.spark._text import (
+    semantic_pairs,
+    stage_proposed,
+    stage_records,
+    stage_stars,
+    staged,
+)
 from linkage.engines.spark.session import quiet_pyspark, spark_session, task_errors
 from linkage.guards import GuardContext
-from linkage.keep import id_rank
+from linkage.keep import CENTROID_DISTANCE, id_rank
 from linkage.pipeline import (
+    check_link_stages,
     load_model,
     move_one_to_one_threshold,
     random_pairs,
-    stage_stats,
     start_run,
 )
 from linkage.progress import progress_bar
@@ -130,21 +137,28 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
             bar.update(1)
 
         with clock.stage("exact"), task_errors():
-            star, blocked_work, exact_stats = None, work, {}
+            # url, exact and copies: stars by stage, one record per group blocked (`_text`)
+            check_link_stages(rules, mode)
+            stars, blocked_work, exact_stats, stage_input = {}, work, {}, None
             if mode == "dedupe":
-                star, blocked_work = copies(work, rules, names)
-            if star is not None:
-                cached.append(star)
-                edges = star.toPandas()
-                exact_stats = stage_stats({"copies": (edges["l"].to_numpy(np.int64),
-                                                      edges["r"].to_numpy(np.int64))})
+                stage_input = stage_records(spark, combined, rules, id_name)
+                stars, exact_stats, blocked_work = stage_stars(
+                    spark, work, *stage_input, rules, copies(work, rules, names)[0], n)
+            cached += list(stars.values())
 
         with clock.stage("block"), task_errors():
+            centroid_distance = None
+            check_link_stages(rules, mode, semantic=True)
+            if rules.semantic is not None:  # SemDeDup's pairs join the blocked ones (`_text`)
+                stars["semantic"], centroid_distance, semantic_stats = semantic_pairs(
+                    spark, *stage_input[:2], rules, stars, n)
             blocked = block(spark, blocked_work, rules, names, mode == "link", partitions,
-                            star)
+                            stars)
             cached.append(blocked.pairs)
-            if star is not None:
-                blocked.proposed["copies"] = exact_stats["copies"]["records_collapsed"]
+            blocked.proposed.update(stage_proposed(stars, exact_stats))
+            if rules.semantic is not None:
+                blocked.proposed["semantic"] = semantic_stats["duplicate_pairs"]
+                exact_stats["semantic"] = semantic_stats
             bar.update(1)
 
         scorer = rules.scoring
@@ -176,7 +190,8 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
             normalize_stats=normalize_stats, exact_stats=exact_stats,
             pairs=CandidatePairs(left, right, table["mask"].to_numpy(dtype=np.int64),
                                  blocked.estimated, blocked.proposed, blocked.skipped),
-            scorer=scorer, weight=weight, probability=probability, matrix=matrix)
+            centroid_distance=centroid_distance, scorer=scorer, weight=weight,
+            probability=probability, matrix=matrix)
         result = finish(state, SparkTail(spark, scored))
     finally:
         for frame_ in cached:
@@ -199,12 +214,16 @@ class SparkTail(Tail):
         pairs, scorer = state.pairs, state.scorer
         guard = GuardContext(state.combined, state.ids.to_numpy(), state.source, pairs.left,
                              pairs.right, state.weight, matched, scorer.threshold)
+        # pairs an exact, url or semantic stage proposed are matched whatever their weight
+        by_stage = staged(state.rules)
+        scored = self.scored if by_stage is None else self.scored.withColumn("staged", by_stage)
         if state.rules.guards:
-            self.edges = apply_guards_on_spark(self.spark, state.rules.guards, guard,
-                                               self.scored)
+            self.edges = apply_guards_on_spark(self.spark, state.rules.guards, guard, scored)
         else:
-            at_least = F.col("match_weight") >= F.lit(float(scorer.threshold))
-            self.edges = self.scored.where(at_least).select(
+            matched = F.col("match_weight") >= F.lit(float(scorer.threshold))
+            if by_stage is not None:
+                matched = matched | F.col("staged")
+            self.edges = scored.where(matched).select(
                 "l", "r", F.col("match_weight").alias("w"))
         return guard
 
@@ -230,7 +249,9 @@ class SparkTail(Tail):
     def keepers(self, state: RunState, clusters: np.ndarray,
                 keep_limit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rank = id_rank(state.ids) + (state.source.astype(np.int64) * state.n)
-        _, keeper, is_keeper = keeper_ranks(self.spark, state.rules.keep, state.combined,
+        ranked = state.combined if state.centroid_distance is None else state.combined.assign(
+            **{CENTROID_DISTANCE: state.centroid_distance})  # farthest_from_centroid
+        _, keeper, is_keeper = keeper_ranks(self.spark, state.rules.keep, ranked,
                                             clusters, rank, keep_limit)
         return keeper, is_keeper
 

@@ -1,0 +1,137 @@
+"""The text pipeline on Spark against the local engine, on real local Spark (issue 17, part 2).
+
+The url and exact stages, the MinHash-LSH blocker (bands as join keys, candidates verified by
+exact Jaccard, oversized buckets skipped), SemDeDup (`semantic:`), `farthest_from_centroid`
+and the supervised scorer must give the local engine's tables, summary and files.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+import linkage as lk
+from linkage.errors import LinkageWarning
+from tests.conftest import ROOT
+from tests.test_spark import _same_result, _written
+
+TEXTS = ROOT / "sample_data" / "labelled_text.csv"
+
+
+def _documents(**changes) -> lk.Rules:
+    """rules/documents.yaml, with some keys changed or (None) removed."""
+    path = ROOT / "rules" / "documents.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for key, value in changes.items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    return lk.Rules.from_dict(data, source=str(path))
+
+
+@pytest.fixture(scope="module")
+def texts() -> pd.DataFrame:
+    return pd.read_csv(TEXTS, dtype=str)
+
+
+def _both(frame, rules_of, **options):
+    """The local and the Spark result of the same rules (a fresh object each: fitting
+    changes it), with the warnings each raised."""
+    results, said = [], []
+    for engine in ("local", "spark"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            results.append(lk.dedupe(frame, rules_of(), engine=engine, progress=False,
+                                     **options))
+        said.append([str(w.message) for w in caught if issubclass(w.category, LinkageWarning)])
+    return results, said
+
+
+def test_documents_pipeline_on_spark_writes_the_local_files(spark, texts, tmp_path):
+    """rules/documents.yaml whole: exact → MinHash-LSH → SemDeDup → jaccard → rule sum →
+    max_cluster_size, conflicting_labels, keep_up_to."""
+    (local, on_spark), _ = _both(texts, _documents)
+    _same_result(local, on_spark)
+    assert _written(on_spark, tmp_path / "spark") == _written(local, tmp_path / "local")
+    # not a trivial agreement: every stage found something
+    stages = on_spark.summary_data["stages"]
+    proposed = stages["block"]["blockers"]["near_copies"]["proposed_pairs"]
+    assert proposed > 0
+    assert stages["exact"]["records_collapsed"] > 0
+    assert stages["semantic"]["duplicate_pairs"] > 0
+    assert (on_spark.clusters["action"] == "review").sum() > 0
+    assert (on_spark.clusters["action"] == "duplicate").sum() > 100
+
+
+def test_minhash_alone_with_oversized_buckets_as_locally(spark, texts):
+    """A bucket above `max_block_size` is skipped, listed and warned about as locally; the
+    verified pairs of the others are the local ones (no exact stage: identical texts meet in
+    the blocker's buckets)."""
+    def rules():
+        return _documents(exact=None, semantic=None, guards=None, max_block_size=4,
+                          max_removal_rate=0.9)
+
+    (local, on_spark), (local_said, spark_said) = _both(texts, rules)
+    _same_result(local, on_spark)
+    skipped = on_spark.summary_data["stages"]["block"]["skipped_blocks"]
+    assert len(skipped) > 0
+    assert spark_said == local_said and any("minhash band" in s for s in spark_said)
+
+
+def test_minhash_link_pairs_across_the_tables_as_locally(spark, texts):
+    """Link mode: buckets pair only records of different tables; the estimate counts those."""
+    data = yaml.safe_load((ROOT / "rules" / "documents.yaml").read_text(encoding="utf-8"))
+    data = {k: data[k] for k in ("id_column", "blocking", "comparisons", "scoring")}
+    left, right = texts.iloc[::2].reset_index(drop=True), texts.iloc[1::2].reset_index(drop=True)
+    local = lk.link(left, right, lk.Rules.from_dict(data), progress=False)
+    on_spark = lk.link(left, right, lk.Rules.from_dict(data), engine="spark", progress=False)
+    _same_result(local, on_spark)
+    assert len(on_spark.links) > 0
+
+
+def test_url_and_exact_stages_keep_the_local_record_and_reasons(spark):
+    """Copies by URL (tracking parameters, case, `www.`) and by exact normalized text: one
+    record per group goes on to blocking, and the kept record and the reasons are the
+    local engine's."""
+    rng = np.random.default_rng(7)
+    base = [f"https://example.com/item/{k}" for k in range(40)]
+    urls = [u if rng.random() < 0.5 else u.replace("https://", "http://www.")
+            + "?utm_source=x" for u in rng.choice(base, 160)]
+    words = ["red chair for the garden", "blue lamp with a long cord", "old oak desk"]
+    frame = pd.DataFrame({
+        "id": [f"p{k:04d}" for k in range(160)],
+        "url": urls,
+        "title": [str(rng.choice(words)).upper() if rng.random() < 0.3
+                  else str(rng.choice(words)) + "!" * int(rng.integers(0, 2))
+                  for _ in range(160)],
+        "shop": rng.choice(["a", "b", None], 160),
+    })
+
+    def rules():
+        return lk.Rules.from_dict({
+            "id_column": "id", "url": {"column": "url"},
+            "exact": {"columns": ["title"], "normalize": True},
+            "blocking": [{"keys": [["shop"]]}],
+            "comparisons": [{"type": "jaro_winkler", "column": "title"}],
+            "scoring": {"type": "rule_sum", "threshold": 1.0,
+                        "weights": {"title": {"exact": 1.0, "else": 0.0}}},
+            "keep": "first", "max_removal_rate": 1.0,
+        })
+
+    (local, on_spark), _ = _both(frame, rules)
+    _same_result(local, on_spark)
+    reasons = on_spark.clusters["reason"].astype(str)
+    assert reasons.str.contains("URL").any() and reasons.str.contains("identical").any()
+
+
+def test_farthest_from_centroid_keeps_the_local_record(spark, texts):
+    def rules():
+        return _documents(keep="farthest_from_centroid")
+
+    (local, on_spark), _ = _both(texts, rules)
+    _same_result(local, on_spark)
