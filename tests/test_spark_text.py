@@ -135,3 +135,31 @@ def test_farthest_from_centroid_keeps_the_local_record(spark, texts):
 
     (local, on_spark), _ = _both(texts, rules)
     _same_result(local, on_spark)
+
+
+@pytest.mark.parametrize("model", ["gradient_boosting", "logistic_regression"])
+def test_supervised_scorer_learns_and_scores_as_locally(spark, tmp_path, model):
+    """Labels for pairs sampled from a first run (the sample's truth answers them, as a
+    reviewer would), then the supervised scorer: trained on the driver on the labelled pairs
+    compared on Spark, applied on the executors; the model, weights and files are local's."""
+    customers = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str)
+    truth = pd.read_csv(ROOT / "sample_data" / "customers_truth.csv", dtype=str)
+    person = dict(zip(truth["customer_id"], truth["person_id"], strict=True))
+    path = ROOT / "rules" / "customers.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    first = lk.dedupe(customers, lk.Rules.from_dict(data), progress=False).pairs
+    sample = first.sample(min(300, len(first)), random_state=0)[["id_l", "id_r"]]
+    sample["label"] = [int(person[a] == person[b])
+                       for a, b in zip(sample["id_l"], sample["id_r"], strict=True)]
+    sample.to_csv(tmp_path / "labels.csv", index=False)
+    data["scoring"] = {"type": "supervised", "labels": str(tmp_path / "labels.csv"),
+                       "model": model}
+
+    def rules():
+        return lk.Rules.from_dict(data, source=str(path))
+
+    (local, on_spark), (local_said, spark_said) = _both(customers, rules)
+    _same_result(local, on_spark)
+    assert spark_said == local_said
+    assert on_spark.summary_data["stages"]["score"]["labelled_pairs"] == len(sample)
+    assert _written(on_spark, tmp_path / "spark") == _written(local, tmp_path / "local")

@@ -32,6 +32,7 @@ from linkage.engines.spark._graph import cluster_ids, one_to_one
 from linkage.engines.spark._guards import apply_guards_on_spark
 from linkage.engines.spark._keep import keeper_ranks
 from linkage.engines.spark._normalize import normalize, records_frame, work_columns
+from linkage.engines.spark._supervised import fit_supervised, score_in_local_blocks
 from linkage.engines.spark._support import check_supported
 from linkage.engines.spark._text import (
     semantic_pairs,
@@ -54,17 +55,20 @@ from linkage.progress import progress_bar
 from linkage.result import Result
 from linkage.run.finish import Tail, finish
 from linkage.run.state import Mode, RunState, Table
-from linkage.scoring import ComparisonMatrix, FellegiSunter
+from linkage.scoring import ComparisonMatrix, FellegiSunter, Supervised
 from linkage.settings import Rules
 
 STAGES = ("normalize", "block", "compare", "score", "guard", "cluster", "keep")
 
 
-def _fit(spark, scorer, rules: Rules, compared, work, names, sizes, n, mode, model):
+def _fit(spark, scorer, rules: Rules, compared, work, names, sizes, n, mode, model, ids,
+         source):
     """The fitted scorer: loaded from `model`, or fitted like the local engine fits it."""
     comparisons = rules.comparisons
     if model is not None:
         return load_model(model, scorer)
+    if isinstance(scorer, Supervised):  # on the labelled pairs, on the driver (`_supervised`)
+        return fit_supervised(spark, scorer, rules, work, names, ids, source, mode)
     if not isinstance(scorer, FellegiSunter):
         return scorer.fit(ComparisonMatrix(list(comparisons),
                                            np.zeros((0, len(comparisons)), np.int8),
@@ -169,11 +173,16 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
             bar.update(1)
 
         with clock.stage("score"), task_errors():
-            scorer = _fit(spark, scorer, rules, compared, work, names, sizes, n, mode, model)
+            scorer = _fit(spark, scorer, rules, compared, work, names, sizes, n, mode, model,
+                          ids, source)
             schema = (compared_schema(rules.comparisons, tf_columns)
                       + ", match_weight double, match_probability double")
-            scored = compared.mapInPandas(
-                score_batches(scorer, rules.comparisons, tf_columns), schema).cache()
+            if scorer.weighs_rows_apart:
+                scored = compared.mapInPandas(
+                    score_batches(scorer, rules.comparisons, tf_columns), schema).cache()
+            else:  # weights that depend on the block: the local engine's (`_supervised`)
+                scored = score_in_local_blocks(compared, scorer, rules.comparisons, tf_columns,
+                                               schema, partitions).cache()
             cached.append(scored)
             table = _collect_pairs(scored)
             matrix = matrix_of(table, rules.comparisons, tf_columns)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from linkage.engines.spark._guards import GUARDS
 from linkage.errors import EngineError
-from linkage.scoring import FellegiSunter, RuleSum
+from linkage.scoring import FellegiSunter, RuleSum, Supervised
 from linkage.settings import Rules
 
-SCORERS = (RuleSum, FellegiSunter)
+SCORERS = (RuleSum, FellegiSunter, Supervised)
 
 
 def _refuse(rules: Rules, key: str, what: str) -> EngineError:
@@ -38,8 +38,8 @@ def check_supported(rules: Rules) -> None:
             raise _refuse(rules, f"`comparisons[{k}].type`",
                           f"a {comparison.kind!r} comparison")
     if type(rules.scoring) not in SCORERS:
-        raise _refuse(rules, "`scoring.type`", f"the {rules.scoring.kind!r} scorer; rule_sum "
-                      "and fellegi_sunter run on Spark")
+        raise _refuse(rules, "`scoring.type`", f"the {rules.scoring.kind!r} scorer; rule_sum, "
+                      "fellegi_sunter and supervised run on Spark")
     for k, guard in enumerate(rules.guards):
         # A guard kind added to `linkage.guards` is refused until `_guards` runs it.
         if type(guard) not in GUARDS:
