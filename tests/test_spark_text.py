@@ -163,3 +163,39 @@ def test_supervised_scorer_learns_and_scores_as_locally(spark, tmp_path, model):
     assert spark_said == local_said
     assert on_spark.summary_data["stages"]["score"]["labelled_pairs"] == len(sample)
     assert _written(on_spark, tmp_path / "spark") == _written(local, tmp_path / "local")
+
+
+def _embedding_rules(link: bool = False) -> dict:
+    return {
+        "id_column": "doc_id",
+        "blocking": [{"name": "meaning", "type": "embedding", "column": "text",
+                      "threshold": 0.8, "k": 5}],
+        "comparisons": [{"type": "cosine", "column": "text", "thresholds": [0.95, 0.9]},
+                        {"type": "jaccard", "column": "text", "name": "words",
+                         "thresholds": [0.5]}],
+        "scoring": {"type": "rule_sum", "threshold": 2.0,
+                    "weights": {"text": {"exact": 3.0, ">=0.95": 2.0, ">=0.9": 1.0,
+                                         "else": -1.0},
+                                "words": {"exact": 1.0, ">=0.5": 0.5, "else": 0.0}}},
+        **({"one_to_one": True} if link else {"keep": "first", "max_removal_rate": 1.0}),
+    }
+
+
+def test_embedding_blocker_and_cosine_as_locally(spark, texts):
+    """Neighbours in embedding space and cosine levels: the vectors are made on the
+    executors, the neighbour search is the blocker's own; the pairs, levels and weights are
+    the local engine's (the vectors come from the cache the local run filled)."""
+    (local, on_spark), _ = _both(texts, lambda: lk.Rules.from_dict(_embedding_rules()))
+    _same_result(local, on_spark)
+    assert on_spark.summary_data["stages"]["block"]["blockers"]["meaning"][
+        "proposed_pairs"] > 100
+    assert (on_spark.pairs["text_level"] >= 2).sum() > 0
+
+
+def test_embedding_blocker_links_across_the_tables_as_locally(spark, texts):
+    left, right = texts.iloc[::2].reset_index(drop=True), texts.iloc[1::2].reset_index(drop=True)
+    local = lk.link(left, right, lk.Rules.from_dict(_embedding_rules(True)), progress=False)
+    on_spark = lk.link(left, right, lk.Rules.from_dict(_embedding_rules(True)),
+                       engine="spark", progress=False)
+    _same_result(local, on_spark)
+    assert len(on_spark.links) > 0

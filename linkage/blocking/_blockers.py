@@ -235,6 +235,22 @@ class BandJoin:
     skipped_blocks: Callable[[list[tuple[int, int, int, Any]]], list[SkippedBlock]]
 
 
+@dataclass
+class NeighbourJoin:
+    """A blocker's pairs from one vector per record (embeddings): `vectors(texts)` gives the
+    vectors of a batch of the present values of `column` (each text's its own), `neighbours(
+    rows, vectors, source)` the pairs (l, r) of the records `rows` (ascending) holding those
+    vectors (`source`: each one's table in a link, None in a dedupe), and
+    `estimate(records, left_records)` the pairs it would give, before any vector is made.
+    The neighbour search reads every vector at once: an engine gathers them to run it."""
+
+    column: str
+    vectors: Callable[[list[str]], np.ndarray]
+    neighbours: Callable[[np.ndarray, np.ndarray, np.ndarray | None],
+                         tuple[np.ndarray, np.ndarray]]
+    estimate: Callable[[int, int], int]
+
+
 class Blocker(Configurable):
     """Base of blockers; `type:` in the rules picks the kind (default: keys)."""
 
@@ -288,12 +304,11 @@ class Blocker(Configurable):
         over the run's records and the queries together each time."""
         return ProposeLookup(self, work, max_block_size)
 
-    def join_plan(self) -> KeyJoin | WindowJoin | BandJoin | None:
-        """The blocker's pairs as joins (`KeyJoin`, `WindowJoin`, `BandJoin`), for an engine
-        that blocks by joining its own data rather than by calling `propose` (Spark); None,
-        the default,
-        where they cannot be written as joins: such an engine then refuses the blocker by
-        its rules key."""
+    def join_plan(self) -> KeyJoin | WindowJoin | BandJoin | NeighbourJoin | None:
+        """The blocker's pairs as joins (`KeyJoin`, `WindowJoin`, `BandJoin`, `NeighbourJoin`),
+        for an engine that blocks by joining its own data rather than by calling `propose`
+        (Spark); None, the default, where they cannot be written as joins: such an engine
+        then refuses the blocker by its rules key."""
         return None
 
 

@@ -622,6 +622,10 @@ class Cosine(SimilarityComparison):
     """
 
     kind = "cosine"
+    # Each text's vector is its own (read from the vector cache by its hash, else the model's),
+    # so a partition of the pairs gets the whole table's similarities; a vector the model
+    # computes afresh can differ in its last float bits with the batch it was padded in.
+    per_pair = True
 
     def __init__(
         self,

@@ -20,6 +20,7 @@ import pandas as pd
 from linkage.blocking import (
     BandJoin,
     KeyJoin,
+    NeighbourJoin,
     SkippedBlock,
     WindowJoin,
     blocker_names,
@@ -29,6 +30,7 @@ from linkage.blocking import (
 from linkage.engines.spark._bands import band_buckets, band_pairs
 from linkage.engines.spark._frames import consecutive_positions, text
 from linkage.engines.spark._normalize import local_order
+from linkage.engines.spark._vectors import neighbour_pairs, present_records
 from linkage.errors import BudgetError, LinkageWarning
 from linkage.pipeline import identity_columns
 from linkage.run.stages import stage_bit
@@ -327,7 +329,7 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
                 per_key[key] = per_key.get(key, 0) + extra
                 estimated[labels[b]] += extra
 
-    sorted_pairs, banded = [], {}
+    sorted_pairs, banded, embedded = [], {}, {}
     for b, plan in enumerate(plans):
         if isinstance(plan, WindowJoin):
             pairs, m = _sorted_pairs(spark, work, plan, b, names, link, partitions)
@@ -339,6 +341,10 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
             for s in banded[b].skipped:
                 s.blocker = labels[b]
             skipped += banded[b].skipped
+        elif isinstance(plan, NeighbourJoin):  # embeddings: see `_vectors`
+            present, records, left_records = present_records(work, plan, names)
+            embedded[b] = present
+            estimated[labels[b]] = plan.estimate(records, left_records if link else records)
     # warned and listed blocker by blocker, as the local `block` proposes them
     skipped.sort(key=lambda s: labels.index(s.blocker))
 
@@ -350,6 +356,8 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
 
     proposals = list(sorted_pairs)
     proposals += [band_pairs(bands, work, names, link, limit, b) for b, bands in banded.items()]
+    proposals += [neighbour_pairs(spark, present, plans[b], link, b)
+                  for b, present in embedded.items()]
     if sub_pairs is not None:
         proposals.append(sub_pairs)
     if specs:

@@ -33,7 +33,7 @@ def check_supported(rules: Rules) -> None:
                           "minhash) run on Spark")
     for k, comparison in enumerate(rules.comparisons):
         # `per_pair`: its `compare` reads only the two values of each pair, so partitions of
-        # the pairs can be compared apart (`cosine` embeds texts with a model in batches).
+        # the pairs can be compared apart (`cosine` too: each text's vector is its own).
         if not comparison.per_pair:
             raise _refuse(rules, f"`comparisons[{k}].type`",
                           f"a {comparison.kind!r} comparison")
