@@ -32,6 +32,7 @@ from linkage.engines.spark._graph import cluster_ids, one_to_one
 from linkage.engines.spark._guards import apply_guards_on_spark
 from linkage.engines.spark._keep import keeper_ranks
 from linkage.engines.spark._normalize import normalize, records_frame, work_columns
+from linkage.engines.spark._resume import SparkCheckpoint
 from linkage.engines.spark._supervised import fit_supervised, score_in_local_blocks
 from linkage.engines.spark._support import check_supported
 from linkage.engines.spark._text import (
@@ -53,6 +54,7 @@ from linkage.pipeline import (
 )
 from linkage.progress import progress_bar
 from linkage.result import Result
+from linkage.run.disk import run_fingerprint
 from linkage.run.finish import Tail, finish
 from linkage.run.state import Mode, RunState, Table
 from linkage.scoring import ComparisonMatrix, FellegiSunter, Supervised
@@ -105,8 +107,10 @@ def run_spark(
     master: str = "local[2]",
     progress: bool | None = None,
     model: str | Path | None = None,
+    checkpoint: str | Path | None = None,
 ) -> Result:
-    """Run the rules on Spark at `master` and return the same `Result` as `run_local`.
+    """Run the rules on Spark at `master` and return the same `Result` as `run_local`;
+    `checkpoint`: a folder where the candidate and compared pairs are kept (`_resume`).
 
     Refuses (InputError, before Spark starts) rules the Spark engine does not run: the exact,
     url and semantic stages, minhash and embedding blockers, cosine comparisons, the
@@ -122,13 +126,13 @@ def run_spark(
     # The clock's stage line names each stage as it runs; this count of them stays hidden.
     with quiet_pyspark(), progress_bar(len(STAGES), "spark", False) as bar:
         result = _run(spark, mode, tables, rules, id_column, model, clock, bar, frames,
-                      id_name, sizes, source, ids, combined, n)
+                      id_name, sizes, source, ids, combined, n, checkpoint)
     clock.close()
     return result
 
 
 def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_name, sizes,
-         source, ids, combined, n):
+         source, ids, combined, n, checkpoint=None):
 
     partitions = shuffle_partitions(spark)
     names, raw = work_columns(rules)
@@ -140,37 +144,51 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
             cached.append(work)
             bar.update(1)
 
-        with clock.stage("exact"), task_errors():
-            # url, exact and copies: stars by stage, one record per group blocked (`_text`)
-            check_link_stages(rules, mode)
-            stars, blocked_work, exact_stats, stage_input = {}, work, {}, None
-            if mode == "dedupe":
-                stage_input = stage_records(spark, combined, rules, id_name)
-                stars, exact_stats, blocked_work = stage_stars(
-                    spark, work, *stage_input, rules, copies(work, rules, names)[0], n)
-            cached += list(stars.values())
+        # --resume: the candidate pairs and compared pairs of an earlier run (`_resume`)
+        kept = SparkCheckpoint(checkpoint, run_fingerprint(mode, tables, rules, id_name))
 
-        with clock.stage("block"), task_errors():
-            centroid_distance = None
-            check_link_stages(rules, mode, semantic=True)
-            if rules.semantic is not None:  # SemDeDup's pairs join the blocked ones (`_text`)
-                stars["semantic"], centroid_distance, semantic_stats = semantic_pairs(
-                    spark, *stage_input[:2], rules, stars, n)
-            blocked = block(spark, blocked_work, rules, names, mode == "link", partitions,
-                            stars)
-            cached.append(blocked.pairs)
-            blocked.proposed.update(stage_proposed(stars, exact_stats))
-            if rules.semantic is not None:
-                blocked.proposed["semantic"] = semantic_stats["duplicate_pairs"]
-                exact_stats["semantic"] = semantic_stats
+        def exact_and_block():
+            with clock.stage("exact"), task_errors():
+                # url, exact and copies: stars by stage, one record per group on (`_text`)
+                check_link_stages(rules, mode)
+                stars, blocked_work, exact_stats, stage_input = {}, work, {}, None
+                if mode == "dedupe":
+                    stage_input = stage_records(spark, combined, rules, id_name)
+                    stars, exact_stats, blocked_work = stage_stars(
+                        spark, work, *stage_input, rules, copies(work, rules, names)[0], n)
+                cached.extend(stars.values())
+
+            with clock.stage("block"), task_errors():
+                centroid_distance = None
+                check_link_stages(rules, mode, semantic=True)
+                if rules.semantic is not None:  # SemDeDup's pairs join the blocked (`_text`)
+                    stars["semantic"], centroid_distance, semantic_stats = semantic_pairs(
+                        spark, *stage_input[:2], rules, stars, n)
+                blocked = block(spark, blocked_work, rules, names, mode == "link",
+                                partitions, stars)
+                blocked.proposed.update(stage_proposed(stars, exact_stats))
+                if rules.semantic is not None:
+                    blocked.proposed["semantic"] = semantic_stats["duplicate_pairs"]
+                    exact_stats["semantic"] = semantic_stats
+                bar.update(1)
+            return blocked, exact_stats, centroid_distance
+
+        (blocked, exact_stats, centroid_distance), resumed = kept.blocked(spark, exact_and_block)
+        cached.append(blocked.pairs)
+        if resumed:
+            clock.timings["block"] = 0.0  # as the local engine reports a resumed stage
             bar.update(1)
 
         scorer = rules.scoring
         tf_columns = scorer.tf_columns
         with clock.stage("compare"), task_errors():
-            compared = compare(blocked.pairs, work, rules.comparisons, names, tf_columns).cache()
+            compared, resumed = kept.compared(spark, lambda: compare(
+                blocked.pairs, work, rules.comparisons, names, tf_columns))
+            compared = compared.cache()
             cached.append(compared)
             bar.update(1)
+        if resumed:
+            clock.timings["compare"] = 0.0
 
         with clock.stage("score"), task_errors():
             scorer = _fit(spark, scorer, rules, compared, work, names, sizes, n, mode, model,
