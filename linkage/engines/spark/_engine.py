@@ -1,6 +1,8 @@
 """The Spark engine's run: the local engine's stages, with the work on pairs done by Spark.
 
-read (driver) → normalize (mapInPandas) → block (joins) → compare (mapInPandas) → score
+read (driver) → normalize (mapInPandas) → url, exact, copies (hashes in mapInPandas, stars
+by windows, `_text`) → block (joins; MinHash bands `_bands`, embeddings `_vectors`) and
+semantic (`_text`) → compare (mapInPandas) → score
 (EM on level-pattern counts; weights in mapInPandas) → guard (joins, windows and groupBy find
 where each guard acts; the guard's own code decides there, see `_guards`) → cluster
 (large/small star, over the guarded pairs) → keep (window; `keep_up_to` limits by a window
@@ -112,10 +114,9 @@ def run_spark(
     """Run the rules on Spark at `master` and return the same `Result` as `run_local`;
     `checkpoint`: a folder where the candidate and compared pairs are kept (`_resume`).
 
-    Refuses (InputError, before Spark starts) rules the Spark engine does not run: the exact,
-    url and semantic stages, minhash and embedding blockers, cosine comparisons, the
-    supervised scorer and the `farthest_from_centroid` keeper. Every guard runs, with the
-    local engine's decisions.
+    Refuses (InputError, before Spark starts) rules the Spark engine does not run
+    (`_support.check_supported`: `group_by`, blockers without a join plan, comparisons that
+    read more than the pair). Every guard runs, with the local engine's decisions.
     """
     check_supported(rules)
     clock, id_column, (frames, id_name, sizes, source, ids, combined) = start_run(

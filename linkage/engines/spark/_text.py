@@ -28,6 +28,10 @@ from linkage.settings import Rules
 
 _ENCODERS: dict[str, object] = {}  # model -> Encoder, one per Python worker process
 
+# Up to this many vectors SemDeDup runs on the driver exactly as locally; above, k-means is
+# fitted on the driver on a seeded sample of this many and the rest runs on the executors.
+DRIVER_VECTORS = 100_000
+
 
 def stage_records(spark, combined: pd.DataFrame, rules: Rules, id_name: str):
     """The input values the url, exact and semantic stages read, as text by row; the Spark
@@ -216,7 +220,14 @@ def semantic_pairs(spark, records, names: dict[str, str], rules: Rules, stars: d
              "copies_not_embedded": int(counts["selected"]) - int(counts["embedded"])}
     distance = np.full(n, np.nan)
     pairs = np.zeros((0, 2), dtype=np.int64)
-    if stats["records_embedded"] >= 2:
+    frame = None  # the pairs as a Spark frame, where they were found there
+    if stats["records_embedded"] > DRIVER_VECTORS:
+        frame, found = _semdedup_on_spark(embedded, spec, stats["records_embedded"])
+        distance[found["row"].to_numpy(np.int64)] = found["d"].to_numpy(np.float32)
+        if joined:  # copies take their stand-in's distance
+            copies = selected.where(F.col("s") != F.col("row")).select("row", "s").toPandas()
+            distance[copies["row"].to_numpy(np.int64)] = distance[copies["s"].to_numpy(np.int64)]
+    elif stats["records_embedded"] >= 2:
         gathered = embedded.select("row", "v").toPandas().sort_values("row", kind="stable")
         rows = gathered["row"].to_numpy(dtype=np.int64)
         vectors = np.stack(gathered["v"].to_numpy()).astype(np.float32)
@@ -233,8 +244,54 @@ def semantic_pairs(spark, records, names: dict[str, str], rules: Rules, stars: d
     selected.unpersist()
     from linkage.text.embeddings import Encoder
 
+    if frame is None:
+        frame = spark.createDataFrame(pd.DataFrame({"l": pairs[:, 0], "r": pairs[:, 1]}),
+                                      "l long, r long")
     stats.update(long_texts=int(long_texts), window_word_pieces=Encoder(model=spec.model).window,
-                 duplicate_pairs=len(pairs))
-    frame = spark.createDataFrame(pd.DataFrame({"l": pairs[:, 0], "r": pairs[:, 1]}),
-                                  "l long, r long")
+                 duplicate_pairs=frame.count())
     return frame, distance, stats
+
+
+def _semdedup_on_spark(embedded, spec, count: int):
+    """SemDeDup over more vectors than the driver reads: k-means fitted on a seeded sample of
+    `DRIVER_VECTORS` (`kmeans`, as locally), each vector assigned to its nearest unit centroid
+    (largest cosine) and given its distance on the executors, then every k-means cluster
+    compared all against all in one group (`cluster_pairs`, as locally). Returns the pairs
+    (rows, sorted) and each embedded record's centroid distance (row, d)."""
+    from pyspark.sql import functions as F
+
+    from linkage.text.semdedup import cluster_pairs, kmeans, unit_vectors
+
+    sample = (embedded.select("row", "v").sample(fraction=min(1.0, 1.2 * DRIVER_VECTORS / count),
+                                                 seed=spec.seed)
+              .orderBy("row").limit(DRIVER_VECTORS).toPandas())
+    x = unit_vectors(np.stack(sample["v"].to_numpy()).astype(np.float32))
+    clusters = spec.n_clusters or max(1, round(float(np.sqrt(count))))
+    _, centroids = kmeans(x, min(clusters, len(x)), seed=spec.seed)
+    cut = np.float32(1.0 - spec.epsilon)
+
+    def assign(batches):
+        for batch in batches:
+            xb = unit_vectors(np.stack(batch["v"].to_numpy())) if len(batch) \
+                else np.zeros((0, centroids.shape[1]), np.float32)
+            cosine = xb @ centroids.T
+            label = cosine.argmax(axis=1) if len(xb) else np.zeros(0, np.int64)
+            yield pd.DataFrame({
+                "row": batch["row"].to_numpy(dtype=np.int64), "c": label.astype(np.int64),
+                "d": (1.0 - cosine[np.arange(len(xb)), label]).astype(np.float32),
+                "v": list(xb)})
+
+    def compare(frame: pd.DataFrame) -> pd.DataFrame:
+        frame = frame.sort_values("row", kind="stable")
+        members = frame["row"].to_numpy(dtype=np.int64)
+        xc = np.stack(frame["v"].to_numpy()).astype(np.float32)
+        a, b, _ = cluster_pairs(xc, members, cut)
+        return pd.DataFrame({"l": a, "r": b})
+
+    assigned = embedded.select("row", "v").mapInPandas(
+        assign, "row long, c long, d float, v array<float>").cache()
+    found = assigned.groupBy("c").applyInPandas(compare, "l long, r long").cache()
+    distances = assigned.select("row", F.col("d")).toPandas()
+    found.count()
+    assigned.unpersist()
+    return found, distances
