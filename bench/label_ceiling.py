@@ -94,16 +94,7 @@ class Candidates:
                                     threshold=threshold)
         kept = matched[keep]
         cluster = connected_components(self.n, self.left[kept], self.right[kept])
-        frame = pd.DataFrame({"c": cluster, "e": self.entity})
-
-        def pairs(keys):
-            sizes = frame.groupby(keys).size().to_numpy()
-            return int((sizes * (sizes - 1) // 2).sum())
-
-        both, predicted, actual = pairs(["c", "e"]), pairs(["c"]), pairs(["e"])
-        p = both / predicted if predicted else 0.0
-        r = both / actual if actual else 0.0
-        return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+        return generalization.pairwise(cluster, self.entity)
 
 
 def _matrix(run, names):
