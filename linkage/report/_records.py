@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -181,22 +182,15 @@ class _Lookup:
     position), looked up a column of ids at a time."""
 
     def __init__(self, sides: np.ndarray, ids: np.ndarray):
-        # per side: a hash index of its ids (str keys, as a dict's) and their positions
-        self.by_side: dict[str, tuple[pd.Index, np.ndarray]] = {}
+        self.by_side: dict[str, dict[str, int]] = {}
         for side in dict.fromkeys(sides.tolist()):
             rows = np.flatnonzero(sides == side)
-            index = pd.Index(ids[rows], dtype=object)
-            if not index.is_unique:  # a repeated id: its last position, as a dict keeps
-                last = ~index.duplicated(keep="last")
-                index, rows = index[last], rows[last]
-            self.by_side[side] = (index, rows.astype(np.int64))
+            self.by_side[side] = dict(zip(ids[rows].tolist(), rows.tolist(), strict=True))
 
     def positions(self, side: str, ids: np.ndarray) -> np.ndarray:
-        index, rows = self.by_side.get(side, (None, ()))
-        if not len(rows) or not len(ids):
-            return np.full(len(ids), -1, dtype=np.int64)
-        at = index.get_indexer(pd.Index(ids, dtype=object))
-        return np.where(at >= 0, rows[at], -1).astype(np.int64, copy=False)
+        found = self.by_side.get(side, {})
+        return np.fromiter(map(found.get, ids.tolist(), repeat(-1)), dtype=np.int64,
+                           count=len(ids))
 
 
 def _batches(pairs, columns: list[str]):
