@@ -17,66 +17,35 @@ import numpy as np
 import pandas as pd
 
 from linkage.blocking import CandidatePairs
-from linkage.engines.spark._blocking import block, copies
 from linkage.engines.spark._compare import (
-    compare,
-    compared_schema,
     exact_frequencies,
-    level_patterns,
     matrix_of,
-    score_batches,
 )
-from linkage.engines.spark._em import chance_agreement, fit_counts, random_matrix
-from linkage.engines.spark._frames import shuffle_partitions
 from linkage.engines.spark._graph import cluster_ids, one_to_one
 from linkage.engines.spark._guards import apply_guards_on_spark
 from linkage.engines.spark._keep import keeper_ranks
-from linkage.engines.spark._normalize import normalize, records_frame, work_columns
+from linkage.engines.spark._normalize import records_frame, work_columns
+from linkage.engines.spark._stages import fit_scorer, score_on_spark
 from linkage.engines.spark._support import check_supported
-from linkage.engines.spark.session import quiet_pyspark, spark_session, task_errors
+from linkage.engines.spark.session import (
+    java_memory_errors,
+    quiet_pyspark,
+    spark_session,
+    task_errors,
+)
 from linkage.guards import GuardContext
 from linkage.keep import id_rank
 from linkage.pipeline import (
-    load_model,
     move_one_to_one_threshold,
-    random_pairs,
-    stage_stats,
     start_run,
 )
 from linkage.progress import progress_bar
 from linkage.result import Result
 from linkage.run.finish import Tail, finish
 from linkage.run.state import Mode, RunState, Table
-from linkage.scoring import ComparisonMatrix, FellegiSunter
 from linkage.settings import Rules
 
 STAGES = ("normalize", "block", "compare", "score", "guard", "cluster", "keep")
-
-
-def _fit(spark, scorer, rules: Rules, compared, work, names, sizes, n, mode, model):
-    """The fitted scorer: loaded from `model`, or fitted like the local engine fits it."""
-    comparisons = rules.comparisons
-    if model is not None:
-        return load_model(model, scorer)
-    if not isinstance(scorer, FellegiSunter):
-        return scorer.fit(ComparisonMatrix(list(comparisons),
-                                           np.zeros((0, len(comparisons)), np.int8),
-                                           np.zeros((0, len(comparisons)), np.float32)))
-    patterns, counts = level_patterns(compared, len(comparisons))
-    random = None
-    if scorer.needs_random_pairs:
-        ri, rj = random_pairs(sizes if mode == "link" else [n], scorer.u_sample_size,
-                              scorer.seed)
-        drawn = spark.createDataFrame(
-            pd.DataFrame({"l": ri.astype(np.int64), "r": rj.astype(np.int64),
-                          "mask": np.zeros(len(ri), dtype=np.int64)}),
-            schema="l long, r long, mask long")
-        random_compared = compare(drawn, work, comparisons, names, [])
-        random = random_matrix(comparisons, *level_patterns(random_compared, len(comparisons)))
-    frequencies = exact_frequencies(compared, comparisons, scorer.tf_columns)
-    chance = chance_agreement(work, comparisons, names) if mode == "link" else None
-    return fit_counts(scorer, comparisons, patterns, counts, random=random,
-                      exact_frequencies=frequencies, chance=chance)
 
 
 def _collect_pairs(scored) -> pd.DataFrame:
@@ -106,78 +75,109 @@ def run_spark(
     clock, id_column, (frames, id_name, sizes, source, ids, combined) = start_run(
         tables, rules, id_column, progress=progress)
     n = len(combined)
-    with clock.stage("spark"):
+    with clock.stage("spark"), java_memory_errors(master):
         spark = spark_session(master)
     # The clock's stage line names each stage as it runs; this count of them stays hidden.
-    with quiet_pyspark(), progress_bar(len(STAGES), "spark", False) as bar:
+    with quiet_pyspark(), progress_bar(len(STAGES), "spark", False) as bar, \
+            java_memory_errors(master):
         result = _run(spark, mode, tables, rules, id_column, model, clock, bar, frames,
                       id_name, sizes, source, ids, combined, n)
     clock.close()
     return result
 
 
+def _size(source) -> int | None:
+    """Records of an input, cheaply where the driver can tell (a local file's metadata or
+    line count, a Spark DataFrame's count); None for a path only Spark reads."""
+    from linkage.engines.spark._read import is_spark_frame
+    from linkage.io import count_records, is_path
+
+    if is_spark_frame(source):
+        with quiet_pyspark():
+            return source.count()
+    if is_path(source) and "://" not in str(source):
+        return count_records(source)
+    if is_path(source):
+        return None
+    return len(source)  # a pandas or other in-memory table: the driver holds it already
+
+
+def run_distributed_sources(mode: Mode, sources: list, rules: Rules, *, id_column, sep,
+                            encoding, progress, model, master) -> Result | None:
+    """The distributed route (`_distributed`) when the inputs are paths or Spark DataFrames
+    above the driver route's limit; None otherwise (the caller reads them on the driver)."""
+    import os
+    import tempfile
+
+    from linkage.engines.spark._distributed import check_route, run_distributed
+    from linkage.engines.spark._read import driver_rows, is_spark_frame, read_tables
+    from linkage.io import is_path
+    from linkage.progress import Clock
+
+    if not all(is_path(s) or is_spark_frame(s) for s in sources):
+        return None
+    limit = driver_rows()
+    sizes = [_size(s) for s in sources]
+    if all(size is not None for size in sizes) and sum(sizes) <= limit:
+        return None
+    check_supported(rules)
+    check_route(rules, mode, limit)
+    clock = Clock(progress=progress)
+    id_column = id_column or rules.id_column
+    with clock.stage("spark"), java_memory_errors(master):
+        spark = spark_session(master)
+    staging = Path(tempfile.mkdtemp(prefix="linkage-spark-",
+                                    dir=os.environ.get("LINKAGE_SPARK_STAGING") or None))
+    with quiet_pyspark(), progress_bar(len(STAGES), "spark", False) as bar, \
+            java_memory_errors(master):
+        with clock.stage("read"), task_errors():
+            tables = read_tables(spark, sources, rules, id_column, sep, encoding,
+                                 rules.rename_right if mode == "link" else None)
+        result = run_distributed(spark, mode, tables, rules, id_column, model, clock, bar,
+                                 staging)
+    clock.close()
+    return result
+
+
 def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_name, sizes,
          source, ids, combined, n):
-
-    partitions = shuffle_partitions(spark)
     names, raw = work_columns(rules)
     cached = []
+    got = {}
+
+    def fit(scorer, compared, work):
+        # The exactly agreeing pairs' term frequencies in pair order, for the local bits.
+        def frequencies(compared, comparisons, tf_columns, scorer):
+            return exact_frequencies(compared, comparisons, tf_columns)
+
+        return fit_scorer(spark, scorer, rules, compared, work, names, sizes, mode, model,
+                          frequencies)
+
+    def collect(scored, scorer):
+        table = got["table"] = _collect_pairs(scored)
+        got["weight"] = table["match_weight"].to_numpy(dtype=np.float64)
+        if model is None:
+            move_one_to_one_threshold(rules, scorer, mode, table["l"].to_numpy(np.int64),
+                                      table["r"].to_numpy(np.int64), got["weight"], sizes)
+
     try:
-        with clock.stage("normalize"):
-            records = records_frame(spark, combined, source, raw, names)
-            work, normalize_stats = normalize(records, rules, names, raw, combined, ids)
-            cached.append(work)
-            bar.update(1)
-
-        with clock.stage("exact"), task_errors():
-            star, blocked_work, exact_stats = None, work, {}
-            if mode == "dedupe":
-                star, blocked_work = copies(work, rules, names)
-            if star is not None:
-                cached.append(star)
-                edges = star.toPandas()
-                exact_stats = stage_stats({"copies": (edges["l"].to_numpy(np.int64),
-                                                      edges["r"].to_numpy(np.int64))})
-
-        with clock.stage("block"), task_errors():
-            blocked = block(spark, blocked_work, rules, names, mode == "link", partitions,
-                            star)
-            cached.append(blocked.pairs)
-            if star is not None:
-                blocked.proposed["copies"] = exact_stats["copies"]["records_collapsed"]
-            bar.update(1)
-
-        scorer = rules.scoring
-        tf_columns = scorer.tf_columns
-        with clock.stage("compare"), task_errors():
-            compared = compare(blocked.pairs, work, rules.comparisons, names, tf_columns).cache()
-            cached.append(compared)
-            bar.update(1)
-
-        with clock.stage("score"), task_errors():
-            scorer = _fit(spark, scorer, rules, compared, work, names, sizes, n, mode, model)
-            schema = (compared_schema(rules.comparisons, tf_columns)
-                      + ", match_weight double, match_probability double")
-            scored = compared.mapInPandas(
-                score_batches(scorer, rules.comparisons, tf_columns), schema).cache()
-            cached.append(scored)
-            table = _collect_pairs(scored)
-            matrix = matrix_of(table, rules.comparisons, tf_columns)
-            left = table["l"].to_numpy(dtype=np.int64)
-            right = table["r"].to_numpy(dtype=np.int64)
-            weight = table["match_weight"].to_numpy(dtype=np.float64)
-            probability = table["match_probability"].to_numpy(dtype=np.float64, na_value=np.nan)
-            if model is None:
-                move_one_to_one_threshold(rules, scorer, mode, left, right, weight, sizes)
-            bar.update(1)
-
+        records = records_frame(spark, combined, source, raw, names)
+        done = score_on_spark(spark, mode, rules, records, names, raw, fit, clock, bar, cached,
+                              combined=combined, ids=ids, on_scored=collect)
+        table, scorer, blocked = got["table"], done.scorer, done.blocked
+        matrix = matrix_of(table, rules.comparisons, scorer.tf_columns)
         state = RunState(
             mode, tables, rules, id_column, clock, frames, id_name, sizes, source, ids, combined,
-            normalize_stats=normalize_stats, exact_stats=exact_stats,
-            pairs=CandidatePairs(left, right, table["mask"].to_numpy(dtype=np.int64),
+            normalize_stats=done.normalize_stats, exact_stats=done.exact_stats,
+            pairs=CandidatePairs(table["l"].to_numpy(dtype=np.int64),
+                                 table["r"].to_numpy(dtype=np.int64),
+                                 table["mask"].to_numpy(dtype=np.int64),
                                  blocked.estimated, blocked.proposed, blocked.skipped),
-            scorer=scorer, weight=weight, probability=probability, matrix=matrix)
-        result = finish(state, SparkTail(spark, scored))
+            scorer=scorer, weight=got["weight"],
+            probability=table["match_probability"].to_numpy(dtype=np.float64,
+                                                            na_value=np.nan),
+            matrix=matrix)
+        result = finish(state, SparkTail(spark, done.scored))
     finally:
         for frame_ in cached:
             frame_.unpersist()
