@@ -107,6 +107,7 @@ def run_distributed_sources(mode: Mode, sources: list, rules: Rules, *, id_colum
     """The distributed route (`_distributed`) when the inputs are paths or Spark DataFrames
     above the driver route's limit; None otherwise (the caller reads them on the driver)."""
     import os
+    import shutil
     import tempfile
 
     from linkage.engines.spark._distributed import check_route, run_distributed
@@ -128,13 +129,17 @@ def run_distributed_sources(mode: Mode, sources: list, rules: Rules, *, id_colum
         spark = spark_session(master)
     staging = Path(tempfile.mkdtemp(prefix="linkage-spark-",
                                     dir=os.environ.get("LINKAGE_SPARK_STAGING") or None))
-    with quiet_pyspark(), progress_bar(len(STAGES), "spark", False) as bar, \
-            java_memory_errors(master):
-        with clock.stage("read"), task_errors():
-            tables = read_tables(spark, sources, rules, id_column, sep, encoding,
-                                 rules.rename_right if mode == "link" else None)
-        result = run_distributed(spark, mode, tables, rules, id_column, model, clock, bar,
-                                 staging)
+    try:
+        with quiet_pyspark(), progress_bar(len(STAGES), "spark", False) as bar, \
+                java_memory_errors(master):
+            with clock.stage("read"), task_errors():
+                tables = read_tables(spark, sources, rules, id_column, sep, encoding,
+                                     rules.rename_right if mode == "link" else None)
+            result = run_distributed(spark, mode, tables, rules, id_column, model, clock, bar,
+                                     staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     clock.close()
     return result
 

@@ -16,6 +16,7 @@ cluster size, per action, per value of `source_column` and `report_columns`), ex
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import weakref
 from pathlib import Path
@@ -44,6 +45,13 @@ from linkage.run.summary import (
 )
 
 
+def _remove(folder: Path) -> None:
+    """Delete a folder Spark wrote, then the run's staging folder once it is empty."""
+    shutil.rmtree(folder, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        folder.parent.rmdir()
+
+
 class ParquetFolder(ParquetFrame):
     """A table Spark wrote as a Parquet folder (part files), read like a `ParquetFrame`:
     `len` and `columns` from the files' metadata, a column or the whole table read only when
@@ -57,7 +65,7 @@ class ParquetFolder(ParquetFrame):
         self._frame = None
         self._dataset = ds.dataset(self.path, format="parquet")
         if temporary:
-            weakref.finalize(self, shutil.rmtree, self.path, True)
+            weakref.finalize(self, _remove, self.path)
 
     @property
     def columns(self) -> pd.Index:

@@ -14,7 +14,7 @@ import re
 import sys
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 from linkage import errors
 
@@ -65,31 +65,44 @@ def local_cores(master: str) -> int:
     return max(int(match.group(1)), 1)
 
 
-MEMORY_SHARE = 0.5  # of this machine's memory, for the JVM of a local session
+MEMORY_SHARE = 0.5  # of this machine's memory that is free, for the JVM of a local session
 MEMORY_VARIABLE = "LINKAGE_SPARK_DRIVER_MEMORY"  # e.g. "6g": the JVM heap of a local session
 
 
-def machine_memory() -> int:
-    """This machine's memory in bytes (0 where it cannot be read)."""
+def machine_memory() -> tuple[int, int]:
+    """This machine's memory and the part of it available now (`MemAvailable`), in bytes
+    (0 where they cannot be read)."""
+    total = available = 0
     try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 0
+        with open("/proc/meminfo", encoding="ascii") as lines:
+            for line in lines:
+                key, value = line.split(":", 1)
+                if key == "MemTotal":
+                    total = int(value.split()[0]) * 1024
+                elif key == "MemAvailable":
+                    available = int(value.split()[0]) * 1024
+    except (OSError, ValueError):  # not Linux
+        with suppress(ValueError, OSError, AttributeError):
+            total = available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return total, available or total
 
 
 def driver_memory() -> tuple[str, str]:
     """The heap to give the JVM of a local session, and where it came from: the environment's
-    `LINKAGE_SPARK_DRIVER_MEMORY`, else half of this machine's memory (at least 1g, Spark's
-    own default, and at most 64g). In local mode that one JVM runs the driver and every
-    executor thread: Spark's 1g default dies of `OutOfMemoryError` on a million records."""
+    `LINKAGE_SPARK_DRIVER_MEMORY`, else half of the memory this machine has available now
+    (at least 1g, Spark's own default, and at most 64g). In local mode that one JVM runs the
+    driver and every executor thread: Spark's 1g default dies of `OutOfMemoryError` on a
+    million records, and a heap above what is free gets the JVM killed by the system when
+    other programs hold the rest."""
     given = os.environ.get(MEMORY_VARIABLE, "").strip()
     if given:
         return given, f"from {MEMORY_VARIABLE}"
-    total = machine_memory()
-    gib = int(total * MEMORY_SHARE) >> 30
+    total, available = machine_memory()
+    gib = int(available * MEMORY_SHARE) >> 30
     size = f"{min(max(gib, 1), 64)}g"
-    return size, (f"{MEMORY_SHARE:.0%} of this machine's {total / 2**30:.0f} GiB; set "
-                  f"{MEMORY_VARIABLE} (e.g. 8g) to change it")
+    return size, (f"{MEMORY_SHARE:.0%} of the {available / 2**30:.0f} GiB available of this "
+                  f"machine's {total / 2**30:.0f} GiB; set {MEMORY_VARIABLE} (e.g. 8g) to "
+                  "change it")
 
 
 def spark_session(master: str):
@@ -178,6 +191,18 @@ def memory_error(err: BaseException, master: str) -> errors.LinkageError:
                               "or run with --engine local.")
 
 
+def jvm_stopped(master: str) -> errors.EngineError:
+    """The error to raise when the JVM stopped under the run without a Java error: most often
+    the system stopped it, the machine's memory being spent (other programs hold the rest)."""
+    memory, _ = driver_memory() if is_local(master) else ("the cluster's setting", "")
+    return errors.EngineError(
+        "The Spark JVM stopped during the run. Most often the system stopped it because the "
+        f"machine ran out of memory (`dmesg` says \"Out of memory: Killed process ... java\"): "
+        f"it ran with spark.driver.memory={memory}. Set {MEMORY_VARIABLE} lower (e.g. "
+        f"{MEMORY_VARIABLE}=4g) or stop other programs; if its log above says "
+        "java.lang.OutOfMemoryError instead, set it higher. Or run with --engine local.")
+
+
 @contextmanager
 def java_memory_errors(master: str) -> Iterator[None]:
     """Raise a Java `OutOfMemoryError` inside the block as an `EngineError` that names the
@@ -190,9 +215,7 @@ def java_memory_errors(master: str) -> Iterator[None]:
         if out_of_memory(err):
             raise memory_error(err, master) from None
         if jvm_gone(err):
-            found = memory_error(err, master)
-            raise errors.EngineError("The Spark JVM stopped during the run (most often it ran "
-                                     "out of memory; its log above says). " + str(found)) from None
+            raise jvm_stopped(master) from None
         raise
 
 
