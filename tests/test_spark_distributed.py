@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -259,3 +260,67 @@ def test_the_drivers_memory_stays_flat_as_the_table_grows(spark, tmp_path, monke
     # pairs of u, the model).
     growth = big_peak - small_peak
     assert growth < big_bytes / 4, (small_peak, big_peak, big_bytes)
+
+
+_SMALL_DRIVER = """
+import os, resource, sys
+import linkage as lk
+import linkage.engines.spark._distributed, linkage.engines.spark._engine, linkage.report
+from linkage.engines.spark.session import quiet_pyspark, spark_session
+
+path, rules, headroom, route = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+with quiet_pyspark():
+    spark_session("local[1]").range(1).count()  # the JVM runs before the limit is set
+
+def data_size():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmData:"):
+                return int(line.split()[1]) * 1024
+
+# The Python driver may grow by `headroom` bytes from here on (the JVM and the Python
+# workers are other processes, started before or by the JVM, without the limit).
+resource.setrlimit(resource.RLIMIT_DATA, (data_size() + headroom, resource.RLIM_INFINITY))
+os.environ["LINKAGE_SPARK_DRIVER_ROWS"] = "0" if route == "distributed" else "1000000000"
+try:
+    run = lk.dedupe(path, rules, engine="spark", progress=False)
+except MemoryError as err:
+    print("MemoryError", type(err).__name__)
+    raise SystemExit(3)
+print("ok", len(run.deduplicated), run.summary_data["stages"]["cluster"]["clusters"])
+"""
+
+
+def test_a_driver_with_less_memory_than_the_data_runs_it_distributed(tmp_path):
+    """The Python driver limited (RLIMIT_DATA) to 100 MB more than it holds once Spark runs,
+    on a table of 250 MB (persons with a long text column no rule reads): the distributed
+    route runs it and writes every kept record with its text; the driver route, which reads
+    the table on the driver, cannot."""
+    import os
+    import subprocess
+    import sys
+
+    from linkage.synth import persons
+
+    records, _ = persons(10_000, seed=11, dup_rate=0.2)
+    noise = np.random.default_rng(3).integers(0, 2**63, size=(len(records), 1_600),
+                                              dtype=np.int64)
+    records["notes"] = [row.tobytes().hex() for row in noise]  # 25.6 kB of text a record
+    path = tmp_path / "wide.parquet"
+    records.to_parquet(path, index=False)
+    size = int(records.memory_usage(deep=True).sum())
+    assert size > 250e6
+    rules = ROOT / "bench" / "persons_scale.yaml"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LINKAGE_SPARK_DRIVER_MEMORY": "2g"}
+    runs = {route: subprocess.run(
+        [sys.executable, "-c", _SMALL_DRIVER, str(path), str(rules), str(100 << 20), route],
+        capture_output=True, text=True, env=env, timeout=900, cwd=ROOT)
+        for route in ("distributed", "driver")}
+    done = runs["distributed"]
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    _, kept, clusters = done.stdout.split()[-3:]
+    assert int(kept) == int(clusters) and 7_000 < int(kept) < 10_000
+    failed = runs["driver"]  # reading the table into pandas cannot allocate it
+    assert failed.returncode != 0
+    assert "malloc" in failed.stderr or "MemoryError" in failed.stdout + failed.stderr, \
+        failed.stderr[-2000:]
