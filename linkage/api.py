@@ -200,7 +200,7 @@ def _run_sources(mode, sources, rules, *, id_column, sep, encoding, progress, mo
     runner.check(rules, labels=labels, checkpoint=checkpoint)
     return runner.run_sources(mode, sources, rules, id_column=id_column, sep=sep,
                               encoding=encoding, progress=progress, model=model,
-                              options={"master": spark_master})
+                              options={"master": spark_master}, checkpoint=checkpoint)
 
 
 def _check_labels(labels, model) -> None:

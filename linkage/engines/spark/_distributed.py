@@ -40,12 +40,34 @@ KEYS = {"first": 0, "most_complete": 1, "oldest": 2, "newest": 2, "longest": 1, 
 POLICIES = tuple(KEYS)
 
 
-def refused(rules, mode: str, limit: int) -> str | None:
+def refused(rules, mode: str, limit: int, checkpoint=None) -> str | None:
     """Why the distributed route cannot run these rules (an `EngineError`'s message), or
-    None. `limit`: the driver route's size, named in the fix."""
+    None. `limit`: the driver route's size, named in the fix. The text stages, MinHash and
+    embedding blockers, cosine comparisons and the supervised scorer run on the driver route
+    (issue 17, part 2); the distributed route does not run them yet."""
+    from linkage.blocking import KeyJoin, WindowJoin
+    from linkage.scoring import FellegiSunter, RuleSum
+
     fix = (f"Run it on the driver route (records up to LINKAGE_SPARK_DRIVER_ROWS, now "
            f"{limit:,}: set it higher, with the driver memory for the table) or with "
            "--engine local.")
+    big = f"the distributed Spark route (a table above {limit:,} records)"
+    if checkpoint is not None:
+        return f"--resume is not run by {big} yet. Leave it out, or: {fix}"
+    for stage in ("url", "exact", "semantic"):
+        if getattr(rules, stage) is not None:
+            return f"{rules.source}: `{stage}` (the {stage} stage) is not run by {big} yet. {fix}"
+    for k, blocker in enumerate(rules.blocking):
+        if not isinstance(blocker.join_plan(), KeyJoin | WindowJoin):
+            return (f"{rules.source}: `blocking[{k}].type` (a {blocker.kind!r} blocker) is not "
+                    f"run by {big} yet; keys and sorted_neighbourhood are. {fix}")
+    for k, comparison in enumerate(rules.comparisons):
+        if getattr(comparison, "embedding_model", None):
+            return (f"{rules.source}: `comparisons[{k}].type` (a {comparison.kind!r} "
+                    f"comparison, which embeds texts) is not run by {big} yet. {fix}")
+    if type(rules.scoring) not in (RuleSum, FellegiSunter):
+        return (f"{rules.source}: `scoring.type` (the {rules.scoring.kind!r} scorer) is not "
+                f"run by {big} yet; rule_sum and fellegi_sunter are. {fix}")
     if rules.guards:
         return (f"{rules.source}: `guards` are not run by the distributed Spark route (a table "
                 f"above {limit:,} records): they read whole columns on the driver. {fix}")
@@ -249,7 +271,7 @@ def _ids(tables: list[SparkTable], id_name: str):
     return out
 
 
-def check_route(rules, mode: str, limit: int) -> None:
-    why = refused(rules, mode, limit)
+def check_route(rules, mode: str, limit: int, checkpoint=None) -> None:
+    why = refused(rules, mode, limit, checkpoint)
     if why is not None:
         raise EngineError(why)

@@ -66,7 +66,8 @@ def score_on_spark(spark, mode, rules, records, names, raw, fit, clock, bar, cac
                                       "records_collapsed": int(row["n"])}}
 
     with clock.stage("block"), task_errors():
-        blocked = block(spark, blocked_work, rules, names, mode == "link", partitions, star)
+        blocked = block(spark, blocked_work, rules, names, mode == "link", partitions,
+                        None if star is None else {"copies": star})
         cached.append(blocked.pairs)
         if star is not None:
             blocked.proposed["copies"] = exact_stats["copies"]["records_collapsed"]
