@@ -7,10 +7,12 @@ Recipe (`make_corpus(n, seed)`):
 
 * Sentences: the real texts of bench/minhash_bench.py `real_docs()` (product names, titles and
   descriptions of the benchmark data sets, Python standard library docstrings) split at
-  sentence ends and line breaks; sentences of 3 to 60 words, each kept once.
+  sentence ends and line breaks; sentences of 3 to 40 words, each kept once.
 * Bases: each base document draws a length from a log-normal (median 60 words, clipped to 25 to
-  400) and takes uniformly random sentences until it reaches it; a text drawn twice is drawn
-  again. Every base gets its own URL `https://site{k}.example/{path}/{i}`.
+  400) and takes uniformly random sentences until it reaches it, and at least
+  `MIN_SENTENCES` of them (so that two bases sharing one sentence are not near copies: one
+  long sentence must not be a whole document); a text drawn twice is drawn again. Every base
+  gets its own URL `https://site{k}.example/{path}/{i}`.
 * Planted copies, each of a different base (no base has two copies, so every planted pair is
   one base and one copy and the truth is pairwise), in these shares of all documents:
   `exact` 2% (the same text under another URL), `near_high` 4% (reference Jaccard in
@@ -47,6 +49,8 @@ BANDS = {"exact": (1.0, 1.0), "near_high": (0.90, 0.98), "near_low": (0.82, 0.90
 THRESHOLD = 0.8  # planted pairs of kinds in TRUE_KINDS lie above it, the others below
 TRUE_KINDS = ("exact", "near_high", "near_low")
 QA_SHARE = 0.01
+MIN_SENTENCES = 4
+MAX_SENTENCE_WORDS = 40
 FOOTERS = (
     "All rights reserved.", "Posted in news; share this page with your friends.",
     "Subscribe to our newsletter for weekly updates.", "Last updated by the editors.",
@@ -57,13 +61,14 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def sentence_pool(texts: list[str]) -> list[str]:
-    """The sentences of `texts` (3 to 60 white-space words, white space collapsed), each once,
+    """The sentences of `texts` (3 to `MAX_SENTENCE_WORDS` white-space words, white space
+    collapsed), each once,
     in order of first occurrence."""
     seen: dict[str, None] = {}
     for text in texts:
         for s in _SENTENCE.split(text):
             s = " ".join(s.split())
-            if 3 <= s.count(" ") + 1 <= 60:
+            if 3 <= s.count(" ") + 1 <= MAX_SENTENCE_WORDS:
                 seen.setdefault(s, None)
     return list(seen)
 
@@ -152,7 +157,7 @@ def make_corpus(n: int, seed: int = 0, texts: list[str] | None = None,
     for target in lengths:
         while True:
             picked, words = [], 0
-            while words < target:
+            while words < target or len(picked) < MIN_SENTENCES:
                 if d == len(draws):
                     draws, d = rng.integers(len(pool), size=len(draws)), 0
                 picked.append(draws[d])

@@ -61,13 +61,15 @@ DATA = HERE / "data"
 VENV_DT = HERE / ".venv-textdedup"
 VENV_TD = HERE / ".venv-textdedup-spark"
 RULES = HERE / "text_dedup.yaml"
-TOOLS = ("physical", "linkage", "linkage-spark", "datatrove", "text-dedup")
+RECIPE = 2  # raise when bench/text_corpus.py makes other documents: the cache is by recipe
+RULES_MINHASH = HERE / "text_dedup_minhash.yaml"
+TOOLS = ("physical", "linkage", "linkage-minhash", "linkage-spark", "datatrove", "text-dedup")
 
 
 # -- the corpus ------------------------------------------------------------------------------
 
 def corpus_files(n: int, seed: int) -> dict[str, Path]:
-    stem = DATA / f"text_dedup_{n}_s{seed}"
+    stem = DATA / f"text_dedup_v{RECIPE}_{n}_s{seed}"
     return {"corpus": stem.with_suffix(".parquet"), "truth": Path(f"{stem}_truth.parquet"),
             "parts": Path(f"{stem}_parts")}
 
@@ -165,9 +167,9 @@ def physical_cmd(files: dict, out: Path) -> list[str]:
     return [sys.executable, "-c", code, str(files["corpus"]), str(out / "copy.parquet")]
 
 
-def linkage_cmd(files: dict, out: Path, spark: bool) -> list[str]:
+def linkage_cmd(files: dict, out: Path, spark: bool, rules: Path = RULES) -> list[str]:
     cmd = [sys.executable, "-m", "linkage", "dedupe", _short(files["corpus"]), "--rules",
-           _short(RULES), "--out", str(out)]
+           _short(rules), "--out", str(out)]
     return [*cmd, "--engine", "spark", "--spark-master", "local[2]"] if spark else cmd
 
 
@@ -191,7 +193,7 @@ def clusters_of(tool: str, out: Path, ids: pd.Index) -> np.ndarray | None:
     """A cluster label per document (in `ids` order; a document alone gets its own label)."""
     n = len(ids)
     labels = np.arange(n, dtype=np.int64)
-    if tool in ("linkage", "linkage-spark"):
+    if tool.startswith("linkage"):
         c = pd.read_parquet(out / "clusters.parquet", columns=["doc_id", "cluster_id"])
         labels[ids.get_indexer(c["doc_id"])] = c["cluster_id"].to_numpy() + n
         return labels
@@ -287,9 +289,10 @@ def run_tool(tool: str, files: dict, work: Path, timeout: float) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     if tool == "physical":
         return run_measured(physical_cmd(files, out), env, timeout=timeout)
-    if tool in ("linkage", "linkage-spark"):
+    if tool.startswith("linkage"):
         shutil.rmtree(out)
-        return run_measured(linkage_cmd(files, out, tool == "linkage-spark"), env,
+        rules = RULES_MINHASH if tool == "linkage-minhash" else RULES
+        return run_measured(linkage_cmd(files, out, tool == "linkage-spark", rules), env,
                             timeout=timeout)
     if tool == "datatrove":
         if not (VENV_DT / "bin" / "python").exists():
@@ -330,7 +333,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--results", type=Path, default=HERE / "RESULTS_text_dedup.md")
     args = parser.parse_args(argv)
     store = args.results.with_suffix(".json")
-    record = {"docs": args.docs, "seed": args.seed, "load_start": load_now(),
+    record = {"docs": args.docs, "seed": args.seed, "recipe": RECIPE, "load_start": load_now(),
               "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "command": "nice -n 10 .venv/bin/python bench/text_dedup_bench.py "
                          + " ".join(argv if argv is not None else sys.argv[1:])}
@@ -369,7 +372,7 @@ def main(argv: list[str] | None = None) -> None:
             r["failure"] = failure(tool, r)
         if tool == "datatrove" and (work / tool / "stage_seconds.json").exists():
             r["stages_s"] = json.loads((work / tool / "stage_seconds.json").read_text())
-        if tool == "linkage" and (work / tool / "timings.json").exists():
+        if tool.startswith("linkage") and (work / tool / "timings.json").exists():
             r["stages_s"] = json.loads((work / tool / "timings.json").read_text())["seconds"]
         print(f"    {r.get('wall_s', 0):.1f} s, rc {r['rc']}, "
               f"{r.get('failure', '') or r.get('score', '')}", flush=True)
@@ -380,7 +383,7 @@ def main(argv: list[str] | None = None) -> None:
         shutil.rmtree(work_tmp, ignore_errors=True)
     stored = json.loads(store.read_text()) if store.exists() else {}
     stored[str(args.docs)] = record
-    store.write_text(json.dumps(stored, indent=1, sort_keys=True) + "\n")
+    store.write_text(json.dumps(stored, indent=1) + "\n")
     args.results.write_text(render(stored))
     print(f"wrote {args.results}")
 
@@ -389,11 +392,16 @@ def main(argv: list[str] | None = None) -> None:
 
 TOOL_NAMES = {
     "physical": "physical reference: read the corpus Parquet, write it back (pyarrow)",
-    "linkage": "linkage, local engine (bench/text_dedup.yaml)",
+    "linkage": "linkage, local engine, the text pipeline (bench/text_dedup.yaml)",
+    "linkage-minhash": "linkage, local engine, MinHash stage alone (bench/text_dedup_minhash.yaml)",
     "linkage-spark": "linkage, `--engine spark --spark-master local[2]`",
     "datatrove": "datatrove 0.10.1 MinHash, LocalPipelineExecutor (2 tasks, 2 workers)",
     "text-dedup": "text-dedup 0.4.0 `minhash_spark`, local[2]",
 }
+
+
+STAGES = ("read", "prepare", "normalize", "url", "exact", "semantic", "block", "compare",
+          "score", "guard", "cluster", "keep", "report", "write")
 
 
 def _pct(x: float) -> str:
@@ -426,6 +434,34 @@ def render(stored: dict) -> str:
         "empty so that tokenizer differences between the tools do not move a pair across 0.8.",
         "",
     ]
+    lines += [
+        "## Settings, made as equal as the tools allow",
+        "",
+        "| | linkage | datatrove 0.10.1 | text-dedup 0.4.0 |",
+        "| --- | --- | --- | --- |",
+        "| shingles | word 3-grams; words: runs of letters and digits of the NFKC-lowercased "
+        "text | word 3-grams of its English (spaCy) word tokens after `simplify_text` "
+        "(lowercase, punctuation removed, diacritics removed, every number written as 0) "
+        "| word 3-grams of the lowercased text split at every non-word character |",
+        "| hashes | 128 permutations of 32-bit shingle hashes (affine mod 2^32), 126 used | "
+        "126 (14 x 9) of 64-bit xxhash | 126 permutations of 32-bit xxhash mod a 32-bit prime |",
+        "| LSH | 14 bands x 9 rows (derived from 0.8) | 14 buckets x 9 hashes | b = 14, r = 9 |",
+        "| candidates | verified: exact Jaccard of the shingle sets >= 0.8, then the jaccard "
+        "comparison and rule-sum score | every bucket collision is a duplicate | every bucket "
+        "collision is a duplicate |",
+        "| groups | connected components; url and exact stages before, semantic on the `qa` "
+        "records; clusters over 20 go to review | union-find | GraphFrames connected "
+        "components |",
+        "| parallelism | one process | 2 tasks, 2 worker processes | Spark `local[2]`, "
+        "driver memory 4 GiB |",
+        "| short texts | fewer than 4 words: left to the exact stage | none here (documents "
+        "have 25+ words) | fewer than 3 tokens dropped |",
+        "",
+        "`linkage-minhash` is linkage with the MinHash stage alone (no url, exact, semantic, "
+        "guards): the same work as the other two. Peak memory is the largest sum of the "
+        "resident sets of the tool's process tree, sampled every 0.2 s.",
+        "",
+    ]
     for size in sorted(stored, key=int):
         rec = stored[size]
         n = int(size)
@@ -433,9 +469,16 @@ def render(stored: dict) -> str:
         lines += [
             f"## {n:,} documents",
             "",
+            *([] if rec.get("recipe", 1) == RECIPE else [
+                f"Corpus recipe v{rec.get('recipe', 1)}, older than the one above: bases had no "
+                "minimum number of sentences (and sentences up to 60 words), so a base could be "
+                "one long sentence and two bases sharing it near copies that no plant made; "
+                "they show as false pairs of every tool (see the sample's reference Jaccard "
+                "below).", ""]),
             f"Command: `{rec['command']}` (started {rec['started']}). Load average (1, 5, 15 "
             f"min) {', '.join(map(str, rec['load_start']))} at the start, "
-            f"{', '.join(map(str, rec['load_end']))} at the end.",
+            f"{', '.join(map(str, rec['load_end']))} at the end." + (
+                f" {rec['note']}" if rec.get("note") else ""),
             "",
             f"Corpus: {c['mb']:.1f} MB of Parquet, words per document mean {c['words_mean']:.1f}, "
             f"median {c['words_median']:.0f}; planted pairs "
@@ -451,7 +494,9 @@ def render(stored: dict) -> str:
             "| ---: |",
         ]
         notes = []
-        for tool, r in rec["tools"].items():
+        tools = sorted(rec["tools"].items(),
+                       key=lambda kv: TOOLS.index(kv[0]) if kv[0] in TOOLS else len(TOOLS))
+        for tool, r in tools:
             name = TOOL_NAMES.get(tool, tool)
             load = ", ".join(map(str, r.get("load_after", [])))
             if r["rc"] != 0:
@@ -490,14 +535,16 @@ def render(stored: dict) -> str:
                     f"{_pct(k['url'])} | {_pct(k['far'])} | {load} |")
             if r.get("stages_s"):
                 st = r["stages_s"]
-                parts = (", ".join(f"{key} {v:.1f}" for key, v in st.items())
+                parts = (", ".join(f"{key} {st[key]:.1f}" for key in sorted(
+                    st, key=lambda k: STAGES.index(k) if k in STAGES else len(STAGES)))
                          if isinstance(st, dict) else
                          ", ".join(f"stage {i + 1} {v:.1f}" for i, v in enumerate(st)))
                 notes.append(f"* {name}, seconds by stage: {parts}.")
         lines += ["", *notes, "", "Commands (outputs under a temporary folder `OUT`):", ""]
-        for tool, r in rec["tools"].items():
+        for tool, r in tools:
             if r.get("cmd"):
-                lines.append(f"* {tool}: `{r['cmd'].replace(sys.executable, '.venv/bin/python')}`")
+                cmd = r["cmd"].replace(sys.executable, ".venv/bin/python").replace(f"{ROOT}/", "")
+                lines.append(f"* {tool}: `{cmd}`")
         lines.append("")
     return "\n".join(lines)
 
