@@ -264,15 +264,21 @@ def _score(case: Case, out: Path) -> tuple[float, float, float]:
     else:
         clusters = pd.read_parquet(out / "clusters.parquet")
         rows = clusters.iloc[:, 0].astype(str).map(maps[0]).to_numpy()
-        frame = pd.DataFrame({"c": clusters["cluster_id"].to_numpy(), "e": case.truth[rows]})
+        p, r, _ = pairwise(clusters["cluster_id"].to_numpy(), case.truth[rows])
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
-        def pairs(keys):
-            sizes = frame.groupby(keys).size().to_numpy()
-            return int((sizes * (sizes - 1) // 2).sum())
 
-        both, predicted, actual = pairs(["c", "e"]), pairs(["c"]), pairs(["e"])
-        p = both / predicted if predicted else 0.0
-        r = both / actual if actual else 0.0
+def pairwise(cluster: np.ndarray, entity: np.ndarray) -> tuple[float, float, float]:
+    """Pairwise precision, recall and F1 of a cluster per record against its true entity."""
+    frame = pd.DataFrame({"c": cluster, "e": entity})
+
+    def pairs(keys):
+        sizes = frame.groupby(keys).size().to_numpy()
+        return int((sizes * (sizes - 1) // 2).sum())
+
+    both, predicted, actual = pairs(["c", "e"]), pairs(["c"]), pairs(["e"])
+    p = both / predicted if predicted else 0.0
+    r = both / actual if actual else 0.0
     return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
 

@@ -525,6 +525,18 @@ def random_pairs(sizes: list[int], count: int, seed: int) -> tuple[np.ndarray, n
     return rng.integers(0, n_left, size=draw), n_left + rng.integers(0, n_right, size=draw)
 
 
+def check_link_stages(rules: Rules, mode: Mode, *, semantic: bool = False) -> None:
+    """InputError for a link run with the stages only a dedupe run has: `exact` and `url`
+    (checked before them), `semantic` (checked where it would run)."""
+    if mode != "link":
+        return
+    if not semantic and (rules.exact is not None or rules.url is not None):
+        raise InputError(f"{rules.source}: `exact` and `url` are for dedupe runs; "
+                         "leave them out when linking two tables.")
+    if semantic and rules.semantic is not None:
+        raise InputError(f"{rules.source}: `semantic` is for dedupe runs.")
+
+
 def _exact_and_block(rules, combined, id_name, mode, work, source, n, progress, clock):
     """The url, exact, blocking and semantic stages: candidate pairs and their stats."""
     with clock.stage("exact"):
@@ -532,9 +544,7 @@ def _exact_and_block(rules, combined, id_name, mode, work, source, n, progress, 
         # first member and left out of blocking, so 1,000 copies cost 999 pairs, not 499,500,
         # and never fill a block past `max_block_size`.
         representatives, stars, exact_stats = None, {}, {}
-        if mode == "link" and (rules.exact is not None or rules.url is not None):
-            raise InputError(f"{rules.source}: `exact` and `url` are for dedupe runs; "
-                             "leave them out when linking two tables.")
+        check_link_stages(rules, mode)
         if mode == "dedupe":
             stars, representatives = stage_groups(rules, combined, id_name, work)
             exact_stats = stage_stats(stars)
@@ -566,8 +576,7 @@ def _exact_and_block(rules, combined, id_name, mode, work, source, n, progress, 
             pairs.proposed[name] = len(star[0])
         centroid_distance = None
         if rules.semantic is not None:
-            if mode == "link":
-                raise InputError(f"{rules.source}: `semantic` is for dedupe runs.")
+            check_link_stages(rules, mode, semantic=True)
             joined = [star for name, star in stars.items() if name in MATCHING_STAGES]
             groups = None if not joined else connected_components(
                 n, *(np.concatenate([s[k] for s in joined]) for k in (0, 1)))

@@ -18,8 +18,17 @@ import pandas as pd
 import pytest
 
 import linkage as lk
-from linkage.blocking import Blocker, BlockingInput, KeyJoin, KeyPart, Proposal, WindowJoin
-from linkage.comparators import NULL_LEVEL, Comparison
+from linkage.blocking import (
+    BandJoin,
+    Blocker,
+    BlockingInput,
+    KeyJoin,
+    KeyPart,
+    NeighbourJoin,
+    Proposal,
+    WindowJoin,
+)
+from linkage.comparators import NULL_LEVEL, Comparison, is_missing
 from linkage.engines import engine_names, get_engine, register_engine, unregister_engine
 from linkage.errors import EngineError, InputError
 from linkage.guards import Guard, GuardContext
@@ -299,6 +308,24 @@ def _joined(plan, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
                     blocks.setdefault(key, []).append(row)
             found |= {(a, b) for rows in blocks.values() for i, a in enumerate(rows)
                       for b in rows[i + 1:]}
+    elif isinstance(plan, BandJoin):  # equal band keys, then verified
+        texts = frame[plan.column].to_numpy(dtype=object)
+        keys, eligible = plan.band_keys(texts)
+        buckets: dict[tuple, list[int]] = {}
+        for row in np.flatnonzero(eligible).tolist():
+            for band in range(plan.bands):
+                buckets.setdefault((band, int(keys[row, band])), []).append(row)
+        candidates = sorted({(a, b) for rows in buckets.values() for i, a in enumerate(rows)
+                             for b in rows[i + 1:]})
+        if candidates:
+            a, b = (np.array(side) for side in zip(*candidates, strict=True))
+            ok = plan.verify(texts[a], texts[b])
+            found |= {pair for pair, keep in zip(candidates, ok, strict=True) if keep}
+    elif isinstance(plan, NeighbourJoin):  # the neighbour search over every vector
+        texts = frame[plan.column].to_numpy(dtype=object)
+        rows = np.flatnonzero(~is_missing(texts))
+        a, b = plan.neighbours(rows, plan.vectors([str(t) for t in texts[rows]]), None)
+        found |= set(zip(a.tolist(), b.tolist(), strict=True))
     else:
         assert isinstance(plan, WindowJoin)
         columns = [values(p) for p in plan.parts]

@@ -373,11 +373,10 @@ def test_bad_dates_fail_with_the_local_message(spark, stage):
 
 
 UNSUPPORTED = [
-    ({"blocking": [{"keys": [["name"]]}, {"type": "minhash", "column": "name"}]},
+    ({"blocking": [{"keys": [["name"]]}, {"type": "simhash", "column": "name"}]},
      "`blocking[1].type`"),
-    ({"exact": {}}, "`exact`"),
-    ({"comparisons": [{"type": "cosine", "column": "name"}]}, "`comparisons[0].type`"),
-    ({"scoring": {"type": "supervised", "labels": "labels.csv"}}, "`scoring.type`"),
+    ({"group_by": "email"}, "`group_by`"),
+    ({"comparisons": [{"type": "token_cosine", "column": "name"}]}, "`comparisons[0].type`"),
 ]
 
 
@@ -393,13 +392,37 @@ def test_unsupported_rules_fail_clearly_before_spark_starts(change, key):
     assert key in message and "--engine local" in message and "rules/test.yaml" in message
 
 
-def test_resume_is_refused_with_spark_instead_of_ignored(tmp_path):
+def test_resume_on_spark_reads_the_kept_stages_and_writes_the_local_files(spark, tmp_path):
+    """`--resume` with Spark: the candidate and compared pairs are kept as Parquet; a rerun
+    reads them (no blocking, no comparing) and gives the same result, also at another
+    threshold; the CLI run writes the local engine's files."""
+    customers = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str)
+    kept = tmp_path / "kept"
+    first = lk.dedupe(customers, _rules("customers.yaml"), engine="spark", progress=False,
+                      checkpoint=kept)
+    assert (kept / "spark-block.json").exists() and (kept / "spark-compare.json").exists()
+    again = lk.dedupe(customers, _rules("customers.yaml"), engine="spark", progress=False,
+                      checkpoint=kept)
+    assert again.timings["block"] == again.timings["compare"] == 0.0
+    pd.testing.assert_frame_equal(again.pairs, first.pairs)
+    local = lk.dedupe(customers, _rules("customers.yaml"), progress=False)
+    _same_result(local, again)
+    stricter = {**yaml.safe_load((ROOT / "rules" / "customers.yaml").read_text("utf-8"))}
+    stricter["scoring"] = {**stricter["scoring"], "threshold": stricter["scoring"].get(
+        "threshold", 0.0) + 2.0}
+    moved = lk.dedupe(customers, lk.Rules.from_dict(stricter), engine="spark",
+                      progress=False, checkpoint=kept)
+    assert moved.timings["block"] == 0.0
+    _same_result(lk.dedupe(customers, lk.Rules.from_dict(stricter), progress=False), moved)
+
     done = CliRunner().invoke(
         main,
         ["dedupe", str(ROOT / "sample_data" / "customers.csv"), "--rules",
          str(ROOT / "rules" / "customers.yaml"), "--out", str(tmp_path / "out"),
          "--engine", "spark", "--resume"],
     )
-    assert done.exit_code == 2
-    assert "--resume" in done.output and "--engine spark" in done.output
-    assert not (tmp_path / "out").exists()
+    assert done.exit_code == 0, done.output
+    from_file = lk.dedupe(ROOT / "sample_data" / "customers.csv", _rules("customers.yaml"),
+                          progress=False)
+    expected = _written(from_file, tmp_path / "local")
+    assert {n: (tmp_path / "out" / n).read_bytes() for n in expected} == expected

@@ -2,11 +2,13 @@
 
 # What other packages use of the blocking modules.
 from linkage.blocking._blockers import (
+    BandJoin,
     Blocker,
     BlockingInput,
     KeyBlocker,
     KeyGroups,
     KeyJoin,
+    NeighbourJoin,
     Proposal,
     SkippedBlock,
     SortedNeighbourhood,
@@ -28,6 +30,7 @@ from linkage.blocking._union import (
 
 __all__ = [
     "KEY_FUNCTIONS",
+    "BandJoin",
     "Blocker",
     "BlockingInput",
     "CandidatePairs",
@@ -35,6 +38,7 @@ __all__ = [
     "KeyGroups",
     "KeyJoin",
     "KeyPart",
+    "NeighbourJoin",
     "Proposal",
     "SkippedBlock",
     "SortedNeighbourhood",

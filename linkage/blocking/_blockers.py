@@ -218,6 +218,39 @@ class WindowJoin:
     window: int
 
 
+@dataclass
+class BandJoin:
+    """A blocker's pairs as equi-joins on band keys, then verified pair by pair (MinHash-LSH):
+    `band_keys(texts)` gives each text of a batch its `bands` keys (an (n, bands) int64
+    array, each text's alone) and whether it takes part; two records of `column` are
+    candidates when any band's keys are equal, a bucket (band, key) of more than
+    `max_block_size` records is skipped (`skipped_blocks` lists them, from (band, size, first
+    row, its text) in the order of the band and the key as unsigned), and a candidate counts
+    where `verify(left texts, right texts)` holds."""
+
+    column: str
+    bands: int
+    band_keys: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+    verify: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    skipped_blocks: Callable[[list[tuple[int, int, int, Any]]], list[SkippedBlock]]
+
+
+@dataclass
+class NeighbourJoin:
+    """A blocker's pairs from one vector per record (embeddings): `vectors(texts)` gives the
+    vectors of a batch of the present values of `column` (each text's its own), `neighbours(
+    rows, vectors, source)` the pairs (l, r) of the records `rows` (ascending) holding those
+    vectors (`source`: each one's table in a link, None in a dedupe), and
+    `estimate(records, left_records)` the pairs it would give, before any vector is made.
+    The neighbour search reads every vector at once: an engine gathers them to run it."""
+
+    column: str
+    vectors: Callable[[list[str]], np.ndarray]
+    neighbours: Callable[[np.ndarray, np.ndarray, np.ndarray | None],
+                         tuple[np.ndarray, np.ndarray]]
+    estimate: Callable[[int, int], int]
+
+
 class Blocker(Configurable):
     """Base of blockers; `type:` in the rules picks the kind (default: keys)."""
 
@@ -271,11 +304,11 @@ class Blocker(Configurable):
         over the run's records and the queries together each time."""
         return ProposeLookup(self, work, max_block_size)
 
-    def join_plan(self) -> KeyJoin | WindowJoin | None:
-        """The blocker's pairs as joins (`KeyJoin`, `WindowJoin`), for an engine that blocks
-        by joining its own data rather than by calling `propose` (Spark); None, the default,
-        where they cannot be written as joins: such an engine then refuses the blocker by
-        its rules key."""
+    def join_plan(self) -> KeyJoin | WindowJoin | BandJoin | NeighbourJoin | None:
+        """The blocker's pairs as joins (`KeyJoin`, `WindowJoin`, `BandJoin`, `NeighbourJoin`),
+        for an engine that blocks by joining its own data rather than by calling `propose`
+        (Spark); None, the default, where they cannot be written as joins: such an engine
+        then refuses the blocker by its rules key."""
         return None
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from linkage._schema import check
-from linkage.blocking._blockers import Blocker, BlockingInput, Proposal
+from linkage.blocking._blockers import Blocker, BlockingInput, NeighbourJoin, Proposal
 from linkage.comparators import is_missing
 from linkage.text.embeddings import BUNDLED_MODEL, Encoder, knn
 
@@ -87,28 +87,41 @@ class EmbeddingBlocker(Blocker):
 
     def estimate(self, data: BlockingInput, max_block_size: int) -> int:
         rows, _ = self._rows(data)
-        if data.source is None:
-            return len(rows) * self.k
-        return int((data.source[rows] == 0).sum()) * self.k
+        left = len(rows) if data.source is None else int((data.source[rows] == 0).sum())
+        return self._estimate(len(rows), left)
+
+    def _estimate(self, records: int, left_records: int) -> int:
+        return left_records * self.k
+
+    def _vectors(self, texts: list[str]) -> np.ndarray:
+        encoder = self.encoder or Encoder(self.model, normalize=True)
+        return encoder.encode(texts)
 
     def propose(self, data: BlockingInput, max_block_size: int) -> Proposal:
         rows, values = self._rows(data)
+        if len(rows) < 2:
+            empty = np.zeros(0, dtype=np.int64)
+            return Proposal(empty, empty)
+        source = None if data.source is None else data.source[rows]
+        return Proposal(*self._neighbours(rows, self._vectors(values[rows].tolist()), source))
+
+    def _neighbours(self, rows: np.ndarray, vectors: np.ndarray, source: np.ndarray | None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """The pairs (l < r, unique) among the records `rows` holding `vectors`: each one's
+        `k` nearest (of the other table in a link) at cosine `threshold` or more."""
         empty = np.zeros(0, dtype=np.int64)
         if len(rows) < 2:
-            return Proposal(empty, empty)
-        encoder = self.encoder or Encoder(self.model, normalize=True)
-        vectors = encoder.encode(values[rows].tolist())
-        if data.source is None:
+            return empty, empty
+        if source is None:
             q_rows, b_rows = rows, rows
             q_vec = b_vec = vectors
             k = self.k + 1  # the record itself comes back too
         else:
-            src = data.source[rows]
-            q_rows, b_rows = rows[src == 0], rows[src == 1]
-            q_vec, b_vec = vectors[src == 0], vectors[src == 1]
+            q_rows, b_rows = rows[source == 0], rows[source == 1]
+            q_vec, b_vec = vectors[source == 0], vectors[source == 1]
             k = self.k
             if len(q_rows) == 0 or len(b_rows) == 0:
-                return Proposal(empty, empty)
+                return empty, empty
         _, ids = knn(b_vec, q_vec, k, hnsw_above=self.hnsw_above)
         qi = np.repeat(np.arange(len(q_rows)), ids.shape[1])
         bi = ids.ravel()
@@ -122,6 +135,10 @@ class EmbeddingBlocker(Blocker):
         ok = sims >= np.float32(self.threshold) - np.float32(1e-6)
         lo, hi = np.minimum(a[ok], b[ok]), np.maximum(a[ok], b[ok])
         if len(lo) == 0:
-            return Proposal(empty, empty)
+            return empty, empty
         pairs = np.unique(np.stack([lo, hi], axis=1).astype(np.int64), axis=0)
-        return Proposal(pairs[:, 0], pairs[:, 1])
+        return pairs[:, 0], pairs[:, 1]
+
+    def join_plan(self) -> NeighbourJoin:
+        """Vectors made where the records are; the neighbour search over all of them."""
+        return NeighbourJoin(self.column, self._vectors, self._neighbours, self._estimate)

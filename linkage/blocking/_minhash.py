@@ -13,10 +13,22 @@ import numpy as np
 import pandas as pd
 
 from linkage._schema import check
-from linkage.blocking._blockers import Blocker, BlockingInput, Proposal, SkippedBlock
+from linkage.blocking._blockers import (
+    BandJoin,
+    Blocker,
+    BlockingInput,
+    Proposal,
+    SkippedBlock,
+)
 from linkage.options import ShingleMode
-from linkage.text.lsh import bucket_pair_count, resolve_params, similar_pairs
-from linkage.text.minhash import signatures
+from linkage.text.lsh import (
+    band_keys,
+    bucket_pair_count,
+    jaccard,
+    resolve_params,
+    similar_pairs,
+)
+from linkage.text.minhash import EMPTY, signatures
 from linkage.text.shingles import Shingles, check_shingling, shingle
 
 
@@ -145,13 +157,42 @@ class MinHashBlocker(Blocker):
         left, right, j, cand = similar_pairs(
             sh, sig, self.threshold, self._bands, self._rows, eligible=eligible,
             source=data.source, max_bucket=max_block_size)
+        skipped = self.skipped_blocks([(band, size, first, texts[first])
+                                       for band, size, first in cand.skipped])
+        return MinHashProposal(left, right, skipped, jaccard=j, candidates=len(cand.left))
+
+    def skipped_blocks(self, buckets: list[tuple[int, int, int, object]]) -> list[SkippedBlock]:
+        """The oversized buckets (band, size, first record, its text), in band order, as
+        skipped blocks: a bucket of the same records in a later band is listed once."""
         skipped, seen = [], set()
-        for band, size, first in cand.skipped:
+        for band, size, first, text in buckets:
             if (size, first) in seen:  # identical texts fill the same bucket in every band
                 continue
             seen.add((size, first))
-            value = str(texts[first])
+            value = str(text)
             value = value if len(value) <= 60 else value[:57] + "..."
             skipped.append(SkippedBlock(self.name or "", f"minhash band {band} of {self.column}",
                                         value, size))
-        return MinHashProposal(left, right, skipped, jaccard=j, candidates=len(cand.left))
+        return skipped
+
+    def band_keys(self, texts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each text's band keys as int64 (the uint64 keys' bits) and whether it takes part,
+        from its own shingles and signature alone: what `prepare` and LSH compute for it."""
+        sh = shingle(texts, mode=self.shingle, k=self.k)
+        sig = signatures(sh, self.num_perm, self.seed)
+        eligible = (sh.tokens >= self.min_tokens) & (sh.counts > 0) & (sig[:, 0] != EMPTY)
+        return band_keys(sig, self._bands, self._rows).view(np.int64), eligible
+
+    def verify(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        """Whether each candidate pair of texts has the exact Jaccard `similar_pairs` keeps
+        (of their shingle sets, at least `threshold`)."""
+        sh = shingle(np.concatenate([left, right]), mode=self.shingle, k=self.k)
+        m = len(left)
+        j = jaccard(sh, np.arange(m), np.arange(m, 2 * m))
+        return j >= self.threshold - 1e-12
+
+    def join_plan(self) -> BandJoin:
+        """Bands as join keys, candidates verified by exact Jaccard (`signatures_dir` is not
+        read: the signatures are computed where the records are)."""
+        return BandJoin(self.column, self._bands, self.band_keys, self.verify,
+                        self.skipped_blocks)

@@ -3,6 +3,7 @@
 from linkage.comparators._base import NULL_LEVEL, Comparison, SimilarityComparison, is_missing
 from linkage.comparators._date import Date
 from linkage.comparators._exact import Exact, Phonetic, phonetic_code
+from linkage.comparators._names import NameList, name_tokens, names_of
 from linkage.comparators._numeric import Numeric
 from linkage.comparators._string import DamerauLevenshtein, JaroWinkler, Levenshtein, TokenSort
 from linkage.comparators._tokens import (
@@ -24,6 +25,7 @@ __all__ = [
     "Exact",
     "JaroWinkler",
     "Levenshtein",
+    "NameList",
     "Numeric",
     "Phonetic",
     "SimilarityComparison",
@@ -32,6 +34,8 @@ __all__ = [
     "codes_of",
     "idf_weights",
     "is_missing",
+    "name_tokens",
+    "names_of",
     "phonetic_code",
     "tfidf_rows",
     "token_matrix",

@@ -66,14 +66,17 @@ def tokens_of(text: str) -> list[str]:
     return words
 
 
-def token_matrix(texts, *, vocabulary: dict[str, int] | None = None, weights=None):
-    """A CSR matrix of binary token occurrence (rows: texts); grows `vocabulary` in place."""
+def token_matrix(texts, *, vocabulary: dict[str, int] | None = None, weights=None,
+                 tokens=None):
+    """A CSR matrix of binary token occurrence (rows: texts); grows `vocabulary` in place.
+    `tokens` splits a text into its tokens (`tokens_of` by default)."""
     from scipy import sparse
 
     vocab = {} if vocabulary is None else vocabulary
+    split = tokens_of if tokens is None else tokens
     indptr, indices = [0], []
     for text in texts:
-        toks = {vocab.setdefault(t, len(vocab)) for t in tokens_of(str(text))}
+        toks = {vocab.setdefault(t, len(vocab)) for t in split(str(text))}
         indices.extend(sorted(toks))
         indptr.append(len(indices))
     return sparse.csr_matrix(
@@ -123,6 +126,8 @@ class TokenCosine(SimilarityComparison):
 
     kind = "token_cosine"
     distinct_pairs = True
+    # How a text splits into the tokens weighed (a subclass reads other units: names)
+    tokens = staticmethod(tokens_of)
 
     def __init__(
         self, column: str, *, thresholds: list[float] = (0.8, 0.6, 0.4), name: str | None = None
@@ -147,11 +152,11 @@ class TokenCosine(SimilarityComparison):
 
     def _vectors(self, column):
         def vectors():
-            occurrence = token_matrix(column.all_uniques())
+            occurrence = token_matrix(column.all_uniques(), tokens=self.tokens)
             counts = column.counts().astype(np.float64)
             return tfidf_rows(occurrence, idf_weights(occurrence, counts))
 
-        return column.cached("token_cosine", vectors)
+        return column.cached(self.kind, vectors)
 
     def _similarity(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         # Without the whole column, the IDF is counted over the texts compared.
@@ -160,7 +165,7 @@ class TokenCosine(SimilarityComparison):
             return np.zeros(0, dtype=np.float32)
         codes, uniques = pd.factorize(pd.Series([str(v) for v in left] + [str(v) for v in right],
                                                 dtype=object))
-        occurrence = token_matrix(uniques)
+        occurrence = token_matrix(uniques, tokens=self.tokens)
         counts = np.bincount(codes, minlength=len(uniques)).astype(np.float64)
         mat = tfidf_rows(occurrence, idf_weights(occurrence, counts))
         return row_dots(mat, codes[:n], codes[n:])

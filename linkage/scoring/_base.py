@@ -54,6 +54,13 @@ class Scorer(Configurable):
         """Whether `fit` wants the comparison matrix of random record pairs (for u)."""
         return False
 
+    @property
+    def weighs_rows_apart(self) -> bool:
+        """Whether a pair's weight depends, to the last bit, on its own row alone, whatever
+        rows are weighed with it; False where arithmetic over the block (a BLAS product)
+        depends on the block's size, so an engine weighs the blocks `weights_in_blocks` does."""
+        return True
+
     def fit(
         self,
         X: ComparisonMatrix,

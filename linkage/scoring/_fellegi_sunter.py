@@ -1690,16 +1690,18 @@ def _rule_pairs(data: _Data) -> np.ndarray:
 
 
 TEXT_AGREEMENT = 0.9  # word cosine at which two texts are one text written two ways
+_COSINES = ("token_cosine", "name_list")  # comparisons whose level is a weighted cosine
 
 
 def _agree_level(comparison, size: int) -> int:
     """The lowest level of a comparison that the independent rule counts as agreement: the
     top level (exact), except for word cosine, where texts of one entity are seldom written
     character for character alike (a citation style, punctuation, a word abbreviated) and a
-    cosine of TEXT_AGREEMENT or more is the same text; counting exact equality alone there
-    puts the independent prior far below the true share of matches, and holds EM to it."""
+    cosine of TEXT_AGREEMENT or more is the same text (or list of names); counting exact
+    equality alone there puts the independent prior far below the true share of matches, and
+    holds EM to it."""
     thresholds = sorted(getattr(comparison, "thresholds", None) or [])
-    if getattr(comparison, "kind", None) != "token_cosine" or not thresholds:
+    if getattr(comparison, "kind", None) not in _COSINES or not thresholds:
         return size - 1
     above = [i for i, t in enumerate(thresholds) if t >= TEXT_AGREEMENT]
     return above[0] + 1 if above else size - 1

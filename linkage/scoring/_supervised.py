@@ -356,6 +356,11 @@ class Supervised(Scorer):
         return labels_for_pairs(frame, id_l, id_r, id_columns=self.id_columns,
                                 label_column=self.label_column, source=str(path))
 
+    @property
+    def weighs_rows_apart(self) -> bool:
+        # a logistic regression's decision function is one matrix product over the block
+        return self.model != "logistic_regression"
+
     # ------------------------------------------------------------------ fitting
 
     def new_model(self):

@@ -439,6 +439,11 @@ class Encoder:
         window = _word_piece_window(self.model)
         return None if window is None else window[1]
 
+    def long_text_flags(self, texts: list[str]) -> np.ndarray:
+        """Whether each text is longer than the model reads at once (embedded window by
+        window): what `long_texts` counts, per text."""
+        return np.array([len(s) > 1 for s in self._spans(texts)], dtype=bool)
+
     def _spans(self, texts: list[str]) -> list[list[tuple[int, int, int]]]:
         """Per text, its windows as (first character, end, word pieces): one for a text the
         model reads whole."""
@@ -617,6 +622,10 @@ class Cosine(SimilarityComparison):
     """
 
     kind = "cosine"
+    # Each text's vector is its own (read from the vector cache by its hash, else the model's),
+    # so a partition of the pairs gets the whole table's similarities; a vector the model
+    # computes afresh can differ in its last float bits with the batch it was padded in.
+    per_pair = True
 
     def __init__(
         self,

@@ -140,6 +140,15 @@ def _band_keys(sig: np.ndarray, band: int, rows: int) -> np.ndarray:
     return key ^ (key >> np.uint64(29))
 
 
+def band_keys(sig: np.ndarray, bands: int, rows: int) -> np.ndarray:
+    """Each text's key of every band, an (n, bands) uint64 array: what LSH buckets by, each
+    row computed from its own signature alone (so an engine can compute it anywhere)."""
+    out = np.empty((len(sig), bands), dtype=np.uint64)
+    for band in range(bands):
+        out[:, band] = _band_keys(sig, band, rows)
+    return out
+
+
 def sorted_buckets(keys: np.ndarray, docs: np.ndarray):
     """Texts `docs` grouped by their `keys` (one each): (texts sorted by key, ties in the order
     given; bucket starts; bucket sizes)."""

@@ -55,9 +55,13 @@ class SemDeDupResult:
         yield self.pairs
 
 
-def _unit(x: np.ndarray) -> np.ndarray:
+def unit_vectors(x: np.ndarray) -> np.ndarray:
+    """Each row scaled to unit length (a zero row kept), as float32."""
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     return (x / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+
+
+_unit = unit_vectors
 
 
 def kmeans(x: np.ndarray, n_clusters: int, *, seed: int = 0, backend: str = "auto"
@@ -88,6 +92,28 @@ def kmeans(x: np.ndarray, n_clusters: int, *, seed: int = 0, backend: str = "aut
         centroids = km.cluster_centers_
         labels = km.labels_.astype(np.int64)
     return labels, _unit(np.asarray(centroids, dtype=np.float32))
+
+
+def cluster_pairs(xc: np.ndarray, members: np.ndarray, cut: np.float32, chunk: int = 2048
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs (min, max of `members`) of one k-means cluster's unit vectors `xc` (members
+    in ascending order) whose cosine is above `cut`, with their cosines: `chunk` rows of the
+    all-against-all product at a time."""
+    lefts, rights, sims = [], [], []
+    for start in range(0, len(members) if len(members) >= 2 else 0, chunk):
+        block = xc[start : start + chunk] @ xc.T  # rows start.., all columns
+        r, c = np.nonzero(block > cut)
+        r = r + start
+        upper = r < c
+        r, c = r[upper], c[upper]
+        a, b = members[r], members[c]
+        lefts.append(np.minimum(a, b))
+        rights.append(np.maximum(a, b))
+        sims.append(block[r - start, c])
+    if not lefts:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, np.zeros(0, dtype=np.float32)
+    return np.concatenate(lefts), np.concatenate(rights), np.concatenate(sims)
 
 
 def semdedup(
@@ -128,19 +154,10 @@ def semdedup(
     order = np.argsort(labels, kind="stable")
     bounds = np.flatnonzero(np.diff(labels[order])) + 1
     for members in np.split(order, bounds):
-        if len(members) < 2:
-            continue
-        xc = x[members]
-        for start in range(0, len(members), chunk):
-            block = xc[start : start + chunk] @ xc.T  # rows start.., all columns
-            r, c = np.nonzero(block > cut)
-            r = r + start
-            upper = r < c
-            r, c = r[upper], c[upper]
-            a, b = members[r], members[c]
-            lefts.append(np.minimum(a, b))
-            rights.append(np.maximum(a, b))
-            sims.append(block[r - start, c])
+        a, b, sim = cluster_pairs(x[members], members, cut, chunk)
+        lefts.append(a)
+        rights.append(b)
+        sims.append(sim)
     if lefts:
         pairs = np.stack([np.concatenate(lefts), np.concatenate(rights)], axis=1).astype(np.int64)
         sim = np.concatenate(sims).astype(np.float32)
@@ -165,4 +182,4 @@ def semdedup(
     return SemDeDupResult(keep, pairs, sim, labels, group, distance)
 
 
-__all__ = ["SemDeDupResult", "kmeans", "semdedup"]
+__all__ = ["SemDeDupResult", "cluster_pairs", "kmeans", "semdedup", "unit_vectors"]

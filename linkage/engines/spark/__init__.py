@@ -28,13 +28,16 @@ def run_spark(
     master: str = "local[2]",
     progress: bool | None = None,
     model: str | Path | None = None,
+    checkpoint: str | Path | None = None,
 ) -> Result:
     """Run `rules` over `tables` on Spark at `master` (`local[2]`, `spark://host:7077`,
-    `yarn` ...) and return the same `Result` as the local engine's `run_local`."""
+    `yarn` ...) and return the same `Result` as the local engine's `run_local`.
+    `checkpoint`: a folder (every executor can write) where the candidate and compared pairs
+    are kept as Parquet; a rerun of the same rules and inputs starts after them."""
     from linkage.engines.spark._engine import run_spark as run
 
     return run(mode, tables, rules, id_column=id_column, master=master, progress=progress,
-               model=model)
+               model=model, checkpoint=checkpoint)
 
 
 class SparkEngine:
@@ -51,14 +54,10 @@ class SparkEngine:
         if labels is not None:
             raise EngineError("--labels trains the scorer with the local engine only; leave "
                               "out --engine spark to learn from labels.")
-        if checkpoint is not None:
-            raise EngineError("--resume keeps stage checkpoints of the local engine only; "
-                              "leave it out with --engine spark (Spark recomputes a lost stage "
-                              "itself).")
         check_supported(rules)
 
     def run(self, mode: Mode, tables: list[Table], rules: Rules, *, id_column, progress, model,
             checkpoint, chunk_rows, labels, options) -> Result:
         return run_spark(mode, tables, rules, id_column=id_column,
                          master=options.get("master", "local[2]"), progress=progress,
-                         model=model)
+                         model=model, checkpoint=checkpoint)

@@ -18,15 +18,19 @@ import numpy as np
 import pandas as pd
 
 from linkage.blocking import (
+    BandJoin,
     KeyJoin,
+    NeighbourJoin,
     SkippedBlock,
     WindowJoin,
     blocker_names,
     oversized_message,
     sub_window,
 )
+from linkage.engines.spark._bands import band_buckets, band_pairs
 from linkage.engines.spark._frames import consecutive_positions, text
 from linkage.engines.spark._normalize import local_order
+from linkage.engines.spark._vectors import neighbour_pairs, present_records
 from linkage.errors import BudgetError, LinkageWarning
 from linkage.pipeline import identity_columns
 from linkage.run.stages import stage_bit
@@ -245,9 +249,10 @@ def copies(work, rules: Rules, names: dict[str, str]):
 
 
 def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
-          partitions: int, star=None) -> BlockedPairs:
+          partitions: int, stars: dict | None = None) -> BlockedPairs:
     """Every blocker's pairs, their union with bit masks, and the local engine's stats;
-    `star`: the copies stage's pairs (l, r), added with their own bit."""
+    `stars`: the pairs (l, r) of the stages before and beside blocking (url, exact, copies,
+    semantic) by stage name, each added with its own bit."""
     from pyspark.sql import functions as F
 
     blocker_list = list(rules.blocking)
@@ -324,12 +329,24 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
                 per_key[key] = per_key.get(key, 0) + extra
                 estimated[labels[b]] += extra
 
-    sorted_pairs = []
+    sorted_pairs, banded, embedded = [], {}, {}
     for b, plan in enumerate(plans):
         if isinstance(plan, WindowJoin):
             pairs, m = _sorted_pairs(spark, work, plan, b, names, link, partitions)
             estimated[labels[b]] = int(sum(max(m - k, 0) for k in range(1, plan.window)))
             sorted_pairs.append(pairs)
+        elif isinstance(plan, BandJoin):  # MinHash-LSH: see `_bands`
+            banded[b] = band_buckets(work, plan, names, link, limit)
+            estimated[labels[b]] = banded[b].estimate
+            for s in banded[b].skipped:
+                s.blocker = labels[b]
+            skipped += banded[b].skipped
+        elif isinstance(plan, NeighbourJoin):  # embeddings: see `_vectors`
+            present, records, left_records = present_records(work, plan, names)
+            embedded[b] = present
+            estimated[labels[b]] = plan.estimate(records, left_records if link else records)
+    # warned and listed blocker by blocker, as the local `block` proposes them
+    skipped.sort(key=lambda s: labels.index(s.blocker))
 
     total = sum(estimated.values())
     if total > rules.max_pairs:
@@ -338,6 +355,9 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
         warnings.warn(oversized_message(s, limit), LinkageWarning, stacklevel=3)
 
     proposals = list(sorted_pairs)
+    proposals += [band_pairs(bands, work, names, link, limit, b) for b, bands in banded.items()]
+    proposals += [neighbour_pairs(spark, present, plans[b], link, b)
+                  for b, present in embedded.items()]
     if sub_pairs is not None:
         proposals.append(sub_pairs)
     if specs:
@@ -352,8 +372,8 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
         joined = joined.where((F.col("sl") == 0) & (F.col("sr") == 1) if link
                               else F.col("l") < F.col("r"))
         proposals.append(joined.select("l", "r", "mask"))
-    if star is not None:
-        proposals.append(star.select("l", "r", F.lit(stage_bit(rules, "copies")).cast("long")
+    for name, star in (stars or {}).items():
+        proposals.append(star.select("l", "r", F.lit(stage_bit(rules, name)).cast("long")
                                      .alias("mask")))
     union = proposals[0]
     for more in proposals[1:]:
@@ -366,4 +386,6 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
     if members is not None:
         members.unpersist()
         blocks.unpersist()
+    for bands in banded.values():
+        bands.unpersist()
     return BlockedPairs(candidates, int(counted["n"]), estimated, proposed, skipped)

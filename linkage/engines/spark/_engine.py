@@ -1,6 +1,8 @@
 """The Spark engine's run: the local engine's stages, with the work on pairs done by Spark.
 
-read (driver) → normalize (mapInPandas) → block (joins) → compare (mapInPandas) → score
+read (driver) → normalize (mapInPandas) → url, exact, copies (hashes in mapInPandas, stars
+by windows, `_text`) → block (joins; MinHash bands `_bands`, embeddings `_vectors`) and
+semantic (`_text`) → compare (mapInPandas) → score
 (EM on level-pattern counts; weights in mapInPandas) → guard (joins, windows and groupBy find
 where each guard acts; the guard's own code decides there, see `_guards`) → cluster
 (large/small star, over the guarded pairs) → keep (window; `keep_up_to` limits by a window
@@ -32,32 +34,45 @@ from linkage.engines.spark._graph import cluster_ids, one_to_one
 from linkage.engines.spark._guards import apply_guards_on_spark
 from linkage.engines.spark._keep import keeper_ranks
 from linkage.engines.spark._normalize import normalize, records_frame, work_columns
+from linkage.engines.spark._resume import SparkCheckpoint
+from linkage.engines.spark._supervised import fit_supervised, score_in_local_blocks
 from linkage.engines.spark._support import check_supported
+from linkage.engines.spark._text import (
+    semantic_pairs,
+    stage_proposed,
+    stage_records,
+    stage_stars,
+    staged,
+)
 from linkage.engines.spark.session import quiet_pyspark, spark_session, task_errors
 from linkage.guards import GuardContext
-from linkage.keep import id_rank
+from linkage.keep import CENTROID_DISTANCE, id_rank
 from linkage.pipeline import (
+    check_link_stages,
     load_model,
     move_one_to_one_threshold,
     random_pairs,
-    stage_stats,
     start_run,
 )
 from linkage.progress import progress_bar
 from linkage.result import Result
+from linkage.run.disk import run_fingerprint
 from linkage.run.finish import Tail, finish
 from linkage.run.state import Mode, RunState, Table
-from linkage.scoring import ComparisonMatrix, FellegiSunter
+from linkage.scoring import ComparisonMatrix, FellegiSunter, Supervised
 from linkage.settings import Rules
 
 STAGES = ("normalize", "block", "compare", "score", "guard", "cluster", "keep")
 
 
-def _fit(spark, scorer, rules: Rules, compared, work, names, sizes, n, mode, model):
+def _fit(spark, scorer, rules: Rules, compared, work, names, sizes, n, mode, model, ids,
+         source):
     """The fitted scorer: loaded from `model`, or fitted like the local engine fits it."""
     comparisons = rules.comparisons
     if model is not None:
         return load_model(model, scorer)
+    if isinstance(scorer, Supervised):  # on the labelled pairs, on the driver (`_supervised`)
+        return fit_supervised(spark, scorer, rules, work, names, ids, source, mode)
     if not isinstance(scorer, FellegiSunter):
         return scorer.fit(ComparisonMatrix(list(comparisons),
                                            np.zeros((0, len(comparisons)), np.int8),
@@ -94,13 +109,14 @@ def run_spark(
     master: str = "local[2]",
     progress: bool | None = None,
     model: str | Path | None = None,
+    checkpoint: str | Path | None = None,
 ) -> Result:
-    """Run the rules on Spark at `master` and return the same `Result` as `run_local`.
+    """Run the rules on Spark at `master` and return the same `Result` as `run_local`;
+    `checkpoint`: a folder where the candidate and compared pairs are kept (`_resume`).
 
-    Refuses (InputError, before Spark starts) rules the Spark engine does not run: the exact,
-    url and semantic stages, minhash and embedding blockers, cosine comparisons, the
-    supervised scorer and the `farthest_from_centroid` keeper. Every guard runs, with the
-    local engine's decisions.
+    Refuses (InputError, before Spark starts) rules the Spark engine does not run
+    (`_support.check_supported`: `group_by`, blockers without a join plan, comparisons that
+    read more than the pair). Every guard runs, with the local engine's decisions.
     """
     check_supported(rules)
     clock, id_column, (frames, id_name, sizes, source, ids, combined) = start_run(
@@ -111,13 +127,13 @@ def run_spark(
     # The clock's stage line names each stage as it runs; this count of them stays hidden.
     with quiet_pyspark(), progress_bar(len(STAGES), "spark", False) as bar:
         result = _run(spark, mode, tables, rules, id_column, model, clock, bar, frames,
-                      id_name, sizes, source, ids, combined, n)
+                      id_name, sizes, source, ids, combined, n, checkpoint)
     clock.close()
     return result
 
 
 def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_name, sizes,
-         source, ids, combined, n):
+         source, ids, combined, n, checkpoint=None):
 
     partitions = shuffle_partitions(spark)
     names, raw = work_columns(rules)
@@ -129,37 +145,63 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
             cached.append(work)
             bar.update(1)
 
-        with clock.stage("exact"), task_errors():
-            star, blocked_work, exact_stats = None, work, {}
-            if mode == "dedupe":
-                star, blocked_work = copies(work, rules, names)
-            if star is not None:
-                cached.append(star)
-                edges = star.toPandas()
-                exact_stats = stage_stats({"copies": (edges["l"].to_numpy(np.int64),
-                                                      edges["r"].to_numpy(np.int64))})
+        # --resume: the candidate pairs and compared pairs of an earlier run (`_resume`)
+        kept = SparkCheckpoint(checkpoint, run_fingerprint(mode, tables, rules, id_name))
 
-        with clock.stage("block"), task_errors():
-            blocked = block(spark, blocked_work, rules, names, mode == "link", partitions,
-                            star)
-            cached.append(blocked.pairs)
-            if star is not None:
-                blocked.proposed["copies"] = exact_stats["copies"]["records_collapsed"]
+        def exact_and_block():
+            with clock.stage("exact"), task_errors():
+                # url, exact and copies: stars by stage, one record per group on (`_text`)
+                check_link_stages(rules, mode)
+                stars, blocked_work, exact_stats, stage_input = {}, work, {}, None
+                if mode == "dedupe":
+                    stage_input = stage_records(spark, combined, rules, id_name)
+                    stars, exact_stats, blocked_work = stage_stars(
+                        spark, work, *stage_input, rules, copies(work, rules, names)[0], n)
+                cached.extend(stars.values())
+
+            with clock.stage("block"), task_errors():
+                centroid_distance = None
+                check_link_stages(rules, mode, semantic=True)
+                if rules.semantic is not None:  # SemDeDup's pairs join the blocked (`_text`)
+                    stars["semantic"], centroid_distance, semantic_stats = semantic_pairs(
+                        spark, *stage_input[:2], rules, stars, n)
+                blocked = block(spark, blocked_work, rules, names, mode == "link",
+                                partitions, stars)
+                blocked.proposed.update(stage_proposed(stars, exact_stats))
+                if rules.semantic is not None:
+                    blocked.proposed["semantic"] = semantic_stats["duplicate_pairs"]
+                    exact_stats["semantic"] = semantic_stats
+                bar.update(1)
+            return blocked, exact_stats, centroid_distance
+
+        (blocked, exact_stats, centroid_distance), resumed = kept.blocked(spark, exact_and_block)
+        cached.append(blocked.pairs)
+        if resumed:
+            clock.timings["block"] = 0.0  # as the local engine reports a resumed stage
             bar.update(1)
 
         scorer = rules.scoring
         tf_columns = scorer.tf_columns
         with clock.stage("compare"), task_errors():
-            compared = compare(blocked.pairs, work, rules.comparisons, names, tf_columns).cache()
+            compared, resumed = kept.compared(spark, lambda: compare(
+                blocked.pairs, work, rules.comparisons, names, tf_columns))
+            compared = compared.cache()
             cached.append(compared)
             bar.update(1)
+        if resumed:
+            clock.timings["compare"] = 0.0
 
         with clock.stage("score"), task_errors():
-            scorer = _fit(spark, scorer, rules, compared, work, names, sizes, n, mode, model)
+            scorer = _fit(spark, scorer, rules, compared, work, names, sizes, n, mode, model,
+                          ids, source)
             schema = (compared_schema(rules.comparisons, tf_columns)
                       + ", match_weight double, match_probability double")
-            scored = compared.mapInPandas(
-                score_batches(scorer, rules.comparisons, tf_columns), schema).cache()
+            if scorer.weighs_rows_apart:
+                scored = compared.mapInPandas(
+                    score_batches(scorer, rules.comparisons, tf_columns), schema).cache()
+            else:  # weights that depend on the block: the local engine's (`_supervised`)
+                scored = score_in_local_blocks(compared, scorer, rules.comparisons, tf_columns,
+                                               schema, partitions).cache()
             cached.append(scored)
             table = _collect_pairs(scored)
             matrix = matrix_of(table, rules.comparisons, tf_columns)
@@ -176,7 +218,8 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
             normalize_stats=normalize_stats, exact_stats=exact_stats,
             pairs=CandidatePairs(left, right, table["mask"].to_numpy(dtype=np.int64),
                                  blocked.estimated, blocked.proposed, blocked.skipped),
-            scorer=scorer, weight=weight, probability=probability, matrix=matrix)
+            centroid_distance=centroid_distance, scorer=scorer, weight=weight,
+            probability=probability, matrix=matrix)
         result = finish(state, SparkTail(spark, scored))
     finally:
         for frame_ in cached:
@@ -199,12 +242,16 @@ class SparkTail(Tail):
         pairs, scorer = state.pairs, state.scorer
         guard = GuardContext(state.combined, state.ids.to_numpy(), state.source, pairs.left,
                              pairs.right, state.weight, matched, scorer.threshold)
+        # pairs an exact, url or semantic stage proposed are matched whatever their weight
+        by_stage = staged(state.rules)
+        scored = self.scored if by_stage is None else self.scored.withColumn("staged", by_stage)
         if state.rules.guards:
-            self.edges = apply_guards_on_spark(self.spark, state.rules.guards, guard,
-                                               self.scored)
+            self.edges = apply_guards_on_spark(self.spark, state.rules.guards, guard, scored)
         else:
-            at_least = F.col("match_weight") >= F.lit(float(scorer.threshold))
-            self.edges = self.scored.where(at_least).select(
+            matched = F.col("match_weight") >= F.lit(float(scorer.threshold))
+            if by_stage is not None:
+                matched = matched | F.col("staged")
+            self.edges = scored.where(matched).select(
                 "l", "r", F.col("match_weight").alias("w"))
         return guard
 
@@ -230,7 +277,9 @@ class SparkTail(Tail):
     def keepers(self, state: RunState, clusters: np.ndarray,
                 keep_limit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rank = id_rank(state.ids) + (state.source.astype(np.int64) * state.n)
-        _, keeper, is_keeper = keeper_ranks(self.spark, state.rules.keep, state.combined,
+        ranked = state.combined if state.centroid_distance is None else state.combined.assign(
+            **{CENTROID_DISTANCE: state.centroid_distance})  # farthest_from_centroid
+        _, keeper, is_keeper = keeper_ranks(self.spark, state.rules.keep, ranked,
                                             clusters, rank, keep_limit)
         return keeper, is_keeper
 

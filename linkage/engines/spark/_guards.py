@@ -83,8 +83,11 @@ class _SparkState:
 
         self.spark, self.ctx = spark, ctx
         threshold = F.lit(float(ctx.threshold))
+        matched = F.col("match_weight") >= threshold
+        if "staged" in scored.columns:  # matched by an exact, url or semantic stage (`_text`)
+            matched = matched | F.col("staged")
         self.pairs = scored.select("l", "r", F.col("match_weight").alias("w"),
-                                   (F.col("match_weight") >= threshold).alias("m"))
+                                   matched.alias("m"))
         self._roots = None
         # The driver's pairs are sorted by (left, right): a pair's position by binary search.
         self._codes = ctx.left.astype(np.int64) * ctx.n + ctx.right.astype(np.int64)

@@ -1,0 +1,54 @@
+"""The supervised scorer on Spark: trained on the driver, applied on the executors.
+
+The labelled pairs (a few hundred to a few thousand, read from the rules' `labels` file by the
+local `labelled_pairs`) are compared on Spark by the same comparisons as the candidate pairs,
+and their comparison matrix, small, comes to the driver in the labels' order, where the
+scorer is fitted exactly as the local engine fits it. The fitted model is then shipped with
+the scoring function (`score_batches`) and applied to the candidate pairs in `mapInPandas`:
+each pair's weight and probability depend on its levels alone. A scorer whose weights depend
+on the block they are computed in (a logistic regression's matrix product:
+`Scorer.weighs_rows_apart` is False) is given the blocks the local engine gives it
+(`weights_in_blocks`: `SCORE_ROWS` pairs in pair order), numbered by the pairs' positions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from linkage.engines.spark._compare import compare, matrix_of, score_batches
+from linkage.engines.spark._frames import consecutive_positions
+from linkage.pipeline import labelled_pairs
+from linkage.run.compare import SCORE_ROWS
+
+
+def fit_supervised(spark, scorer, rules, work, names: dict[str, str], ids: pd.Series,
+                   source: np.ndarray, mode: str):
+    """`scorer` fitted on the labelled pairs as `run_local` fits it."""
+    li, ri, y = labelled_pairs(scorer, rules, ids, source, mode)
+    # `mask` carries each pair's position among the labels through the comparison
+    drawn = spark.createDataFrame(
+        pd.DataFrame({"l": li.astype(np.int64), "r": ri.astype(np.int64),
+                      "mask": np.arange(len(li), dtype=np.int64)}),
+        schema="l long, r long, mask long")
+    compared = compare(drawn, work, rules.comparisons, names, []).toPandas()
+    compared = compared.sort_values("mask", kind="stable").reset_index(drop=True)
+    return scorer.fit(matrix_of(compared, rules.comparisons, []), y)
+
+
+def score_in_local_blocks(compared, scorer, comparisons: list, tf_columns: list[str],
+                          schema: str, partitions: int):
+    """The compared pairs weighed by `scorer` in the local engine's blocks: the pairs in
+    (l, r) order, `SCORE_ROWS` at a time, each block in one `applyInPandas` call."""
+    from pyspark.sql import functions as F
+
+    placed, _ = consecutive_positions(compared, ["l", "r"], partitions)
+    weigh = score_batches(scorer, comparisons, tf_columns)
+    columns = [c.split(" ")[0] for c in schema.split(", ")]
+
+    def block(frame: pd.DataFrame) -> pd.DataFrame:
+        frame = frame.sort_values("pos", kind="stable").reset_index(drop=True)
+        return next(iter(weigh(iter([frame]))))[columns]
+
+    return (placed.withColumn("_block", F.floor(F.col("pos") / F.lit(SCORE_ROWS)))
+            .groupBy("_block").applyInPandas(block, schema))
