@@ -382,6 +382,17 @@ def main(argv: list[str] | None = None) -> None:
     if work_tmp:
         shutil.rmtree(work_tmp, ignore_errors=True)
     stored = json.loads(store.read_text()) if store.exists() else {}
+    before = stored.get(str(args.docs))
+    if before and all(before.get(k) == record[k] for k in ("seed", "recipe")) \
+            and set(results) < set(TOOLS):
+        # a run of some tools only: the other tools' figures of the earlier run stay, each
+        # row with its own command, start and loads
+        for r in before["tools"].values():
+            r.setdefault("run", {k: before[k] for k in ("command", "started", "load_start",
+                                                        "load_end")})
+        for r in results.values():
+            r["run"] = {k: record[k] for k in ("command", "started", "load_start", "load_end")}
+        record = {**before, "tools": {**before["tools"], **results}}
     stored[str(args.docs)] = record
     store.write_text(json.dumps(stored, indent=1) + "\n")
     args.results.write_text(render(stored))
@@ -540,6 +551,12 @@ def render(stored: dict) -> str:
                          if isinstance(st, dict) else
                          ", ".join(f"stage {i + 1} {v:.1f}" for i, v in enumerate(st)))
                 notes.append(f"* {name}, seconds by stage: {parts}.")
+        reruns = [(tool, r["run"]) for tool, r in tools
+                  if r.get("run") and r["run"]["started"] != rec["started"]]
+        for tool, run in reruns:
+            notes.append(f"* {TOOL_NAMES.get(tool, tool)} was measured in a later run: "
+                         f"`{run['command']}` (started {run['started']}, load "
+                         f"{', '.join(map(str, run['load_start']))} at its start).")
         lines += ["", *notes, "", "Commands (outputs under a temporary folder `OUT`):", ""]
         for tool, r in tools:
             if r.get("cmd"):
