@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import shlex
@@ -416,7 +417,8 @@ STAGES = ("read", "prepare", "normalize", "url", "exact", "semantic", "block", "
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.2f}%"
+    """Two decimals, rounded down: 99.999% shows as 99.99%, only 1 as 100%."""
+    return f"{math.floor(x * 10_000) / 100:.2f}%"
 
 
 def render(stored: dict) -> str:
