@@ -152,7 +152,10 @@ def run_measured(cmd: list[str], env: dict | None = None, cwd: Path = ROOT,
         out = log.read()
     return {"rc": rc, "wall_s": wall, "peak_mib": peak["total"] / 2**20,
             "peak_python_mib": peak["python"] / 2**20, "peak_java_mib": peak["java"] / 2**20,
-            "log_tail": out[-3000:], "cmd": " ".join(shlex.quote(c) for c in cmd)}
+            "log_tail": out[-3000:], "cmd": " ".join(shlex.quote(c) for c in cmd),
+            "log_errors": [line.strip()[:400] for line in out.splitlines()
+                           if ("Error" in line or "Exception" in line)
+                           and not line.lstrip().startswith("at ")][:12]}
 
 
 def _short(path: Path) -> str:
@@ -316,7 +319,9 @@ def failure(tool: str, r: dict) -> str:
                    lines[-1] if lines else "")
         return f"refused: {msg}"
     errs = [x for x in lines if "Error" in x or "Exception" in x]
-    return f"failed (exit {r['rc']}): {(errs or lines or [''])[-1][:300]}"
+    first = [x for x in r.get("log_errors", []) if "java." in x or "Spark" in x][:1]
+    cause = f" (first JVM error: {first[0][:300]})" if first and first[0] not in errs[-1:] else ""
+    return f"failed (exit {r['rc']}): {(errs or lines or [''])[-1][:300]}{cause}"
 
 
 def load_now() -> list[float]:
