@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup chromium demo test lint bench clean
+.PHONY: setup chromium demo test lint bench bench-text clean
 
 BASE := $(VENV)/.base-stamp
 
@@ -56,6 +56,26 @@ lint: setup
 
 bench: setup
 	$(BIN)/python bench/compare.py --rows 100000 1000000
+
+# The other near-duplicate tools of bench/text_dedup_bench.py, each in an environment of its
+# own (never in .venv): datatrove 0.10.1 (+ spaCy, its English word tokenizer, and pyarrow) and
+# text-dedup 0.4.0 (+ graphframes-py; its Spark script also needs the graphframes JVM package,
+# which Spark fetches from Maven, so without a network it stops at its connected components).
+TEXTDEDUP := bench/.venv-textdedup
+TEXTDEDUP_SPARK := bench/.venv-textdedup-spark
+
+$(TEXTDEDUP)/.installed-stamp:
+	test -x $(TEXTDEDUP)/bin/python || $(PYTHON) -m venv $(TEXTDEDUP)
+	$(TEXTDEDUP)/bin/python -m pip install --quiet "datatrove[processing]==0.10.1" spacy pyarrow
+	touch $@
+
+$(TEXTDEDUP_SPARK)/.installed-stamp:
+	test -x $(TEXTDEDUP_SPARK)/bin/python || $(PYTHON) -m venv $(TEXTDEDUP_SPARK)
+	$(TEXTDEDUP_SPARK)/bin/python -m pip install --quiet "text-dedup==0.4.0" graphframes-py
+	touch $@
+
+bench-text: setup $(TEXTDEDUP)/.installed-stamp $(TEXTDEDUP_SPARK)/.installed-stamp
+	nice -n 10 $(BIN)/python bench/text_dedup_bench.py --docs 100000
 
 clean:
 	rm -rf out .pytest_cache .ruff_cache

@@ -119,6 +119,12 @@ JOINED_PAIRS = 2_000_000  # of the picked pairs: nearest the threshold; the rest
 # (additive, so every score is explained, and smooth where the labels are few; boosted trees
 # overfit two dozen labels).
 SUPERVISED_MODEL = "logistic_regression"
+# With a few hundred labels of each class the classifier may also combine fields (title and
+# authors agree, venue and year differ: a match), which no additive model, Fellegi-Sunter or
+# the logistic one, can weigh: boosted trees become a candidate, held to the same rule as the
+# others (cross-validated errors on the labels, clearly fewer than every simpler candidate's).
+RICH_MIN_EACH = 100
+RICH_MODEL = "gradient_boosting"
 BACKGROUND_PER_LABEL = 4  # random record pairs beside each labelled pair, as non-matches
 LABELS_FILE = "labels.csv"  # the labels a run used, kept in its folder
 _MATCH = {"1", "1.0", "match", "yes", "true"}
@@ -605,13 +611,18 @@ def _guarded(scorer, pairs: _Judged, y: np.ndarray, report: dict, *, fit, random
     seed = getattr(scorer, "seed", 0)
     trained = None
     if min(n_match, n_non) >= SUPERVISED_MIN_EACH:  # a classifier needs more than EM does
-        trained = _supervised(pairs.matrix, y, random(BACKGROUND_PER_LABEL * len(y), seed),
-                              seed=seed)
+        background = random(BACKGROUND_PER_LABEL * len(y), seed)
+        trained = _supervised(pairs.matrix, y, background, seed=seed)
     if trained is not None:
         supervised, cv_errors = trained
         report["supervised_cv_errors"] = cv_errors
         candidates.append(("supervised", supervised, cv_errors,
                            "cross-validation on the labels"))
+    if trained is not None and min(n_match, n_non) >= RICH_MIN_EACH:
+        rich, rich_errors = _supervised(pairs.matrix, y, background, seed=seed,
+                                        model=RICH_MODEL)
+        report["supervised_rich_cv_errors"] = rich_errors
+        candidates.append(("supervised", rich, rich_errors, "cross-validation on the labels"))
     # Each candidate must clearly beat the unlabelled model and every simpler candidate: the
     # in-sample ones are judged on the pairs they learned from, so a richer model that only
     # matches a moved threshold on those pairs has shown nothing more.
@@ -631,11 +642,13 @@ def _guarded(scorer, pairs: _Judged, y: np.ndarray, report: dict, *, fit, random
     report.update(mode=name, threshold_source=source)
     if name == "supervised":
         best.n_labelled_ = len(y)  # the person's labels; the background aside
+        report["supervised_model"] = best.model
         report["background_non_matches"] = BACKGROUND_PER_LABEL * len(y)
     return best
 
 
-def _supervised(matrix, y: np.ndarray, background, *, seed: int):
+def _supervised(matrix, y: np.ndarray, background, *, seed: int,
+                model: str = SUPERVISED_MODEL):
     """The supervised scorer trained on the labelled pairs, with random record pairs as
     non-matches beside them, and how many labelled pairs its cross-validation misclassifies;
     None when the labels are too few to train one.
@@ -646,9 +659,7 @@ def _supervised(matrix, y: np.ndarray, background, *, seed: int):
     them matches."""
     import warnings
 
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
-
-    from linkage.scoring import MIN_LABELLED, ComparisonMatrix, Supervised, feature_matrix
+    from linkage.scoring import MIN_LABELLED, ComparisonMatrix, Supervised
 
     n_match, n_non = int(y.sum()), int(len(y) - y.sum())
     if len(y) < MIN_LABELLED or min(n_match, n_non) < 2:
@@ -658,12 +669,10 @@ def _supervised(matrix, y: np.ndarray, background, *, seed: int):
     target = np.concatenate([y, np.zeros(len(background))])
     with warnings.catch_warnings():  # fewer folds than asked for: expected with few labels
         warnings.simplefilter("ignore")
-        scorer = Supervised(labels=LABELS_FILE, seed=seed, model=SUPERVISED_MODEL)
+        scorer = Supervised(labels=LABELS_FILE, seed=seed, model=model)
         scorer = scorer.fit(both, target)
-        # The same folds as the fit's own cross-validation, scored on the labelled pairs only.
-        splitter = StratifiedKFold(n_splits=scorer.cv_folds_, shuffle=True, random_state=seed)
-        held_out = cross_val_predict(scorer.new_model(), feature_matrix(both), target,
-                                     cv=splitter, method="predict_proba")[:, 1][: len(y)]
+    # The fit's own cross-validation (every pair held out once), read on the labelled pairs.
+    held_out = scorer.cv_probability_[: len(y)]
     errors = int(np.sum((held_out >= scorer.threshold_) != (y == 1.0)))
     return scorer, errors
 

@@ -109,12 +109,18 @@ def dedupe(
     `linkage.active`).
     """
     rules = as_rules(rules)
-    table = as_native(table)
     if rules.rename_right:
         from linkage.errors import InputError
 
         raise InputError(f"{rules.source}: rename_right renames the right table of a link; a "
                          "dedupe has one table. Remove it, or run `linkage link`.")
+    found = _run_sources("dedupe", [table], rules, id_column=id_column, sep=sep,
+                         encoding=encoding, progress=progress, model=model,
+                         checkpoint=checkpoint, engine=engine, spark_master=spark_master,
+                         labels=labels)
+    if found is not None:
+        return found
+    table = as_native(table)
     columns = _columns([table], rules, id_column, engine, chunk_rows)
     return _run("dedupe", [as_table(table, sep, encoding, columns)], rules, id_column=id_column,
                 progress=progress, model=model, checkpoint=checkpoint, engine=engine,
@@ -140,6 +146,12 @@ def link(
     """Find the records of `left` and `right` that describe the same thing (the other
     arguments as for `dedupe`; `labels` ids: left ids in `id_l`, right ids in `id_r`)."""
     rules = as_rules(rules)
+    found = _run_sources("link", [left, right], rules, id_column=id_column, sep=sep,
+                         encoding=encoding, progress=progress, model=model,
+                         checkpoint=checkpoint, engine=engine, spark_master=spark_master,
+                         labels=labels)
+    if found is not None:
+        return found
     left, right = as_native(left, "the left table"), as_native(right, "the right table")
     columns = _columns([left, right], rules, id_column, engine, chunk_rows)
     rename = rules.rename_right or {}
@@ -176,13 +188,32 @@ def _renamed(table: Table, rename: dict[str, str]) -> Table:
                  rows=renamed_rows if rows is not None else None)
 
 
-def _run(mode, tables, rules, *, id_column, progress, model, checkpoint, engine, spark_master,
-         chunk_rows, labels=None):
+def _run_sources(mode, sources, rules, *, id_column, sep, encoding, progress, model,
+                 checkpoint, engine, spark_master, labels) -> Result | None:
+    """The run of an engine that reads the inputs itself when they are big (Spark's
+    distributed route: `run_sources`); None where the engine has no such route or the inputs
+    go the usual way (read here into `Table`s)."""
+    runner = get_engine(engine)
+    if not hasattr(runner, "run_sources"):
+        return None
+    _check_labels(labels, model)
+    runner.check(rules, labels=labels, checkpoint=checkpoint)
+    return runner.run_sources(mode, sources, rules, id_column=id_column, sep=sep,
+                              encoding=encoding, progress=progress, model=model,
+                              options={"master": spark_master}, checkpoint=checkpoint)
+
+
+def _check_labels(labels, model) -> None:
     if labels is not None and model is not None:
         from linkage.errors import InputError
 
         raise InputError("--model scores with an earlier run's trained weights and --labels "
                          "trains new ones: pass one of them.")
+
+
+def _run(mode, tables, rules, *, id_column, progress, model, checkpoint, engine, spark_master,
+         chunk_rows, labels=None):
+    _check_labels(labels, model)
     runner = get_engine(engine)
     runner.check(rules, labels=labels, checkpoint=checkpoint)
     return runner.run(mode, tables, rules, id_column=id_column, progress=progress, model=model,

@@ -93,15 +93,7 @@ def diagnose(summary: dict, scorer: Any, max_removal_rate: float, n: int,
         out += _giant(summary, n, model_clusters, int(np.count_nonzero(own)), identical=True)
     else:
         out += _giant(summary, n, clusters, int(np.count_nonzero(matched)))
-    rate = summary.get("removal_rate")
-    if rate is not None and rate > max_removal_rate:
-        out.append(_entry(
-            "removal_rate", "warning",
-            f"{rate:.1%} of the records were removed as duplicates, above `max_removal_rate` "
-            f"({max_removal_rate:.0%}).",
-            "If the table should hold few duplicates, check the loads (rows loaded twice) or "
-            "the model: " + LABEL_PAIRS + " Raise `max_removal_rate` in the rules if this "
-            "rate is expected."))
+    out += _removal_rate(summary, max_removal_rate)
     out += _inconsistent(clusters, left, right, matched)
     return out, not any(d["severity"] == "unreliable" for d in out)
 
@@ -183,15 +175,50 @@ def _weights(scorer: Any) -> list[dict]:
         "fit noise in rare levels, or a trait other than the match.")]
 
 
+def diagnose_counts(summary: dict, scorer: Any, max_removal_rate: float, n: int, *,
+                    largest: int, linked: int, matched_pairs: int, several: int,
+                    flagged: int) -> tuple[list[dict], bool]:
+    """`diagnose` from counts an engine aggregates without holding the pairs (Spark's
+    distributed route): the largest cluster, the records in clusters of several, the matched
+    pairs, the clusters of several records and those holding a scored non-match."""
+    out: list[dict] = []
+    out += _scorer(scorer)
+    out += _weights(scorer)
+    out += _giant_counts(summary, n, largest, linked, matched_pairs)
+    out += _removal_rate(summary, max_removal_rate)
+    out += _inconsistent_counts(several, flagged)
+    return out, not any(d["severity"] == "unreliable" for d in out)
+
+
+def _removal_rate(summary: dict, max_removal_rate: float) -> list[dict]:
+    rate = summary.get("removal_rate")
+    if rate is None or rate <= max_removal_rate:
+        return []
+    return [_entry(
+        "removal_rate", "warning",
+        f"{rate:.1%} of the records were removed as duplicates, above `max_removal_rate` "
+        f"({max_removal_rate:.0%}).",
+        "If the table should hold few duplicates, check the loads (rows loaded twice) or "
+        "the model: " + LABEL_PAIRS + " Raise `max_removal_rate` in the rules if this "
+        "rate is expected.")]
+
+
 def _giant(summary: dict, n: int, clusters: np.ndarray, matched_pairs: int,
            identical: bool = False) -> list[dict]:
     if n == 0:
         return []
     sizes = np.bincount(clusters)
-    linked = int(sizes[sizes > 1].sum())
+    return _giant_counts(summary, n, int(sizes.max()), int(sizes[sizes > 1].sum()),
+                         matched_pairs, identical)
+
+
+def _giant_counts(summary: dict, n: int, largest: int, linked: int, matched_pairs: int,
+                  identical: bool = False) -> list[dict]:
+    """`_giant` from counts: the largest cluster, the records in clusters of several."""
+    if n == 0:
+        return []
     supported = 1 + 2 * matched_pairs / linked if linked else 1.0
     bar = max(GIANT_SHARE * n, GIANT_FACTOR * supported)
-    largest = int(sizes.max())
     split = summary.get("stages", {}).get("cluster", {}).get("split_weak_links") or {}
     # The component before the split counts identical records too: measured on the model's
     # own links, the largest cluster stands for it.
@@ -225,7 +252,14 @@ def _inconsistent(clusters: np.ndarray, left: np.ndarray, right: np.ndarray,
     right = np.asarray(right)
     inside = clusters[left] == clusters[right]
     apart = inside & ~np.asarray(matched, dtype=bool)
-    flagged = len(np.unique(clusters[left[apart]]))
+    return _inconsistent_counts(several, len(np.unique(clusters[left[apart]])))
+
+
+def _inconsistent_counts(several: int, flagged: int) -> list[dict]:
+    """`_inconsistent` from counts: clusters of several records, and those of them holding a
+    scored pair that is not a match."""
+    if several == 0:
+        return []
     share = flagged / several
     if share <= INCONSISTENT_WARNING:
         return []

@@ -235,6 +235,17 @@ def _is_parquet(path: Path) -> bool:
     return path.is_dir() or path.suffix.lower() in (".parquet", ".pq")
 
 
+def is_parquet(path: Path) -> bool:
+    """Whether a local path is read as Parquet (a folder, or a .parquet / .pq file); anything
+    else is read as CSV."""
+    return _is_parquet(Path(path))
+
+
+def sniff_separator(path: Path, encoding: str = "utf-8") -> str:
+    """The separator of a CSV file, as the reader guesses it when none is given."""
+    return _sniff_separator(Path(path), encoding)
+
+
 def _parquet_files(path: Path) -> list[Path]:
     """The data files of a Parquet file or folder, in sorted order; as pyarrow does, names
     starting with `_` or `.` (`_SUCCESS`, checksums) are not data."""

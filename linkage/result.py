@@ -106,6 +106,11 @@ class Result:
         """Counts per stage and action, the removal rate, versions and checksums."""
         return self.summary_data
 
+    def report_view(self) -> Result:
+        """What report.html is built from: this result (an engine whose tables stay on disk
+        gives one without them, so the page is made from summary.json's counts)."""
+        return self
+
     def write(self, out: str | Path) -> Path:
         """Write the output contract into `out`, atomically (all files or none), with the
         run's report.html."""
@@ -136,7 +141,7 @@ class Result:
             # and `linkage report` rebuilds it from the folder.
             from linkage.report import write_report
 
-            write_report(self, folder / "report.html")
+            write_report(self.report_view(), folder / "report.html")
             # Timings vary run to run; they live apart so the other files repeat byte for byte.
             seconds = {**self.timings, "write": round(time.perf_counter() - start, 4)}
             write_json({"seconds": seconds}, folder / "timings.json")

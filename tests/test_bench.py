@@ -78,3 +78,55 @@ def test_simulation_extrapolates_pairs_measured_at_one_million():
         at_1m = float(cells[1].rstrip("kMG")) * {"k": 1e3, "M": 1e6, "G": 1e9}[cells[1][-1]]
         assert abs(at_1m - measured) / measured < 0.1, row
         assert "peak RSS (GiB)" in done.stdout and "blocking joins" in done.stdout
+
+
+def _text_corpus_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_text_corpus",
+                                                  ROOT / "bench" / "text_corpus.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_text_dedup_corpus_is_seeded_and_its_planted_pairs_are_what_it_says():
+    # The truth that bench/text_dedup_bench.py scores every tool against: the same documents
+    # and pairs for a seed, each planted pair's reference Jaccard recomputed from the texts
+    # and inside its kind's band (true pairs above the 0.8 threshold, the others below it),
+    # and url copies the same page to linkage's URL normalizer.
+    import pandas as pd
+
+    from linkage.normalize import normalize_url
+
+    tc = _text_corpus_module()
+    texts = pd.read_csv(ROOT / "sample_data" / "labelled_text.csv")["text"].tolist()
+    docs, truth = tc.make_corpus(3000, seed=3, texts=texts)
+    again_docs, again_truth = tc.make_corpus(3000, seed=3, texts=texts)
+    pd.testing.assert_frame_equal(docs, again_docs)
+    pd.testing.assert_frame_equal(truth, again_truth)
+    other, _ = tc.make_corpus(3000, seed=4, texts=texts)
+    assert not other["text"].equals(docs["text"])
+
+    assert len(docs) == 3000 and docs["doc_id"].is_unique
+    counts = truth["kind"].value_counts()
+    for kind, share in tc.SHARES.items():
+        assert counts[kind] == round(3000 * share)
+    # one copy per base: every document is in at most one planted pair
+    members = pd.concat([truth["doc_a"], truth["doc_b"]])
+    assert members.is_unique
+    # the documents outside the planted pairs are distinct texts
+    text = docs.set_index("doc_id")["text"]
+    assert text.drop(truth["doc_b"]).is_unique
+
+    url = docs.set_index("doc_id")["url"]
+    for row in truth.itertuples():
+        a, b = text[row.doc_a], text[row.doc_b]
+        j = tc.jaccard(a, b)
+        assert j == row.jaccard
+        lo, hi = tc.BANDS[row.kind]
+        assert lo <= j <= hi, row
+        assert (j >= tc.THRESHOLD) == (row.kind in tc.TRUE_KINDS)
+        assert (a == b) == (row.kind == "exact")
+        same_page = normalize_url(pd.Series([url[row.doc_a], url[row.doc_b]]))
+        assert (same_page[0] == same_page[1]) == (row.kind == "url"), row

@@ -146,12 +146,14 @@ def test_the_old_names_still_import():
 def test_code_imports_moved_modules_by_their_new_names():
     """The old names (`linkage/_moved.py`) are for scripts; linkage, its tests and benchmarks
     import the new ones (but for this file, which checks the old ones), so the graph above
-    reads the edges in the files as they are."""
+    reads the edges in the files as they are. Hidden folders (the other tools' environments
+    under bench/, `bench/.venv-*`) are not the project's code."""
     root = ROOT.parent
     here = Path(__file__).resolve()
     old = [(path.relative_to(root).as_posix(), source, name)
            for folder in ("linkage", "tests", "bench")
            for path in sorted((root / folder).rglob("*.py")) if path.resolve() != here
+           and not any(part.startswith(".") for part in path.relative_to(root).parts)
            for source, name in _imports(path)
            for moved in MOVED_MODULES
            if moved in (source, f"{source}.{name}") or source.startswith(moved + ".")]

@@ -306,6 +306,12 @@ def _levels(levels: dict) -> list[object]:
 
 def scores(result: Result, *, labelled: bool = False) -> Markup:
     pairs = result.pairs
+    route = (result.summary_data.get("spark") or {}).get("route")
+    if pairs is None and route == "distributed":
+        return section("scores", "Scores", paragraph(
+            "This run was distributed on Spark: its scored pairs are in pairs.parquet (a "
+            "Parquet folder) and its counts in summary.json; this page is built from the "
+            "counts alone, so it shows no chart of the weights and no example records."))
     if pairs is None or "match_weight" not in pairs.columns or pairs.empty:
         return section("scores", "Scores", paragraph("No candidate pairs were scored."))
     threshold = threshold_of(result)

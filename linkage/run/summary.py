@@ -90,13 +90,7 @@ def build_summary(mode, tables, rules, n, sizes, normalize_stats, pairs, matrix,
         columns = [c for c in [rules.source_column, *rules.report_columns] if c]
         summary["removals_by"] = {c: removals_by(records[c], removed) for c in columns}
         summary["before_after"] = before_after(records, removed, rules)
-        if removal_rate > rules.max_removal_rate:
-            summary["warnings"].append(
-                f"{removal_rate:.1%} of the records were removed as duplicates, above "
-                f"`max_removal_rate` ({rules.max_removal_rate:.0%}): if this table should hold "
-                "few duplicates, the ingestion may be loading rows twice. Check the loads, or "
-                "raise `max_removal_rate` in the rules if this is expected."
-            )
+        summary["warnings"] += removal_rate_warnings(removal_rate, rules.max_removal_rate)
         summary["warnings"] += group_removal_warnings(summary["removals_by"], removal_rate,
                                                       rules.max_removal_rate)
     else:
@@ -261,6 +255,16 @@ def removals_by(values: pd.Series, removed: np.ndarray) -> dict[str, dict]:
         }
         for value, row in grouped.iterrows()
     }
+
+
+def removal_rate_warnings(removal_rate: float, limit: float) -> list[str]:
+    """The warning when the run removed more than `max_removal_rate` of the records."""
+    if removal_rate <= limit:
+        return []
+    return [f"{removal_rate:.1%} of the records were removed as duplicates, above "
+            f"`max_removal_rate` ({limit:.0%}): if this table should hold few duplicates, the "
+            "ingestion may be loading rows twice. Check the loads, or raise `max_removal_rate` "
+            "in the rules if this is expected."]
 
 
 def group_removal_warnings(by: dict[str, dict[str, dict]], table_rate: float,

@@ -433,6 +433,9 @@ class Supervised(Scorer):
         splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=self.seed)
         cv_p = cross_val_predict(self.new_model(), features, target, cv=splitter,
                                  method="predict_proba")[:, 1]
+        # each labelled pair's probability from the fold that held it out (the labels' judge
+        # reads them; not saved with the model)
+        self.cv_probability_ = cv_p
         if self.probability_threshold is None:
             chosen, reached = _choose_threshold(cv_p, target, self.target, self.min_precision)
             if not reached:

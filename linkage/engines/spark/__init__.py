@@ -56,6 +56,18 @@ class SparkEngine:
                               "out --engine spark to learn from labels.")
         check_supported(rules)
 
+    def run_sources(self, mode: Mode, sources: list, rules: Rules, *, id_column, sep,
+                    encoding, progress, model, options, checkpoint=None) -> Result | None:
+        """Run on the distributed route when the inputs (paths or Spark DataFrames) hold more
+        records than the driver route's limit (`LINKAGE_SPARK_DRIVER_ROWS`), reading them with
+        Spark; None where they are small enough for the driver route (`run`)."""
+        from linkage.engines.spark._engine import run_distributed_sources
+
+        return run_distributed_sources(mode, sources, rules, id_column=id_column, sep=sep,
+                                       encoding=encoding, progress=progress, model=model,
+                                       master=options.get("master", "local[2]"),
+                                       checkpoint=checkpoint)
+
     def run(self, mode: Mode, tables: list[Table], rules: Rules, *, id_column, progress, model,
             checkpoint, chunk_rows, labels, options) -> Result:
         return run_spark(mode, tables, rules, id_column=id_column,

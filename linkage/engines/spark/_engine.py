@@ -24,17 +24,16 @@ from linkage.engines.spark._compare import (
     compare,
     compared_schema,
     exact_frequencies,
-    level_patterns,
     matrix_of,
     score_batches,
 )
-from linkage.engines.spark._em import chance_agreement, fit_counts, random_matrix
 from linkage.engines.spark._frames import shuffle_partitions
 from linkage.engines.spark._graph import cluster_ids, one_to_one
 from linkage.engines.spark._guards import apply_guards_on_spark
 from linkage.engines.spark._keep import keeper_ranks
 from linkage.engines.spark._normalize import normalize, records_frame, work_columns
 from linkage.engines.spark._resume import SparkCheckpoint
+from linkage.engines.spark._stages import fit_scorer
 from linkage.engines.spark._supervised import fit_supervised, score_in_local_blocks
 from linkage.engines.spark._support import check_supported
 from linkage.engines.spark._text import (
@@ -44,14 +43,17 @@ from linkage.engines.spark._text import (
     stage_stars,
     staged,
 )
-from linkage.engines.spark.session import quiet_pyspark, spark_session, task_errors
+from linkage.engines.spark.session import (
+    java_memory_errors,
+    quiet_pyspark,
+    spark_session,
+    task_errors,
+)
 from linkage.guards import GuardContext
 from linkage.keep import CENTROID_DISTANCE, id_rank
 from linkage.pipeline import (
     check_link_stages,
-    load_model,
     move_one_to_one_threshold,
-    random_pairs,
     start_run,
 )
 from linkage.progress import progress_bar
@@ -59,7 +61,7 @@ from linkage.result import Result
 from linkage.run.disk import run_fingerprint
 from linkage.run.finish import Tail, finish
 from linkage.run.state import Mode, RunState, Table
-from linkage.scoring import ComparisonMatrix, FellegiSunter, Supervised
+from linkage.scoring import Supervised
 from linkage.settings import Rules
 
 STAGES = ("normalize", "block", "compare", "score", "guard", "cluster", "keep")
@@ -68,30 +70,16 @@ STAGES = ("normalize", "block", "compare", "score", "guard", "cluster", "keep")
 def _fit(spark, scorer, rules: Rules, compared, work, names, sizes, n, mode, model, ids,
          source):
     """The fitted scorer: loaded from `model`, or fitted like the local engine fits it."""
-    comparisons = rules.comparisons
-    if model is not None:
-        return load_model(model, scorer)
-    if isinstance(scorer, Supervised):  # on the labelled pairs, on the driver (`_supervised`)
+    if model is None and isinstance(scorer, Supervised):
+        # on the labelled pairs, on the driver (`_supervised`)
         return fit_supervised(spark, scorer, rules, work, names, ids, source, mode)
-    if not isinstance(scorer, FellegiSunter):
-        return scorer.fit(ComparisonMatrix(list(comparisons),
-                                           np.zeros((0, len(comparisons)), np.int8),
-                                           np.zeros((0, len(comparisons)), np.float32)))
-    patterns, counts = level_patterns(compared, len(comparisons))
-    random = None
-    if scorer.needs_random_pairs:
-        ri, rj = random_pairs(sizes if mode == "link" else [n], scorer.u_sample_size,
-                              scorer.seed)
-        drawn = spark.createDataFrame(
-            pd.DataFrame({"l": ri.astype(np.int64), "r": rj.astype(np.int64),
-                          "mask": np.zeros(len(ri), dtype=np.int64)}),
-            schema="l long, r long, mask long")
-        random_compared = compare(drawn, work, comparisons, names, [])
-        random = random_matrix(comparisons, *level_patterns(random_compared, len(comparisons)))
-    frequencies = exact_frequencies(compared, comparisons, scorer.tf_columns)
-    chance = chance_agreement(work, comparisons, names) if mode == "link" else None
-    return fit_counts(scorer, comparisons, patterns, counts, random=random,
-                      exact_frequencies=frequencies, chance=chance)
+
+    def frequencies(compared, comparisons, tf_columns, scorer):
+        # The exactly agreeing pairs' term frequencies in pair order, for the local bits.
+        return exact_frequencies(compared, comparisons, tf_columns)
+
+    return fit_scorer(spark, scorer, rules, compared, work, names, sizes, mode, model,
+                      frequencies)
 
 
 def _collect_pairs(scored) -> pd.DataFrame:
@@ -122,14 +110,75 @@ def run_spark(
     clock, id_column, (frames, id_name, sizes, source, ids, combined) = start_run(
         tables, rules, id_column, progress=progress)
     n = len(combined)
-    with clock.stage("spark"):
+    with clock.stage("spark"), java_memory_errors(master):
         spark = spark_session(master)
     # The clock's stage line names each stage as it runs; this count of them stays hidden.
-    with quiet_pyspark(), progress_bar(len(STAGES), "spark", False) as bar:
+    with quiet_pyspark(), progress_bar(len(STAGES), "spark", False) as bar, \
+            java_memory_errors(master):
         result = _run(spark, mode, tables, rules, id_column, model, clock, bar, frames,
                       id_name, sizes, source, ids, combined, n, checkpoint)
     clock.close()
     return result
+
+
+def _size(source) -> int | None:
+    """Records of an input, cheaply where the driver can tell (a local file's metadata or
+    line count, a Spark DataFrame's count); None for a path only Spark reads."""
+    from linkage.engines.spark._read import is_spark_frame
+    from linkage.io import count_records, is_path
+
+    if is_spark_frame(source):
+        with quiet_pyspark():
+            return source.count()
+    if is_path(source) and "://" not in str(source):
+        return count_records(source)
+    if is_path(source):
+        return None
+    return len(source)  # a pandas or other in-memory table: the driver holds it already
+
+
+def run_distributed_sources(mode: Mode, sources: list, rules: Rules, *, id_column, sep,
+                            encoding, progress, model, master,
+                            checkpoint=None) -> Result | None:
+    """The distributed route (`_distributed`) when the inputs are paths or Spark DataFrames
+    above the driver route's limit; None otherwise (the caller reads them on the driver)."""
+    import os
+    import shutil
+    import tempfile
+
+    from linkage.engines.spark._distributed import check_route, run_distributed
+    from linkage.engines.spark._read import driver_rows, is_spark_frame, read_tables
+    from linkage.io import is_path
+    from linkage.progress import Clock
+
+    if not all(is_path(s) or is_spark_frame(s) for s in sources):
+        return None
+    limit = driver_rows()
+    sizes = [_size(s) for s in sources]
+    if all(size is not None for size in sizes) and sum(sizes) <= limit:
+        return None
+    check_supported(rules)
+    check_route(rules, mode, limit, checkpoint)
+    clock = Clock(progress=progress)
+    id_column = id_column or rules.id_column
+    with clock.stage("spark"), java_memory_errors(master):
+        spark = spark_session(master)
+    staging = Path(tempfile.mkdtemp(prefix="linkage-spark-",
+                                    dir=os.environ.get("LINKAGE_SPARK_STAGING") or None))
+    try:
+        with quiet_pyspark(), progress_bar(len(STAGES), "spark", False) as bar, \
+                java_memory_errors(master):
+            with clock.stage("read"), task_errors():
+                tables = read_tables(spark, sources, rules, id_column, sep, encoding,
+                                     rules.rename_right if mode == "link" else None)
+            result = run_distributed(spark, mode, tables, rules, id_column, model, clock, bar,
+                                     staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    clock.close()
+    return result
+
 
 
 def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_name, sizes,

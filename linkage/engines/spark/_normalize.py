@@ -122,7 +122,8 @@ def normalize(records, rules: Rules, names: dict[str, str], raw: list[str],
         with task_errors():
             totals = flagged.agg(F.count(F.lit(1)).alias("_n"), *sums).collect()[0]
     except Exception:
-        _normalize_locally(rules, combined, ids)  # raises the local engine's error
+        if combined is not None:  # the driver route holds the table
+            _normalize_locally(rules, combined, ids)  # raises the local engine's error
         raise
     stats = {}
     for j, step in enumerate(steps):

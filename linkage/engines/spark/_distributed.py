@@ -1,0 +1,277 @@
+"""The distributed route of the Spark engine: from the input files to the output folders, with
+no record and no pair on the driver.
+
+read (Spark, `_read`) → text (mapInPandas, `linkage.io.as_text`) → normalize → copies → block
+→ compare → score (as the driver route: `_normalize`, `_blocking`, `_compare`, `_em`) → the
+threshold → one-to-one (rounds of mutual best matches) → the cluster splits (`_splits`: only
+the clusters a split acts on reach the driver) → components (large/small star) → cluster ids
+(ranks of the roots, by range partitioning) → keeper ranks (a window over each cluster, the
+policy's sort keys computed per partition by `linkage.keep.policy_keys`) → the outputs, written
+by Spark as Parquet folders (`_outputs`) → summary.json from aggregates.
+
+The driver holds the rules, the fitted model, counts and the few rows of the clusters a split
+acts on. What this route refuses (guards, golden records, ...) is in `refused`, checked before
+Spark reads anything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from linkage.engines.spark._frames import consecutive_positions, shuffle_partitions
+from linkage.engines.spark._graph import one_to_one
+from linkage.engines.spark._normalize import work_columns
+from linkage.engines.spark._outputs import write_outputs
+from linkage.engines.spark._read import ROW, SparkTable, with_row_id
+from linkage.engines.spark._splits import split_on_spark
+from linkage.engines.spark._stages import fit_scorer, score_on_spark
+from linkage.engines.spark.session import task_errors
+from linkage.errors import EngineError
+from linkage.io import as_text
+from linkage.pipeline import moves_one_to_one_threshold
+from linkage.run.state import ROW_ID
+
+# The keeper policies whose sort keys are per record, and how many keys `policy_keys` gives.
+KEYS = {"first": 0, "most_complete": 1, "oldest": 2, "newest": 2, "longest": 1, "highest": 2,
+        "source_priority": 1}
+POLICIES = tuple(KEYS)
+
+
+def refused(rules, mode: str, limit: int, checkpoint=None) -> str | None:
+    """Why the distributed route cannot run these rules (an `EngineError`'s message), or
+    None. `limit`: the driver route's size, named in the fix. The text stages, MinHash and
+    embedding blockers, cosine comparisons and the supervised scorer run on the driver route
+    (issue 17, part 2); the distributed route does not run them yet."""
+    from linkage.blocking import KeyJoin, WindowJoin
+    from linkage.scoring import FellegiSunter, RuleSum
+
+    fix = (f"Run it on the driver route (records up to LINKAGE_SPARK_DRIVER_ROWS, now "
+           f"{limit:,}: set it higher, with the driver memory for the table) or with "
+           "--engine local.")
+    big = f"the distributed Spark route (a table above {limit:,} records)"
+    if checkpoint is not None:
+        return f"--resume is not run by {big} yet. Leave it out, or: {fix}"
+    for stage in ("url", "exact", "semantic"):
+        if getattr(rules, stage) is not None:
+            return f"{rules.source}: `{stage}` (the {stage} stage) is not run by {big} yet. {fix}"
+    for k, blocker in enumerate(rules.blocking):
+        if not isinstance(blocker.join_plan(), KeyJoin | WindowJoin):
+            return (f"{rules.source}: `blocking[{k}].type` (a {blocker.kind!r} blocker) is not "
+                    f"run by {big} yet; keys and sorted_neighbourhood are. {fix}")
+    for k, comparison in enumerate(rules.comparisons):
+        if getattr(comparison, "embedding_model", None):
+            return (f"{rules.source}: `comparisons[{k}].type` (a {comparison.kind!r} "
+                    f"comparison, which embeds texts) is not run by {big} yet. {fix}")
+    if type(rules.scoring) not in (RuleSum, FellegiSunter):
+        return (f"{rules.source}: `scoring.type` (the {rules.scoring.kind!r} scorer) is not "
+                f"run by {big} yet; rule_sum and fellegi_sunter are. {fix}")
+    if rules.guards:
+        return (f"{rules.source}: `guards` are not run by the distributed Spark route (a table "
+                f"above {limit:,} records): they read whole columns on the driver. {fix}")
+    if rules.golden is not None and mode == "dedupe":
+        return (f"{rules.source}: `golden` records are built on the driver; the distributed "
+                f"Spark route (a table above {limit:,} records) does not build them yet. "
+                f"Remove `golden`, or: {fix}")
+    if rules.keep.policy not in POLICIES:
+        return (f"{rules.source}: `keep.policy: {rules.keep.policy}` ranks a record by its "
+                "cluster's other records; the distributed Spark route ranks by per-record "
+                f"keys ({', '.join(POLICIES)}). {fix}")
+    if moves_one_to_one_threshold(rules, mode):
+        return (f"{rules.source}: `one_to_one_threshold: record_prior` is not computed by the "
+                f"distributed Spark route yet. Use `one_to_one_threshold: rules`, or: {fix}")
+    return None
+
+
+def _text_batches(raw: list[str], names: dict[str, str], source: int):
+    """mapInPandas: row, source and the rules' input columns as the local engine's text."""
+
+    def run(batches):
+        for batch in batches:
+            out = pd.DataFrame({"row": batch[ROW].to_numpy(dtype=np.int64),
+                                "source": np.full(len(batch), source, dtype=np.int8)})
+            for column in raw:
+                out[names[column]] = pd.Series(as_text(batch[column]), dtype=object)
+            yield out
+
+    return run
+
+
+def records_text(tables: list[SparkTable], raw: list[str], names: dict[str, str]):
+    schema = ", ".join(["row long", "source byte", *(f"{names[c]} string" for c in raw)])
+    parts = [t.frame.select(ROW, *[f"`{c}`" for c in raw]).mapInPandas(
+        _text_batches(raw, names, k), schema) for k, t in enumerate(tables)]
+    records = parts[0]
+    for more in parts[1:]:
+        records = records.unionByName(more)
+    return records
+
+
+def tf_means(compared, comparisons, tf_columns, scorer) -> dict[str, np.ndarray]:
+    """Per TF comparison, the mean of max(tf, floor) over its exactly agreeing pairs (what
+    `fit_patterns` takes from them), as a one-value array; aggregated by Spark."""
+    from pyspark.sql import functions as F
+
+    floor = float(getattr(scorer, "tf_minimum_u", 0.0))
+    out, sums = {}, []
+    for c, comparison in enumerate(comparisons):
+        if comparison.output_name not in tf_columns:
+            continue
+        tf = F.col(f"tf{c}")
+        exact = (F.col(f"lev{c}") == len(comparison.level_labels) - 1) & tf.isNotNull() \
+            & ~F.isnan(tf)
+        sums.append(F.avg(F.when(exact, F.greatest(tf, F.lit(floor))))
+                    .alias(comparison.output_name))
+    if not sums:
+        return out
+    row = compared.agg(*sums).first()
+    for name in row.asDict():
+        if row[name] is not None:
+            out[name] = np.array([float(row[name])])
+    return out
+
+
+def cluster_numbers(roots, partitions: int):
+    """(row, root, cluster_id, cluster_size): clusters numbered by their smallest row (the
+    root), 0, 1, 2 ..., as `connected_components` numbers them."""
+    from pyspark.sql import functions as F
+
+    sizes = roots.groupBy("root").agg(F.count(F.lit(1)).alias("cluster_size"))
+    numbered, _ = consecutive_positions(sizes, ["root"], partitions)
+    numbered = numbered.select("root", F.col("pos").alias("cluster_id"), "cluster_size")
+    return roots.join(numbered, "root")
+
+
+def _key_batches(policy, columns: list[str]):
+    """mapInPandas: the keeper policy's sort keys of each record (`policy_keys`)."""
+    from linkage.keep import policy_keys
+
+    def run(batches):
+        for batch in batches:
+            records = batch[columns].reset_index(drop=True)
+            zeros = np.zeros(len(batch), dtype=np.int64)
+            keys = policy_keys(policy, records, zeros, zeros)
+            out = pd.DataFrame({"row": batch[ROW].to_numpy(dtype=np.int64)})
+            for j, key in enumerate(keys):
+                out[f"k{j}"] = np.asarray(key, dtype=np.float64)
+            yield out
+
+    return run
+
+
+def keeper_ranks(tables: list[SparkTable], rules, clusters, id_name: str):
+    """(row, rank, representative, kept) per record: the local `keeper_rank` order (the
+    policy's keys, then left before right, then the id) by `row_number` over each cluster."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from linkage.keep import require_columns
+
+    policy = rules.keep
+    keyed, order = [], []
+    for k, table in enumerate(tables):
+        frame = with_row_id(table, id_name)
+        columns = [c for c in frame.columns if c != ROW]
+        require_columns(pd.DataFrame(columns=columns), policy)
+        count = KEYS[policy.policy]
+        schema = ", ".join(["row long", *(f"k{j} double" for j in range(count))])
+        part = (frame.mapInPandas(_key_batches(policy, columns), schema) if count
+                else frame.select(F.col(ROW).alias("row")))
+        ids = frame.select(F.col(ROW).alias("row"), F.col(f"`{id_name}`").alias("_id"),
+                           F.lit(k).cast("byte").alias("_side"))
+        keyed.append(part.join(ids, "row"))
+        order = [f"k{j}" for j in range(count)]
+    ranked = keyed[0]
+    for more in keyed[1:]:
+        ranked = ranked.unionByName(more)
+    window = Window.partitionBy("cluster_id").orderBy(*order, "_side", "_id", "row")
+    rank = F.row_number().over(window) - 1
+    return clusters.join(ranked, "row").select(
+        "row", "cluster_id", rank.alias("rank"),
+        F.first("row").over(window).alias("representative"),
+        (rank < F.lit(int(policy.k))).alias("kept"))
+
+
+def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, model, clock,
+                    bar, staging: Path):
+    """Run the rules over `tables` with every record and pair in Spark; the outputs are
+    written under `staging` (Parquet folders, summary.json's content returned in the
+    `Result`)."""
+    from pyspark.sql import functions as F
+
+    partitions = shuffle_partitions(spark)
+    names, raw = work_columns(rules)
+    sizes = [t.records for t in tables]
+    n = sum(sizes)
+    id_name = id_column or ROW_ID
+    cached = []
+
+    def fitted(scorer, compared, work):
+        return fit_scorer(spark, scorer, rules, compared, work, names, sizes, mode, model,
+                          tf_means)
+
+    try:
+        done = score_on_spark(spark, mode, rules, records_text(tables, raw, names), names, raw,
+                              fitted, clock, bar, cached)
+        scorer, scored = done.scorer, done.scored
+        with clock.stage("guard"):
+            threshold = float(scorer.threshold)
+            edges = scored.where(F.col("match_weight") >= F.lit(threshold)).select(
+                "l", "r", F.col("match_weight").alias("w"))
+            bar.update(1)
+
+        ids_table = _ids(tables, id_name)
+
+        def ids_of(rows: np.ndarray) -> list:
+            wanted = spark.createDataFrame(pd.DataFrame({"row": np.asarray(rows, np.int64)}),
+                                           "row long")
+            found = ids_table.join(wanted, "row").orderBy("row").select("_id").collect()
+            return [r["_id"] for r in found]
+
+        with clock.stage("cluster"), task_errors():
+            if mode == "link" and rules.one_to_one:
+                kept = one_to_one(edges)
+                edges = kept if kept is not None else edges.limit(0)
+            edges = edges.localCheckpoint()
+            split = split_on_spark(spark, rules, scorer, n, edges, scored, ids_of)
+            clusters = cluster_numbers(split.roots, partitions).localCheckpoint()
+            bar.update(1)
+
+        with clock.stage("keep"), task_errors():
+            ranks = keeper_ranks(tables, rules, clusters, id_name).localCheckpoint()
+            bar.update(1)
+
+        with clock.stage("outputs"), task_errors():
+            result = write_outputs(
+                spark, mode, tables, rules, scorer, staging, id_name=id_name,
+                id_column=id_column, sizes=sizes, work=done.work, scored=scored,
+                blocked=done.blocked,
+                split=split, clusters=clusters, ranks=ranks, ids_table=ids_table,
+                normalize_stats=done.normalize_stats, exact_stats=done.exact_stats,
+                clock=clock)
+    finally:
+        for frame_ in cached:
+            frame_.unpersist()
+    return result
+
+
+def _ids(tables: list[SparkTable], id_name: str):
+    """(row, _id, _side) of every record: its id as the outputs write it."""
+    from pyspark.sql import functions as F
+
+    parts = [with_row_id(t, id_name).select(F.col(ROW).alias("row"),
+                                             F.col(f"`{id_name}`").alias("_id"),
+                                             F.lit(k).cast("byte").alias("_side"))
+             for k, t in enumerate(tables)]
+    out = parts[0]
+    for more in parts[1:]:
+        out = out.unionByName(more)
+    return out
+
+
+def check_route(rules, mode: str, limit: int, checkpoint=None) -> None:
+    why = refused(rules, mode, limit, checkpoint)
+    if why is not None:
+        raise EngineError(why)

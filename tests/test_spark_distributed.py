@@ -1,0 +1,326 @@
+"""The Spark engine's distributed route (issue 17): inputs read by Spark, outputs written by
+Spark as Parquet folders, no record or pair on the driver. Forced on small tables by
+`LINKAGE_SPARK_DRIVER_ROWS=0`; the local engine is the oracle for the clusters and the kept
+records. Real local Spark (`local[2]`), one session for the test run (the `spark` fixture).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+import linkage as lk
+from linkage.errors import EngineError, InputError
+from tests.conftest import ROOT
+
+
+@pytest.fixture
+def distributed(monkeypatch):
+    """Every Spark run of the test takes the distributed route."""
+    monkeypatch.setenv("LINKAGE_SPARK_DRIVER_ROWS", "0")
+
+
+def _rules(path, **changes) -> lk.Rules:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data.update(changes)
+    return lk.Rules.from_dict(data, source=str(path))
+
+
+def _febrl(datasets, name: str, salt: str) -> pd.DataFrame:
+    frame = pd.read_csv(datasets / "febrl" / name, dtype=str, skipinitialspace=True,
+                        keep_default_na=False)
+    # Opaque ids: FEBRL ids carry the truth, which no run may see.
+    frame["rec_id"] = ["r" + hashlib.sha256(f"{salt}:{v}".encode()).hexdigest()[:12]
+                       for v in frame["rec_id"]]
+    return frame.sample(frac=1.0, random_state=3).reset_index(drop=True)
+
+
+def _table(frame) -> pd.DataFrame:
+    """A Parquet folder or a frame read back as pandas, nulls as None, for comparing."""
+    frame = frame.to_pandas() if hasattr(frame, "to_pandas") else frame
+    return frame.astype(object).where(frame.notna(), None).reset_index(drop=True)
+
+
+def _same_tables(local, spark_run, names=("clusters", "deduplicated", "links")) -> None:
+    for name in names:
+        expected = getattr(local, name)
+        if expected is None:
+            assert getattr(spark_run, name) is None, name
+            continue
+        got = _table(getattr(spark_run, name))
+        expected = _table(expected)
+        assert list(got.columns) == list(expected.columns), name
+        pd.testing.assert_frame_equal(got.astype(str), expected.astype(str), obj=name)
+
+
+def _same_summary(local, spark_run) -> None:
+    """summary.json alike but for the engine, its versions, `before_after` (not computed on
+    the distributed route) and `spark` (the route's own key)."""
+    got = json.loads(json.dumps(spark_run.summary_data))
+    expected = json.loads(json.dumps(local.summary_data))
+    assert got.pop("spark")["route"] == "distributed"
+    for summary in (got, expected):
+        summary.pop("engine")
+        summary.pop("versions")
+        summary.pop("before_after", None)
+        summary["inputs"] = [{"records": i["records"]} for i in summary["inputs"]]
+    assert got == expected
+
+
+def test_febrl3_dedupe_from_a_parquet_file_as_the_local_engine(spark, datasets, tmp_path,
+                                                               distributed):
+    frame = _febrl(datasets, "dataset3.csv", "d3")
+    path = tmp_path / "febrl3.parquet"
+    frame.to_parquet(path, index=False)
+    rules = ROOT / "rules" / "febrl.yaml"
+    local = lk.dedupe(frame, _rules(rules), progress=False)
+    on_spark = lk.dedupe(path, _rules(rules), engine="spark", progress=False)
+    assert type(on_spark).__name__ == "DistributedResult"
+    _same_tables(local, on_spark)
+    _same_summary(local, on_spark)
+    pairs, expected = _table(on_spark.pairs), _table(local.pairs)
+    assert list(pairs.columns) == list(expected.columns)
+    pd.testing.assert_frame_equal(pairs.astype(str), expected.astype(str))
+    # Written as Parquet folders by Spark, the report from the summary's counts.
+    out = on_spark.write(tmp_path / "out")
+    assert (out / "clusters.parquet").is_dir() and (out / "pairs.parquet").is_dir()
+    assert len(pd.read_parquet(out / "clusters.parquet")) == len(frame)
+    assert "distributed" in json.loads((out / "summary.json").read_text())["spark"]["route"]
+    assert (out / "report.html").stat().st_size > 1000
+
+
+@pytest.mark.parametrize(("threshold", "non_matches", "split"), [
+    (-10.0, True, "split_non_matches"),  # 39 clusters hold a scored non-match
+    (-22.0, False, "split_weak_links"),  # one chain of 4,317 records, cut into 684 pieces
+])
+def test_fellegi_sunter_splits_on_a_spark_dataframe_as_the_local_engine(
+        spark, datasets, distributed, threshold, non_matches, split):
+    """A Spark DataFrame in; Fellegi-Sunter with term frequencies (fitted from Spark's
+    aggregates), then `split_non_matches` or `split_weak_links`, whose clusters alone reach
+    the driver: the same clusters and kept records as the local engine. (The low thresholds
+    make clusters to split on FEBRL3.)"""
+    frame = _febrl(datasets, "dataset3.csv", "fs")
+    from linkage.engines.spark.session import quiet_pyspark
+
+    with quiet_pyspark():  # three partitions, in the frame's order (ties go by record order)
+        spark_frame = spark.createDataFrame(frame).coalesce(3)
+    path = ROOT / "bench" / "febrl_fs.yaml"
+    scoring = {**yaml.safe_load(path.read_text(encoding="utf-8"))["scoring"],
+               "threshold": threshold}
+    local = lk.dedupe(frame, _rules(path, scoring=scoring, split_non_matches=non_matches),
+                      progress=False)
+    on_spark = lk.dedupe(spark_frame, _rules(path, scoring=scoring,
+                                             split_non_matches=non_matches),
+                         engine="spark", progress=False)
+    # Compared by id (a DataFrame's records are numbered in its partitions' order).
+    got = _table(on_spark.clusters).set_index("rec_id").loc[frame["rec_id"]]
+    expected = _table(local.clusters).set_index("rec_id").loc[frame["rec_id"]]
+    assert (got["action"] == expected["action"]).all()
+    assert (got["cluster_size"] == expected["cluster_size"]).all()
+    assert (got["representative_id"] == expected["representative_id"]).all()
+    same = pd.DataFrame({"a": got["cluster_id"].to_numpy(), "b": expected["cluster_id"]
+                         .to_numpy()}).drop_duplicates()
+    assert same["a"].is_unique and same["b"].is_unique  # the same partition of the records
+    kept = set(_table(on_spark.deduplicated)["rec_id"])
+    assert kept == set(local.deduplicated["rec_id"])
+    expected = local.summary_data["stages"]["cluster"][split]
+    assert on_spark.summary_data["stages"]["cluster"][split] == expected
+    assert expected["clusters_split"] > 0
+    pd.testing.assert_frame_equal(_table(on_spark.guard_decisions), _table(
+        local.guard_decisions))  # one row per record of each split cluster, in order
+    gathered = on_spark.summary_data["spark"]["records_to_driver"]
+    assert 0 < gathered < len(frame)  # the clusters to split, not the table
+
+
+def test_link_febrl4_one_to_one_as_the_local_engine(spark, datasets, tmp_path, distributed):
+    left = _febrl(datasets, "dataset4a.csv", "4a").head(1500)
+    right = _febrl(datasets, "dataset4b.csv", "4b").head(1500)
+    left.to_parquet(tmp_path / "left.parquet", index=False)
+    right.to_csv(tmp_path / "right.csv", index=False)
+    rules = ROOT / "rules" / "febrl.yaml"
+    local = lk.link(tmp_path / "left.parquet", tmp_path / "right.csv",
+                    _rules(rules, one_to_one=True), progress=False)
+    on_spark = lk.link(tmp_path / "left.parquet", tmp_path / "right.csv",
+                       _rules(rules, one_to_one=True), engine="spark", progress=False)
+    _same_tables(local, on_spark, ("clusters", "links"))
+    _same_summary(local, on_spark)
+    assert len(local.links) > 100
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"id_column": "nope"}, "id column `nope` is not in the table"),
+    ({"id_column": "source"}, "repeated value(s)"),
+    ({"id_column": "city"}, "is missing in 110 record(s) (rows ["),
+    ({"normalize": [{"column": "no_such", "type": "text"}]}, "column `no_such`"),
+])
+def test_input_checks_are_spark_aggregates_with_the_local_messages(spark, tmp_path,
+                                                                    distributed, change,
+                                                                    message):
+    customers = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str)
+    path = tmp_path / "customers.parquet"
+    customers.to_parquet(path, index=False)
+    rules = ROOT / "rules" / "customers.yaml"
+    with pytest.raises(InputError) as local:
+        lk.dedupe(customers, _rules(rules, golden=None, **change), progress=False)
+    with pytest.raises(InputError) as on_spark:
+        lk.dedupe(path, _rules(rules, golden=None, **change), engine="spark", progress=False)
+    assert message in str(local.value)
+    assert str(on_spark.value).split(": ", 1)[1] == str(local.value).split(": ", 1)[1]
+
+
+def test_guards_are_refused_on_the_distributed_route_not_gathered(spark, tmp_path,
+                                                                  distributed):
+    customers = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str)
+    path = tmp_path / "customers.parquet"
+    customers.to_parquet(path, index=False)
+    rules = _rules(ROOT / "rules" / "customers.yaml",
+                   guards=[{"type": "max_cluster_size", "size": 3}])
+    with pytest.raises(EngineError, match="LINKAGE_SPARK_DRIVER_ROWS"):
+        lk.dedupe(path, rules, engine="spark", progress=False)
+
+
+def test_a_java_out_of_memory_error_names_the_setting_to_raise():
+    from linkage.engines.spark.session import java_memory_errors
+
+    with pytest.raises(EngineError, match="LINKAGE_SPARK_DRIVER_MEMORY"), \
+            java_memory_errors("local[2]"):
+        raise RuntimeError("An error occurred while calling o97.collectToPython.\n: "
+                           "java.lang.OutOfMemoryError: Java heap space")
+    with pytest.raises(EngineError, match=r"spark\.executor\.memory"), \
+            java_memory_errors("spark://head:7077"):
+        raise RuntimeError("java.lang.OutOfMemoryError: GC overhead limit exceeded")
+    # The system killed the JVM (no Java error): the connection to it breaks.
+    with pytest.raises(EngineError, match="LINKAGE_SPARK_DRIVER_MEMORY lower"), \
+            java_memory_errors("local[2]"):
+        raise ConnectionRefusedError(111, "Connection refused")
+
+
+class _Gathered:
+    """The rows every `collect` and `toPandas` of pyspark brings to the driver during a run,
+    by call (pyspark's own methods, wrapped to count what they return)."""
+
+    def __init__(self, spark, monkeypatch):
+        kind = type(spark.range(1))  # pyspark 4's classic DataFrame, which defines both
+        self.calls: list[int] = []
+        collect, to_pandas = kind.collect, kind.toPandas
+
+        def counted_collect(frame):
+            rows = collect(frame)
+            self.calls.append(len(rows))
+            return rows
+
+        def counted_to_pandas(frame):
+            table = to_pandas(frame)
+            self.calls.append(len(table))
+            return table
+
+        monkeypatch.setattr(kind, "collect", counted_collect)
+        monkeypatch.setattr(kind, "toPandas", counted_to_pandas)
+
+
+def _persons_run(spark, tmp_path, rows: int, monkeypatch):
+    import tracemalloc
+
+    from linkage.synth import persons
+
+    records, _ = persons(rows, seed=5, dup_rate=0.3)
+    path = tmp_path / f"persons_{rows}.parquet"
+    records.to_parquet(path, index=False)
+    rules = _rules(ROOT / "bench" / "persons_scale.yaml", max_pairs=10**9)
+    gathered = _Gathered(spark, monkeypatch)
+    tracemalloc.start()
+    result = lk.dedupe(path, rules, engine="spark", progress=False)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    monkeypatch.undo()
+    return result, peak, gathered.calls, int(records.memory_usage(deep=True).sum())
+
+
+def test_the_drivers_memory_stays_flat_as_the_table_grows(spark, tmp_path, monkeypatch):
+    """Ten times the records: no collect brings back anything of the table's size, and the
+    Python driver's peak allocation (tracemalloc) stays where it was, far below the records
+    it would hold as a pandas table."""
+    monkeypatch.setenv("LINKAGE_SPARK_DRIVER_ROWS", "0")
+    small, small_peak, small_calls, _ = _persons_run(spark, tmp_path, 2_000, monkeypatch)
+    monkeypatch.setenv("LINKAGE_SPARK_DRIVER_ROWS", "0")
+    big, big_peak, big_calls, big_bytes = _persons_run(spark, tmp_path, 20_000, monkeypatch)
+    assert len(big.clusters) == 20_000 and small_calls and big_calls
+    pairs = big.summary_data["stages"]["block"]["candidate_pairs"]
+    assert pairs > 5 * small.summary_data["stages"]["block"]["candidate_pairs"]
+    # Counts, level patterns, partition offsets, the few clusters a split acts on: no
+    # collect returns a part of the table (the largest is far below a tenth of it).
+    assert max(big_calls) < 20_000 / 10, (max(small_calls), max(big_calls))
+    # The driver's Python heap grows by a small part of what the records alone take in
+    # pandas (the run allocates the same fixed things at both sizes: the seeded random
+    # pairs of u, the model).
+    growth = big_peak - small_peak
+    assert growth < big_bytes / 4, (small_peak, big_peak, big_bytes)
+
+
+_SMALL_DRIVER = """
+import os, resource, sys
+import linkage as lk
+import linkage.engines.spark._distributed, linkage.engines.spark._engine, linkage.report
+from linkage.engines.spark.session import quiet_pyspark, spark_session
+
+path, rules, headroom, route = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+with quiet_pyspark():
+    spark_session("local[1]").range(1).count()  # the JVM runs before the limit is set
+
+def data_size():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmData:"):
+                return int(line.split()[1]) * 1024
+
+# The Python driver may grow by `headroom` bytes from here on (the JVM and the Python
+# workers are other processes, started before or by the JVM, without the limit).
+resource.setrlimit(resource.RLIMIT_DATA, (data_size() + headroom, resource.RLIM_INFINITY))
+os.environ["LINKAGE_SPARK_DRIVER_ROWS"] = "0" if route == "distributed" else "1000000000"
+try:
+    run = lk.dedupe(path, rules, engine="spark", progress=False)
+except MemoryError as err:
+    print("MemoryError", type(err).__name__)
+    raise SystemExit(3)
+print("ok", len(run.deduplicated), run.summary_data["stages"]["cluster"]["clusters"])
+"""
+
+
+def test_a_driver_with_less_memory_than_the_data_runs_it_distributed(tmp_path):
+    """The Python driver limited (RLIMIT_DATA) to 100 MB more than it holds once Spark runs,
+    on a table of 250 MB (persons with a long text column no rule reads): the distributed
+    route runs it and writes every kept record with its text; the driver route, which reads
+    the table on the driver, cannot."""
+    import os
+    import subprocess
+    import sys
+
+    from linkage.synth import persons
+
+    records, _ = persons(10_000, seed=11, dup_rate=0.2)
+    noise = np.random.default_rng(3).integers(0, 2**63, size=(len(records), 1_600),
+                                              dtype=np.int64)
+    records["notes"] = [row.tobytes().hex() for row in noise]  # 25.6 kB of text a record
+    path = tmp_path / "wide.parquet"
+    records.to_parquet(path, index=False)
+    size = int(records.memory_usage(deep=True).sum())
+    assert size > 250e6
+    rules = ROOT / "bench" / "persons_scale.yaml"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LINKAGE_SPARK_DRIVER_MEMORY": "2g"}
+    runs = {route: subprocess.run(
+        [sys.executable, "-c", _SMALL_DRIVER, str(path), str(rules), str(100 << 20), route],
+        capture_output=True, text=True, env=env, timeout=900, cwd=ROOT)
+        for route in ("distributed", "driver")}
+    done = runs["distributed"]
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    _, kept, clusters = done.stdout.split()[-3:]
+    assert int(kept) == int(clusters) and 7_000 < int(kept) < 10_000
+    failed = runs["driver"]  # reading the table into pandas cannot allocate it
+    assert failed.returncode != 0
+    assert "malloc" in failed.stderr or "MemoryError" in failed.stdout + failed.stderr, \
+        failed.stderr[-2000:]
