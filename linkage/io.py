@@ -570,6 +570,10 @@ class ParquetSink:
         self._schema = None
         self._pending: list = []
         self._pending_rows = 0
+        # Each row group is encoded and compressed on a thread of its own (Arrow lets go of
+        # the GIL there) while the caller builds the next batch; one at a time, in order.
+        self._thread = None
+        self._writing = None
 
     def write(self, frame: pd.DataFrame) -> None:
         import pyarrow.parquet as pq
@@ -601,8 +605,14 @@ class ParquetSink:
         import pyarrow as pa
 
         table = pa.concat_tables(self._pending)
-        self._writer.write_table(table.slice(0, rows).combine_chunks(),
-                                 row_group_size=self._group)
+        group = table.slice(0, rows).combine_chunks()
+        self._wait()
+        if self._thread is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet-sink")
+        self._writing = self._thread.submit(self._writer.write_table, group,
+                                            row_group_size=self._group)
         rest = table.slice(rows)
         self._pending = [rest] if len(rest) else []
         self._pending_rows = len(rest)
@@ -620,8 +630,19 @@ class ParquetSink:
                 self._group = row_group_rows(self._sample())
             if self._pending_rows:
                 self._flush(self._pending_rows)
-            self._writer.close()
+            try:
+                self._wait()
+            finally:
+                self._writer.close()
+                if self._thread is not None:
+                    self._thread.shutdown()
         return ParquetFrame(self.path) if keep else None
+
+    def _wait(self) -> None:
+        """Wait for the row group being written; its error, if any, is raised here."""
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            writing.result()
 
 
 def remove_temporary(*paths: Path) -> None:

@@ -218,9 +218,34 @@ def row_labels(columns: list) -> tuple[np.ndarray, np.ndarray]:
         if label is None:
             label, present = codes, codes > 0
         else:
-            label = renumbered(label) * (int(codes.max(initial=0)) + 1) + codes
+            width = int(codes.max(initial=0)) + 1
+            if int(label.max(initial=0)) >= (1 << 62) // width:
+                label = renumbered(label)  # smaller numbers for the same values
+            label = label * width + codes  # one number per pair of values
             present |= codes > 0
-    return renumbered(label), present
+    return renumbered(label), present  # numbered by first appearance whatever came before
+
+
+def first_rows(labels: np.ndarray) -> np.ndarray:
+    """Each row's first row of the same label, as `pd.Series(rows).groupby(labels)
+    .transform("min")` gives it. Labels numbered in order of first appearance (as
+    `renumbered` and `connected_components` number them; gaps allowed) take one pass in
+    order: a row is its label's first where the label is larger than every one before."""
+    labels = np.asarray(labels)
+    if len(labels) and labels.dtype.kind in "iu" and int(labels.min()) >= 0:
+        new = np.empty(len(labels), dtype=bool)
+        new[0] = True
+        np.greater(labels[1:], np.maximum.accumulate(labels)[:-1], out=new[1:])
+        firsts = labels[new]  # increasing
+        top = int(firsts[-1])
+        if top < 2 * len(firsts) + 1024:
+            seen = np.zeros(top + 1, dtype=bool)
+            seen[labels] = True
+            if int(seen.sum()) == len(firsts):  # every label was new once
+                at = np.zeros(top + 1, dtype=np.int64)
+                at[firsts] = np.flatnonzero(new)
+                return at[labels]
+    return pd.Series(np.arange(len(labels))).groupby(labels).transform("min").to_numpy()
 
 
 def group_labels(rules: Rules, work: dict) -> np.ndarray | None:
@@ -238,8 +263,9 @@ def _star(groups: np.ndarray, present: np.ndarray,
     if within is not None:
         groups = groups * (int(within.max(initial=0)) + 1) + within
     rows = np.arange(len(groups))
-    groups[~present] = -1 - rows[~present]
-    first = pd.Series(rows).groupby(groups).transform("min").to_numpy()
+    first = rows.copy()  # rows not present are each alone
+    at = np.flatnonzero(present)
+    first[at] = at[first_rows(groups[at])]
     copies = rows != first
     return first[copies], rows[copies]
 
@@ -296,8 +322,7 @@ def stage_groups(rules: Rules, records: pd.DataFrame, id_name: str, work: dict):
     right = np.concatenate([s[1] for s in stars.values()])
     groups = connected_components(len(records), left, right)
     rows = np.arange(len(records))
-    first = pd.Series(rows).groupby(groups).transform("min").to_numpy()
-    return stars, np.flatnonzero(first == rows)
+    return stars, np.flatnonzero(first_rows(groups) == rows)
 
 
 def stage_stats(stars: dict) -> dict:

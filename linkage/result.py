@@ -116,21 +116,21 @@ class Result:
         run's report.html."""
 
         def fill(folder: Path) -> None:
+            from concurrent.futures import ThreadPoolExecutor
+
             start = time.perf_counter()
-            write_parquet(self.clusters, folder / "clusters.parquet")
-            write_parquet(self.pairs, folder / "pairs.parquet")
-            if self.deduplicated is not None:
-                write_parquet(self.deduplicated, folder / "deduplicated.parquet")
-            if self.links is not None:
-                write_parquet(self.links, folder / "links.parquet")
-            if self.golden is not None:
-                write_parquet(self.golden, folder / "golden.parquet")
-            if self.review is not None:
-                write_parquet(self.review, folder / "review.parquet")
-            if self.guard_decisions is not None:
-                write_parquet(self.guard_decisions, folder / "guards.parquet")
-            if self.records is not None:  # the records report.html shows
-                write_parquet(self.records, folder / "report_records.parquet")
+            tables = {"clusters": self.clusters, "pairs": self.pairs,
+                      "deduplicated": self.deduplicated, "links": self.links,
+                      "golden": self.golden, "review": self.review,
+                      "guards": self.guard_decisions,
+                      "report_records": self.records}  # the records report.html shows
+            # Two files at a time: Arrow encodes and compresses one while Python builds the
+            # other's columns (each file's bytes are its own either way).
+            with ThreadPoolExecutor(max_workers=2, thread_name_prefix="write") as pool:
+                writing = [pool.submit(write_parquet, table, folder / f"{name}.parquet")
+                           for name, table in tables.items() if table is not None]
+                for done in writing:
+                    done.result()
             self.rules.to_yaml(folder / "rules.yaml", explicit=True)  # defaults too
             if self.labels is not None:  # the next round's labels add to these
                 self.labels.to_csv(folder / "labels.csv", index=False, lineterminator="\n")

@@ -143,7 +143,9 @@ class KeyPart:
 def key_codes(parts: list[KeyPart], columns) -> np.ndarray:
     """One int64 code per record for a compound key; -1 where any part is missing.
 
-    Codes are numbered by first appearance, whatever the columns' own numbering.
+    Codes are numbered by first appearance, whatever the columns' own numbering (so the
+    parts' codes are combined as they are, renumbered only where their product would not
+    fit: the final numbering sees only which records share a value).
     """
     combined: np.ndarray | None = None
     for part in parts:
@@ -152,7 +154,10 @@ def key_codes(parts: list[KeyPart], columns) -> np.ndarray:
             combined = codes
         else:
             missing = (combined < 0) | (codes < 0)
-            combined = renumbered(combined) * (int(codes.max(initial=0)) + 1) + codes
+            width = int(codes.max(initial=0)) + 1
+            if int(combined.max(initial=0)) >= (1 << 62) // width:
+                combined = renumbered(combined)  # smaller numbers for the same values
+            combined = combined * width + codes  # one number per pair of values
             combined[missing] = -1
     assert combined is not None
     return renumbered(combined)

@@ -149,11 +149,25 @@ def factorize_text(values):
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError, TypeError):
         return pd.factorize(values, use_na_sentinel=True)
     if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()  # one hash table over every chunk, in order
+        # one hash table over every chunk, in order; each chunk's indices then point into the
+        # dictionary of all of them (else, the chunks are combined first)
+        encoded = array.dictionary_encode()
+        if encoded.num_chunks and len({_address(c.dictionary) for c in encoded.chunks}) == 1:
+            codes = np.concatenate([_indices(c.indices) for c in encoded.chunks])
+            return codes, encoded.chunk(0).dictionary
+        array = array.combine_chunks()
     encoded = array.dictionary_encode()
-    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(
-        np.int64, copy=False)
-    return codes, encoded.dictionary
+    return _indices(encoded.indices), encoded.dictionary
+
+
+def _address(array) -> tuple:
+    """Where an Arrow array's buffers lie: equal for arrays that share them."""
+    return tuple(b.address if b is not None else None for b in array.buffers())
+
+
+def _indices(indices) -> np.ndarray:
+    """Dictionary indices as int64 codes, -1 where missing."""
+    return indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
 
 
 def encode_values(values: np.ndarray) -> EncodedColumn:
@@ -172,6 +186,10 @@ def encode_series(values: pd.Series) -> EncodedColumn:
     """
     from linkage.io import as_text
 
+    arrow = _arrow_text(values)
+    if arrow is not None:  # hashed by Arrow where it lies: no Python string per value
+        codes, uniques = factorize_text(arrow)
+        return _compact(codes, uniques)
     if pd.api.types.is_float_dtype(values.dtype) or pd.api.types.is_complex_dtype(values.dtype):
         return encode_values(as_text(values))
     codes, raw = pd.factorize(values.reset_index(drop=True), use_na_sentinel=True)
@@ -187,11 +205,35 @@ def encode_series(values: pd.Series) -> EncodedColumn:
     return _compact(codes, uniques)
 
 
-def encode_chunks(chunks) -> EncodedColumn:
-    """`encode_series` of a column given as consecutive pieces (a chunk of records at a time):
-    each piece is encoded alone, then their distinct values are merged into one code space."""
+def _arrow_text(values: pd.Series):
+    """The Arrow strings behind a pandas string column (pyarrow storage), else None.
+
+    `pd.factorize` of such a column numbers its values in order of first appearance with -1
+    for missing, as Arrow's dictionary encoding does; its distinct values are the same
+    strings. Hashing them in Arrow skips a Python string per distinct value both ways."""
     import pyarrow as pa
 
+    if not isinstance(values.dtype, pd.StringDtype) or values.dtype.storage != "pyarrow":
+        return None
+    data = getattr(values.array, "_pa_array", None)
+    if not isinstance(data, pa.ChunkedArray | pa.Array) or not (
+            pa.types.is_string(data.type) or pa.types.is_large_string(data.type)):
+        return None
+    return data
+
+
+def encode_chunks(chunks) -> EncodedColumn:
+    """`encode_series` of a column given as consecutive pieces (a chunk of records at a time):
+    each piece is encoded alone, then their distinct values are merged into one code space.
+    Pieces of Arrow strings are encoded as one (the same codes: both number the values in
+    order of first appearance), the Arrow strings shared, not copied."""
+    import pyarrow as pa
+
+    chunks = list(chunks)
+    if len(chunks) > 1 and all(_arrow_text(chunk) is not None for chunk in chunks):
+        return encode_series(pd.Series(pd.arrays.ArrowStringArray(pa.chunked_array(
+            [c for chunk in chunks for c in _as_chunks(_arrow_text(chunk))],
+            type=_arrow_text(chunks[0]).type)), dtype=chunks[0].dtype))
     parts = [encode_series(chunk) for chunk in chunks]
     if len(parts) == 1:
         return parts[0]
@@ -209,9 +251,54 @@ def encode_chunks(chunks) -> EncodedColumn:
     return _compact(np.concatenate(codes), uniques)
 
 
+def _as_chunks(data) -> list:
+    import pyarrow as pa
+
+    return list(data.chunks) if isinstance(data, pa.ChunkedArray) else [data]
+
+
 def renumbered(codes: np.ndarray) -> np.ndarray:
     """Codes renumbered in order of first appearance (-1 stays -1), as `pd.factorize` numbers
-    values: numbering then never depends on how the codes were made."""
+    values: numbering then never depends on how the codes were made.
+
+    The numbers are `pd.factorize`'s, -1 counted as a value: a code after the first -1 is one
+    more than it would be without it. Codes already numbered in order of first appearance
+    (each new code larger than every code before it, as an encoded column's are, with gaps
+    where values were masked) are renumbered in a few passes in order over them; others by
+    pandas' hash table."""
+    codes = np.asarray(codes)
+    if len(codes) == 0 or codes.dtype.kind not in "iu":
+        return _factorized(codes)
+    top = np.maximum.accumulate(codes)
+    new = np.empty(len(codes), dtype=bool)
+    new[0] = True
+    np.greater(codes[1:], top[:-1], out=new[1:])  # a code larger than all before it
+    missing = codes < 0
+    if missing.any():
+        if int(codes.min()) < -1:
+            return _factorized(codes)
+        new[int(np.argmax(missing))] = True  # -1 is numbered where it first appears
+        new[0] = True
+    del top
+    firsts = codes[new]  # increasing, but for the one -1
+    if int(firsts.max()) >= 2 * len(firsts) + 1024:
+        # far fewer new codes than the largest: not numbered in order of appearance (or
+        # sparse, where a table of codes would be too large)
+        return _factorized(codes)
+    # Every code must have been new once: no code first seen after a larger one.
+    seen = np.zeros(int(firsts.max()) + 2, dtype=bool)
+    seen[codes[~missing]] = True
+    if int(seen.sum()) != int((firsts >= 0).sum()):
+        return _factorized(codes)
+    number = np.full(len(seen), -1, dtype=np.int64)
+    order = np.arange(len(firsts), dtype=np.int64)
+    number[firsts[firsts >= 0]] = order[firsts >= 0]
+    out = number[codes]
+    out[missing] = -1
+    return out
+
+
+def _factorized(codes: np.ndarray) -> np.ndarray:
     out, _ = pd.factorize(codes, use_na_sentinel=True)
     out = out.astype(np.int64)
     out[codes < 0] = -1
@@ -237,6 +324,22 @@ def examples(values) -> list[str]:
             for v in sorted({str(v) for v in values})[:LOST_EXAMPLES]]
 
 
+def _joined(pieces: list):
+    """Normalized distinct values, given a piece at a time (object arrays, or Arrow strings
+    where a normalizer kept them as Arrow), as one array `factorize_text` numbers alike."""
+    import pyarrow as pa
+
+    if all(isinstance(p, np.ndarray) for p in pieces):
+        return np.concatenate(pieces) if pieces else np.zeros(0, dtype=object)
+    try:
+        return pa.chunked_array([p if not isinstance(p, np.ndarray) else pa.array(
+            p, type=pa.large_string(), from_pandas=True) for p in pieces],
+            type=pa.large_string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError, TypeError):
+        return np.concatenate([p if isinstance(p, np.ndarray) else p.to_numpy(
+            zero_copy_only=False).astype(object) for p in pieces])
+
+
 def normalize_encoded(step, column: EncodedColumn, ids: pd.Series | None = None, *,
                       chunk_rows: int | None = None):
     """Apply a `Normalize` step to each distinct value once; return the column and its stats:
@@ -246,26 +349,53 @@ def normalize_encoded(step, column: EncodedColumn, ids: pd.Series | None = None,
     normalizer rejects a value (a date that cannot be read), it is rerun on the records so that
     its error names them. With `chunk_rows`, distinct values are normalized that many at a time.
     """
+    import pyarrow.compute as pc
+
+    from linkage.normalize._text import distinct_arrow
+
     size = chunk_rows or max(column.distinct, 1)
     after, changed_u, none_after, lost = [], [], [], []
+    arrow = not isinstance(column.uniques, np.ndarray)
     try:
         for start in range(0, column.distinct, size):
-            before = column.pick(np.arange(start, min(start + size, column.distinct)))
-            done = step.apply(pd.Series(before, name=step.column, dtype=object)).to_numpy(
-                dtype=object)
-            # Per distinct value: is it missing now, and did normalizing change it?
-            gone = np.array([v is None or v != v for v in done], dtype=bool)
+            stop = min(start + size, column.distinct)
+            if not arrow:
+                before = column.pick(np.arange(start, stop))
+                done = step.apply(pd.Series(before, name=step.column, dtype=object)).to_numpy(
+                    dtype=object)
+                # Per distinct value: is it missing now, and did normalizing change it?
+                gone = np.array([v is None or v != v for v in done], dtype=bool)
+                after.append(done)
+                none_after.append(gone)
+                changed_u.append(gone | (done != before))
+                lost.append(before[gone])
+                continue
+            # Many distinct values, held as Arrow strings: a normalizer that does them all in
+            # Arrow (`map_unique`'s ascii_func) hands its result back as Arrow
+            held = column.uniques.slice(start, stop - start)
+            before = held.to_numpy(zero_copy_only=False).astype(object, copy=False)
+            series = pd.Series(before, name=step.column, dtype=object)
+            with distinct_arrow(series, held) as made:
+                result = step.apply(series)
+                done = made(result)
+            if done is None:
+                done = result.to_numpy(dtype=object)
+                gone = np.array([v is None or v != v for v in done], dtype=bool)
+                changed_u.append(gone | (done != before))
+            else:
+                gone = done.is_null().to_numpy(zero_copy_only=False)
+                changed_u.append(pc.fill_null(pc.not_equal(done, held.cast(done.type)),
+                                              True).to_numpy(zero_copy_only=False))
             after.append(done)
             none_after.append(gone)
-            changed_u.append(gone | (done != before))
             lost.append(before[gone])
     except InputError:
         index = ids.to_numpy() if ids is not None else None
         step.apply(pd.Series(column.values(), index=index, name=step.column, dtype=object))
         raise
-    after = np.concatenate(after) if after else np.zeros(0, dtype=object)
     none_after = np.concatenate(none_after) if none_after else np.zeros(0, dtype=bool)
     changed_u = np.concatenate(changed_u) if changed_u else np.zeros(0, dtype=bool)
+    after = _joined(after)
     merged, uniques = factorize_text(after)
     del after
     codes = np.append(merged, -1)[column.codes]  # code -1 (missing) picks up the last

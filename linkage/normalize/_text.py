@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
@@ -89,6 +91,53 @@ def raise_unreadable(values: pd.Series, invalid: pd.Series, what: str, expected:
     raise InputError(msg)
 
 
+_HANDED = threading.local()  # see `distinct_arrow`
+
+
+@contextmanager
+def distinct_arrow(values: pd.Series, array) -> Iterator[Callable[[pd.Series], object]]:
+    """Tell `map_unique` that `values` (a Series of str) are distinct, none missing, and held
+    by `array` (Arrow strings, in the same order): inside the block, `map_unique(values, ...)`
+    reads them from `array` instead of hashing the Python strings and converting them again,
+    and, where its `ascii_func` did all of them, keeps its result as Arrow too. The block
+    gets a function that gives, for the Series a normalizer returned, that Arrow result
+    (null where missing), or None where that Series is not `map_unique`'s own (a normalizer
+    that changed it afterwards) or was made otherwise. The same values either way."""
+    import pyarrow as pa
+
+    _HANDED.given, _HANDED.made = (values, array.cast(pa.large_string())), None
+
+    def made(result: pd.Series):
+        found = _HANDED.made
+        return found[1] if found is not None and found[0] is result else None
+
+    try:
+        yield made
+    finally:
+        _HANDED.given = _HANDED.made = None
+
+
+def _handed_arrow(values: pd.Series, ascii_func: Callable | None) -> pd.Series | None:
+    """`map_unique` of values `distinct_arrow` handed over, where `ascii_func` does them all
+    (each ASCII); None otherwise."""
+    given = getattr(_HANDED, "given", None)
+    if given is None or given[0] is not values or ascii_func is None or not len(values):
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = given[1]
+    if len(text) != len(values) or text.null_count or not pc.all(
+            pc.string_is_ascii(text), min_count=0).as_py():
+        return None
+    done = ascii_func(text)
+    done = pc.if_else(pc.equal(done, ""), pa.scalar(None, done.type), done)
+    out = pd.Series(done.to_numpy(zero_copy_only=False), index=values.index, name=values.name,
+                    dtype=object)
+    _HANDED.made = (out, done)
+    return out
+
+
 def map_unique(values: pd.Series, func: Callable[[str], str | None],
                ascii_func: Callable | None = None) -> pd.Series:
     """Apply `func` to each distinct non-missing value once and spread the results back.
@@ -99,6 +148,9 @@ def map_unique(values: pd.Series, func: Callable[[str], str | None],
     `ascii_func`, where given, does what `func` does for ASCII text, over a whole Arrow string
     array at once (pyarrow.compute); the other values still go through `func`.
     """
+    handed = _handed_arrow(values, ascii_func)
+    if handed is not None:
+        return handed
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     uniques = np.asarray(uniques, dtype=object)
     # The extra trailing None is what code -1 (missing) picks up when indexing below.
