@@ -134,19 +134,27 @@ def level_patterns(compared, k: int) -> tuple[np.ndarray, np.ndarray]:
     return patterns, counts
 
 
-def exact_frequencies(compared, comparisons: list, tf_columns: list[str]) -> dict:
-    """Per TF comparison: the term frequencies of the pairs that agree exactly, in pair order
-    (what `FellegiSunter.fit_patterns` averages into the typical agreed value's frequency;
-    in the local engine's order, so the mean adds up to the same bits)."""
+def exact_tf_columns(comparisons: list, tf_columns: list[str]):
+    """Per TF comparison (the comparison, its `tf` column, and whether a pair
+    agrees exactly with a known term frequency), for the sums and means taken over them."""
     from pyspark.sql import functions as F
 
-    out = {}
     for c, comparison in enumerate(comparisons):
         if comparison.output_name not in tf_columns:
             continue
         column = F.col(f"tf{c}")
         exact = (F.col(f"lev{c}") == len(comparison.level_labels) - 1) & column.isNotNull() \
             & ~F.isnan(column)
+        yield comparison, column, exact
+
+
+def exact_frequencies(compared, comparisons: list, tf_columns: list[str]) -> dict:
+    """Per TF comparison: the term frequencies of the pairs that agree exactly, in pair order
+    (what `FellegiSunter.fit_patterns` averages into the typical agreed value's frequency;
+    in the local engine's order, so the mean adds up to the same bits)."""
+
+    out = {}
+    for comparison, column, exact in exact_tf_columns(comparisons, tf_columns):
         frame = compared.where(exact).select("l", "r", column.alias("tf")).toPandas()
         frame = frame.sort_values(["l", "r"], kind="stable")
         out[comparison.output_name] = frame["tf"].to_numpy(dtype=np.float64)

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from linkage.engines.spark._compare import exact_tf_columns
 from linkage.engines.spark._frames import consecutive_positions, shuffle_partitions
 from linkage.engines.spark._graph import one_to_one
 from linkage.engines.spark._normalize import work_columns
@@ -116,12 +117,7 @@ def tf_means(compared, comparisons, tf_columns, scorer) -> dict[str, np.ndarray]
 
     floor = float(getattr(scorer, "tf_minimum_u", 0.0))
     out, sums = {}, []
-    for c, comparison in enumerate(comparisons):
-        if comparison.output_name not in tf_columns:
-            continue
-        tf = F.col(f"tf{c}")
-        exact = (F.col(f"lev{c}") == len(comparison.level_labels) - 1) & tf.isNotNull() \
-            & ~F.isnan(tf)
+    for comparison, tf, exact in exact_tf_columns(comparisons, tf_columns):
         sums.append(F.avg(F.when(exact, F.greatest(tf, F.lit(floor))))
                     .alias(comparison.output_name))
     if not sums:
