@@ -123,8 +123,8 @@ SUPERVISED_MODEL = "logistic_regression"
 # authors agree, venue and year differ: a match), which no additive model, Fellegi-Sunter or
 # the logistic one, can weigh: boosted trees become a candidate, held to the same rule as the
 # others (cross-validated errors on the labels, clearly fewer than every simpler candidate's).
-RICH_MIN_EACH = 100
-RICH_MODEL = "gradient_boosting"
+TREES_MIN_EACH = 100
+TREES_MODEL = "gradient_boosting"
 BACKGROUND_PER_LABEL = 4  # random record pairs beside each labelled pair, as non-matches
 LABELS_FILE = "labels.csv"  # the labels a run used, kept in its folder
 _MATCH = {"1", "1.0", "match", "yes", "true"}
@@ -618,11 +618,11 @@ def _guarded(scorer, pairs: _Judged, y: np.ndarray, report: dict, *, fit, random
         report["supervised_cv_errors"] = cv_errors
         candidates.append(("supervised", supervised, cv_errors,
                            "cross-validation on the labels"))
-    if trained is not None and min(n_match, n_non) >= RICH_MIN_EACH:
-        rich, rich_errors = _supervised(pairs.matrix, y, background, seed=seed,
-                                        model=RICH_MODEL)
-        report["supervised_rich_cv_errors"] = rich_errors
-        candidates.append(("supervised", rich, rich_errors, "cross-validation on the labels"))
+    if trained is not None and min(n_match, n_non) >= TREES_MIN_EACH:
+        trees, trees_errors = _supervised(pairs.matrix, y, background, seed=seed,
+                                          model=TREES_MODEL)
+        report["supervised_trees_cv_errors"] = trees_errors
+        candidates.append(("supervised", trees, trees_errors, "cross-validation on the labels"))
     # Each candidate must clearly beat the unlabelled model and every simpler candidate: the
     # in-sample ones are judged on the pairs they learned from, so a richer model that only
     # matches a moved threshold on those pairs has shown nothing more.

@@ -46,18 +46,18 @@ def test_many_labels_let_boosted_trees_combine_fields(datasets, monkeypatch):
     picked = pairs.sample(n=min(2000, len(pairs)), random_state=0).reset_index(drop=True)
     labels = picked.assign(label=[int(frozenset((a, b)) in truth) for a, b in
                                   zip(picked["id_l"], picked["id_r"], strict=True)])
-    assert min(labels["label"].sum(), (1 - labels["label"]).sum()) >= active.RICH_MIN_EACH
+    assert min(labels["label"].sum(), (1 - labels["label"]).sum()) >= active.TREES_MIN_EACH
 
-    rich = lk.dedupe(frame, rules, labels=labels, progress=False)
-    monkeypatch.setattr(active, "RICH_MIN_EACH", np.iinfo(np.int64).max)
+    trees = lk.dedupe(frame, rules, labels=labels, progress=False)
+    monkeypatch.setattr(active, "TREES_MIN_EACH", np.iinfo(np.int64).max)
     additive = lk.dedupe(frame, rules, labels=labels, progress=False)
 
-    report = rich.summary()["labels"]
+    report = trees.summary()["labels"]
     assert report["mode"] == "supervised" and report["supervised_model"] == "gradient_boosting"
-    assert "supervised_rich_cv_errors" in report
-    assert report["supervised_rich_cv_errors"] < min(
+    assert "supervised_trees_cv_errors" in report
+    assert report["supervised_trees_cv_errors"] < min(
         additive.summary()["labels"].get("supervised_cv_errors", np.inf),
         additive.summary()["labels"]["semi_supervised_errors"])
     # and end to end, not only on the labelled pairs, it finds more of the truth (2,000
     # labels: 0.874 -> 0.883; all 5,000 of bench/generalization.py: 0.875 -> 0.907, in-sample)
-    assert _f1(rich, truth) > _f1(additive, truth)
+    assert _f1(trees, truth) > _f1(additive, truth)
