@@ -737,7 +737,9 @@ def write_json(data: dict[str, Any], path: Path) -> None:
     path.write_text(text + "\n", encoding="utf-8")
 
 
-MARKER = ".linkage"  # in every folder a run writes: it may be replaced by the next run
+# In every folder a run writes, listing what it wrote: the next run replaces those and carries
+# anything else over.
+MARKER = ".linkage"
 
 _HELD: dict[Path, int] = {}  # `--out` folders this process has claimed, and how many times
 
@@ -898,8 +900,29 @@ def _remove_abandoned_staging(out: Path) -> None:
         if (not out.exists() and (folder / out.name).is_dir()
                 and _abandoned(folder, retired, True)):
             os.replace(folder / out.name, out)
-    for prefix in (f".{out.name}.tmp-", retired):
+    # One killed after it carried a person's files into its staging folder (its marker does
+    # not list them) gives them back before that folder goes.
+    staged = f".{out.name}.tmp-"
+    for folder in sorted(out.parent.glob(glob.escape(staged) + "*")):
+        if out.is_dir() and folder.is_dir() and _abandoned(folder, staged, True):
+            for name in _not_written_by_a_run(folder):
+                if not (out / name).exists():
+                    os.replace(folder / name, out / name)
+    for prefix in (staged, retired):
         remove_abandoned(out.parent, prefix, unowned=True)
+
+
+def _not_written_by_a_run(out: Path) -> list[str]:
+    """The entries of a run's folder `out` that its run did not write: those its marker does not
+    list. A marker of an older linkage lists none; all of that folder is taken as the run's."""
+    try:
+        marker = json.loads((out / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(marker, dict) or not isinstance(marker.get("files"), list):
+        return []
+    ours = {*map(str, marker["files"]), MARKER}
+    return sorted(entry.name for entry in out.iterdir() if entry.name not in ours)
 
 
 def _umask() -> int:
@@ -915,18 +938,34 @@ def write_atomically(out: str | os.PathLike, fill: Callable[[Path], None], *,
 
     `out` must be new, empty or an earlier run's folder, hold none of `inputs`, and not be
     written by another run at the same time (`claiming`). The old `out` (if any) is replaced
-    only after `fill` returns; if `fill` raises, the temporary folder is removed and `out` is
-    untouched. The machine's write errors (disk full, a file-size limit, no permission)
-    become `InputError`s naming `out`.
+    only after `fill` returns, and only what runs wrote there (the marker lists it): anything
+    else in it is carried into the new folder. If `fill` raises, the temporary folder is
+    removed and `out` is untouched. The machine's write errors (disk full, a file-size limit,
+    no permission) become `InputError`s naming `out`.
     """
     with claiming(out, inputs) as out, _writing(out):
         staging = Path(tempfile.mkdtemp(prefix=owned_prefix(f".{out.name}.tmp-"),
                                         dir=out.parent))
+        carried: list[str] = []
         try:
             # mkdtemp's folder is private (0700); a run folder is as readable as any new one.
             staging.chmod(0o777 & ~_umask())
             fill(staging)
-            write_json({"written_by": what, "linkage": __version__}, staging / MARKER)
+            written = sorted(entry.name for entry in staging.iterdir())
+            write_json({"written_by": what, "linkage": __version__, "files": written},
+                       staging / MARKER)
+            # What a person put into the earlier run's folder goes on into the new one: a run
+            # replaces only what runs wrote, as their markers list it.
+            theirs = _not_written_by_a_run(out) if out.exists() else []
+            clash = [name for name in theirs if (staging / name).exists()]
+            if clash:
+                raise InputError(
+                    f"{out}: holds {', '.join(clash)}, which no linkage run wrote there, under "
+                    "a name this run writes. Move it out of the folder, or choose another "
+                    "`--out`.")
+            for name in theirs:
+                os.replace(out / name, staging / name)
+                carried.append(name)
             if out.exists():
                 retired = Path(tempfile.mkdtemp(prefix=owned_prefix(f".{out.name}.old-"),
                                                 dir=out.parent))
@@ -936,6 +975,9 @@ def write_atomically(out: str | os.PathLike, fill: Callable[[Path], None], *,
             else:
                 os.replace(staging, out)
         except BaseException:
+            for name in carried:  # back where the person left them
+                with contextlib.suppress(OSError):
+                    os.replace(staging / name, out / name)
             shutil.rmtree(staging, ignore_errors=True)
             raise
     return out
