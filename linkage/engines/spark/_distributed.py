@@ -26,6 +26,11 @@ from linkage.engines.spark._frames import consecutive_positions, shuffle_partiti
 from linkage.engines.spark._graph import one_to_one
 from linkage.engines.spark._normalize import work_columns
 from linkage.engines.spark._outputs import write_outputs
+from linkage.engines.spark._per_cluster import (
+    check_golden_columns,
+    golden_records,
+    keeper_ranks_per_cluster,
+)
 from linkage.engines.spark._read import ROW, SparkTable, with_row_id
 from linkage.engines.spark._splits import split_on_spark
 from linkage.engines.spark._stages import fit_scorer, score_on_spark
@@ -35,10 +40,14 @@ from linkage.io import as_text
 from linkage.pipeline import moves_one_to_one_threshold
 from linkage.run.state import ROW_ID
 
-# The keeper policies whose sort keys are per record, and how many keys `policy_keys` gives.
-KEYS = {"first": 0, "most_complete": 1, "oldest": 2, "newest": 2, "longest": 1, "highest": 2,
-        "source_priority": 1}
-POLICIES = tuple(KEYS)
+# The keeper policies whose sort keys are per record, and how many keys `policy_keys` gives:
+# ranked by a window over each cluster.
+KEYS = {"first": 0, "most_complete": 1, "longest": 1, "highest": 2, "source_priority": 1}
+# The policies whose keys read the cluster's other records (`diverse`: a record's round among
+# its source's records; `oldest` / `newest`: a numeric date column ranked by its distinct
+# values): ranked per cluster by the local `keeper_rank` (`_per_cluster`).
+PER_CLUSTER = ("oldest", "newest", "diverse")
+POLICIES = (*KEYS, *PER_CLUSTER)
 
 
 def refused(rules, mode: str, limit: int, checkpoint=None) -> str | None:
@@ -72,14 +81,9 @@ def refused(rules, mode: str, limit: int, checkpoint=None) -> str | None:
     if rules.guards:
         return (f"{rules.source}: `guards` are not run by the distributed Spark route (a table "
                 f"above {limit:,} records): they read whole columns on the driver. {fix}")
-    if rules.golden is not None and mode == "dedupe":
-        return (f"{rules.source}: `golden` records are built on the driver; the distributed "
-                f"Spark route (a table above {limit:,} records) does not build them yet. "
-                f"Remove `golden`, or: {fix}")
     if rules.keep.policy not in POLICIES:
-        return (f"{rules.source}: `keep.policy: {rules.keep.policy}` ranks a record by its "
-                "cluster's other records; the distributed Spark route ranks by per-record "
-                f"keys ({', '.join(POLICIES)}). {fix}")
+        return (f"{rules.source}: `keep.policy: {rules.keep.policy}` is not run by {big} "
+                f"yet; {', '.join(POLICIES)} are. {fix}")
     if moves_one_to_one_threshold(rules, mode):
         return (f"{rules.source}: `one_to_one_threshold: record_prior` is not computed by the "
                 f"distributed Spark route yet. Use `one_to_one_threshold: rules`, or: {fix}")
@@ -203,6 +207,15 @@ def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, mod
     n = sum(sizes)
     id_name = id_column or ROW_ID
     cached = []
+    # The columns the keeper and golden records read, checked before any work (local errors).
+    from linkage.keep import require_columns
+
+    columns = [*([ROW_ID] if id_name == ROW_ID else []), *tables[0].columns]
+    for table in tables[1:]:
+        columns += [c for c in table.columns if c not in columns]
+    require_columns(pd.DataFrame(columns=columns), rules.keep)
+    if rules.golden is not None and mode == "dedupe":
+        check_golden_columns(rules.golden, columns, id_name)
 
     def fitted(scorer, compared, work):
         return fit_scorer(spark, scorer, rules, compared, work, names, sizes, mode, model,
@@ -236,7 +249,15 @@ def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, mod
             bar.update(1)
 
         with clock.stage("keep"), task_errors():
-            ranks = keeper_ranks(tables, rules, clusters, id_name).localCheckpoint()
+            if rules.keep.policy in PER_CLUSTER:
+                ranks = keeper_ranks_per_cluster(tables, rules.keep, clusters, id_name, n,
+                                                 partitions)
+            else:
+                ranks = keeper_ranks(tables, rules, clusters, id_name)
+            ranks = ranks.localCheckpoint()
+            golden = None
+            if rules.golden is not None and mode == "dedupe":
+                golden = golden_records(tables, rules.golden, clusters, id_name, n, partitions)
             bar.update(1)
 
         with clock.stage("outputs"), task_errors():
@@ -244,7 +265,7 @@ def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, mod
                 spark, mode, tables, rules, scorer, staging, id_name=id_name,
                 id_column=id_column, sizes=sizes, work=done.work, scored=scored,
                 blocked=done.blocked,
-                split=split, clusters=clusters, ranks=ranks, ids_table=ids_table,
+                split=split, clusters=clusters, ranks=ranks, ids_table=ids_table, golden=golden,
                 normalize_stats=done.normalize_stats, exact_stats=done.exact_stats,
                 clock=clock)
     finally:

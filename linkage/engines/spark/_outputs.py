@@ -180,9 +180,9 @@ def _id_type(ids_table) -> str:
 
 def write_outputs(spark, mode, tables, rules, scorer, staging: Path, *, id_name, id_column,
                   sizes, work, scored, blocked, split, clusters, ranks, ids_table,
-                  normalize_stats, exact_stats, clock) -> Result:
+                  normalize_stats, exact_stats, clock, golden=None) -> Result:
     """Write the outputs under `staging` and return the run's `Result` (its tables as
-    `ParquetFolder`s, its summary from aggregates)."""
+    `ParquetFolder`s, its summary from aggregates); `golden`: golden.parquet's rows, sorted."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -231,6 +231,9 @@ def write_outputs(spark, mode, tables, rules, scorer, staging: Path, *, id_name,
                          "cluster_id"))
         outputs["links"] = _write(links.orderBy("cluster_id", "id_l", "id_r"),
                                   staging / "links.parquet")
+
+    if golden is not None:
+        outputs["golden"] = _write(golden, staging / "golden.parquet")
 
     # -- pairs.parquet
     is_match = F.col("match_weight") >= F.lit(threshold)
