@@ -225,14 +225,27 @@ def record_prior_shift(left: np.ndarray, right: np.ndarray, weight: np.ndarray, 
     np.maximum.at(best, small, weight)
     has = np.isfinite(best)
     best = best[has]
-    k = len(weight) / int(has.sum())
+
+    def probability_sum(shift: float) -> float:
+        z = np.clip(best + shift, -60.0, 60.0)
+        return float(np.sum(1.0 / (1.0 + np.exp2(-z))))
+
+    return prior_fixed_point(probability_sum, len(weight), int(has.sum()), n_small, prior)
+
+
+def prior_fixed_point(probability_sum, pairs: int, with_candidates: int, n_small: int,
+                      prior: float) -> dict:
+    """`record_prior_shift`'s fixed point, given `probability_sum(shift)`: the sum, over the
+    smaller table's records with a candidate (`with_candidates` of them), of their best
+    candidate's match probability with the threshold moved by `shift`; `pairs`: the
+    candidate pairs. (An engine that holds the best weights apart sums them itself.)"""
+    k = pairs / with_candidates
     cap = max(math.log2(k), 0.0)
     ceiling = 1.0 - 1.0 / n_small
     shift, rho, iterations = 0.0, 0.0, 0
     while iterations < 200:  # rho and the move grow together, up to the cap: it converges
         iterations += 1
-        z = np.clip(best + shift, -60.0, 60.0)
-        rho = min(float(np.sum(1.0 / (1.0 + np.exp2(-z)))) / n_small, ceiling)
+        rho = min(probability_sum(shift) / n_small, ceiling)
         moved = min(max(math.log2((1.0 - prior) / (1.0 - rho)), 0.0), cap)
         done = abs(moved - shift) < 1e-9
         shift = moved

@@ -388,18 +388,22 @@ def moves_one_to_one_threshold(rules, mode: str) -> bool:
     return mode == "link" and rules.one_to_one and rules.one_to_one_threshold == "record_prior"
 
 
-def move_one_to_one_threshold(rules, scorer, mode: str, left: np.ndarray, right: np.ndarray,
-                              weight: np.ndarray, sizes: list[int]) -> None:
+def move_one_to_one_threshold(rules, scorer, mode: str, left: np.ndarray | None,
+                              right: np.ndarray | None, weight: np.ndarray | None,
+                              sizes: list[int], *, shift=None) -> None:
     """With `one_to_one_threshold: record_prior` (a one-to-one link scored by a fitted
     Fellegi-Sunter): the scorer's threshold lowered by `record_prior_shift`, the move recorded
     in its diagnostics (model.json) as `one_to_one_threshold`. The moved threshold is the
-    model's: a run given this model.json (`--model`) keeps it and moves nothing."""
+    model's: a run given this model.json (`--model`) keeps it and moves nothing.
+    `shift(prior)`: `record_prior_shift`'s answer where the pairs are not held in arrays
+    (Spark's distributed route, `left`, `right`, `weight` then None)."""
     if not moves_one_to_one_threshold(rules, mode):
         return
     prior = getattr(scorer, "prior_", None)
     if prior is None or not hasattr(scorer, "threshold"):
         return
-    found = record_prior_shift(left, right, weight, sizes[0], sizes[1], float(prior))
+    found = (shift(float(prior)) if shift is not None else
+             record_prior_shift(left, right, weight, sizes[0], sizes[1], float(prior)))
     found["threshold_rules"] = float(scorer.threshold)
     found["threshold"] = float(scorer.threshold) - found["shift"]
     if hasattr(scorer, "move_threshold"):

@@ -47,6 +47,7 @@ def _table(frame) -> pd.DataFrame:
 
 
 def _same_tables(local, spark_run, names=("clusters", "deduplicated", "links")) -> None:
+    """The tables alike value for value (as text, nulls as None)."""
     for name in names:
         expected = getattr(local, name)
         if expected is None:
@@ -150,6 +151,84 @@ def test_link_febrl4_one_to_one_as_the_local_engine(spark, datasets, tmp_path, d
     _same_tables(local, on_spark, ("clusters", "links"))
     _same_summary(local, on_spark)
     assert len(local.links) > 100
+
+
+def _customers(tmp_path, rows: int = 400):
+    """The sample customers' first rows as a Parquet file (and the frame)."""
+    customers = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str).head(rows)
+    path = tmp_path / "customers.parquet"
+    customers.to_parquet(path, index=False)
+    return customers, path
+
+
+def test_golden_records_keep_diverse_and_resume_as_the_local_engine(spark, tmp_path,
+                                                                     distributed):
+    """Golden records (every survivorship rule of rules/customers.yaml) and `keep: diverse`
+    (a record's rank depends on its cluster's other records): built per bucket of whole
+    clusters on the executors by the local functions, the same tables as the local engine.
+    A rerun with the same checkpoint folder (--resume) reads the candidate and compared
+    pairs back from its Parquet folders and writes the same outputs."""
+    _, path = _customers(tmp_path)
+    rules = ROOT / "rules" / "customers.yaml"
+    keep = {"policy": "diverse", "column": "source", "k": 2}
+    local = lk.dedupe(path, _rules(rules, keep=keep), progress=False)
+    checkpoint = tmp_path / "checkpoint"
+    first = lk.dedupe(path, _rules(rules, keep=keep), engine="spark", progress=False,
+                      checkpoint=checkpoint)
+    _same_tables(local, first, ("clusters", "deduplicated", "golden"))
+    _same_summary(local, first)
+    assert (local.deduplicated.groupby("source").size() > 0).all()
+    assert local.summary_data["actions"]["keep"] > local.summary_data["stages"]["cluster"][
+        "clusters"]  # k: 2 keeps a second record of another source in some clusters
+    assert (checkpoint / "spark-block.json").is_file()
+    assert (checkpoint / "spark-compare.parquet" / "_SUCCESS").is_file()
+    again = lk.dedupe(path, _rules(rules, keep=keep), engine="spark", progress=False,
+                      checkpoint=checkpoint)
+    assert again.timings["block"] == 0.0 and again.timings["compare"] == 0.0
+    _same_tables(local, again, ("clusters", "deduplicated", "golden"))
+    _same_summary(local, again)
+
+
+def test_newest_by_a_numeric_date_column_ranks_whole_clusters(spark, tmp_path, distributed):
+    """`keep: newest` on a column of years (numbers: the local key is their rank among the
+    distinct values, which a batch of records alone cannot know): the local keepers."""
+    customers, _ = _customers(tmp_path)
+    customers["signup_year"] = pd.to_numeric(customers["signup_date"].str[:4],
+                                             errors="coerce").astype("Int64")
+    path = tmp_path / "years.parquet"
+    customers.to_parquet(path, index=False)
+    rules = _rules(ROOT / "rules" / "customers.yaml", golden=None,
+                   keep={"policy": "newest", "column": "signup_year"})
+    local = lk.dedupe(path, rules, progress=False)
+    on_spark = lk.dedupe(path, rules, engine="spark", progress=False)
+    _same_tables(local, on_spark, ("clusters", "deduplicated"))
+    assert customers["signup_year"].notna().sum() > 300
+
+
+def test_one_to_one_record_prior_threshold_as_the_local_engine(spark, datasets, tmp_path,
+                                                               distributed):
+    """`one_to_one_threshold: record_prior`: each left record's best weight by a groupBy,
+    the local fixed point summed by Spark aggregates: the same moved threshold and links."""
+    _febrl(datasets, "dataset4a.csv", "4a").head(600).to_parquet(tmp_path / "l.parquet")
+    _febrl(datasets, "dataset4b.csv", "4b").head(700).to_parquet(tmp_path / "r.parquet")
+    path = ROOT / "bench" / "febrl_fs.yaml"
+    local = lk.link(tmp_path / "l.parquet", tmp_path / "r.parquet",
+                    _rules(path, one_to_one=True, one_to_one_threshold="record_prior"),
+                    progress=False)
+    on_spark = lk.link(tmp_path / "l.parquet", tmp_path / "r.parquet",
+                       _rules(path, one_to_one=True, one_to_one_threshold="record_prior"),
+                       engine="spark", progress=False)
+    moved = local.scorer.diagnostics["one_to_one_threshold"]
+    assert moved["shift"] > 0
+    assert on_spark.scorer.diagnostics["one_to_one_threshold"] == moved
+    assert on_spark.scorer.threshold == local.scorer.threshold
+    _same_tables(local, on_spark, ("clusters",))
+    links, expected = _table(on_spark.links), _table(local.links)
+    assert len(links) == len(expected) > 50
+    for column in ("id_l", "id_r", "cluster_id"):
+        assert list(links[column]) == list(expected[column])
+    np.testing.assert_allclose(links["match_weight"].astype(float),
+                               expected["match_weight"].astype(float), rtol=1e-9)
 
 
 @pytest.mark.parametrize(("change", "message"), [

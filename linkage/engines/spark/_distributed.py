@@ -32,12 +32,13 @@ from linkage.engines.spark._per_cluster import (
     keeper_ranks_per_cluster,
 )
 from linkage.engines.spark._read import ROW, SparkTable, with_row_id
+from linkage.engines.spark._resume import SparkCheckpoint
 from linkage.engines.spark._splits import split_on_spark
 from linkage.engines.spark._stages import fit_scorer, score_on_spark
 from linkage.engines.spark.session import task_errors
 from linkage.errors import EngineError
 from linkage.io import as_text
-from linkage.pipeline import moves_one_to_one_threshold
+from linkage.pipeline import move_one_to_one_threshold
 from linkage.run.state import ROW_ID
 
 # The keeper policies whose sort keys are per record, and how many keys `policy_keys` gives:
@@ -62,8 +63,6 @@ def refused(rules, mode: str, limit: int, checkpoint=None) -> str | None:
            f"{limit:,}: set it higher, with the driver memory for the table) or with "
            "--engine local.")
     big = f"the distributed Spark route (a table above {limit:,} records)"
-    if checkpoint is not None:
-        return f"--resume is not run by {big} yet. Leave it out, or: {fix}"
     for stage in ("url", "exact", "semantic"):
         if getattr(rules, stage) is not None:
             return f"{rules.source}: `{stage}` (the {stage} stage) is not run by {big} yet. {fix}"
@@ -84,9 +83,6 @@ def refused(rules, mode: str, limit: int, checkpoint=None) -> str | None:
     if rules.keep.policy not in POLICIES:
         return (f"{rules.source}: `keep.policy: {rules.keep.policy}` is not run by {big} "
                 f"yet; {', '.join(POLICIES)} are. {fix}")
-    if moves_one_to_one_threshold(rules, mode):
-        return (f"{rules.source}: `one_to_one_threshold: record_prior` is not computed by the "
-                f"distributed Spark route yet. Use `one_to_one_threshold: rules`, or: {fix}")
     return None
 
 
@@ -131,6 +127,40 @@ def tf_means(compared, comparisons, tf_columns, scorer) -> dict[str, np.ndarray]
         if row[name] is not None:
             out[name] = np.array([float(row[name])])
     return out
+
+
+def prior_shift(scored, sizes: list[int]):
+    """`record_prior_shift` over Spark's scored pairs: each record of the smaller table's best
+    weight by a groupBy (cached), the fixed point's sums of probabilities by aggregates over
+    them (`linkage.clustering.prior_fixed_point`, the local loop). The sums are Spark's, not
+    numpy's pairwise ones: the moved threshold may differ in its last bits (rounded to 6
+    places, as the local one, it is the same)."""
+    from pyspark.sql import functions as F
+
+    from linkage.clustering import prior_fixed_point
+
+    def shift(prior: float) -> dict:
+        out = {"shift": 0.0, "rho": 0.0, "candidates_per_record": 0.0, "iterations": 0}
+        n_small = min(sizes[0], sizes[1])
+        pairs = scored.count()
+        if n_small < 2 or pairs == 0 or not 0.0 < prior < 1.0:
+            return out
+        key = "l" if sizes[0] <= sizes[1] else "r"
+        w = F.col("match_weight")
+        best = (scored.groupBy(key).agg(F.max(w).alias("b"))
+                .where(~F.isnan("b") & (F.abs("b") != F.lit(float("inf"))))
+                .select("b").cache())
+        try:
+            def probability_sum(moved: float) -> float:
+                z = F.least(F.greatest(F.col("b") + F.lit(moved), F.lit(-60.0)), F.lit(60.0))
+                total = best.agg(F.sum(1.0 / (1.0 + F.pow(F.lit(2.0), -z)))).first()[0]
+                return float(total or 0.0)
+
+            return prior_fixed_point(probability_sum, pairs, best.count(), n_small, prior)
+        finally:
+            best.unpersist()
+
+    return shift
 
 
 def cluster_numbers(roots, partitions: int):
@@ -194,11 +224,27 @@ def keeper_ranks(tables: list[SparkTable], rules, clusters, id_name: str):
         (rank < F.lit(int(policy.k))).alias("kept"))
 
 
+def resume_fingerprint(mode, tables: list[SparkTable], rules, id_name: str) -> str:
+    """The checkpoint's fingerprint (`run_fingerprint`, the local engine's: the rules, the
+    inputs' checksums, this version); an input without a checksum (a Spark DataFrame, an
+    object-store path) cannot be told from another, so --resume is refused for it."""
+    from linkage.run.disk import run_fingerprint
+
+    for table in tables:
+        if table.checksum is None:
+            raise EngineError(
+                f"--resume: the input {table.name} has no checksum linkage can take (a Spark "
+                "DataFrame or an object-store path), so a checkpoint cannot be matched to "
+                "it. Give the input as a local Parquet or CSV file, or leave out --resume.")
+    return run_fingerprint(mode, tables, rules, id_name)
+
+
 def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, model, clock,
-                    bar, staging: Path):
+                    bar, staging: Path, checkpoint=None):
     """Run the rules over `tables` with every record and pair in Spark; the outputs are
     written under `staging` (Parquet folders, summary.json's content returned in the
-    `Result`)."""
+    `Result`). `checkpoint`: --resume's folder, where the candidate and compared pairs are
+    kept as Parquet folders and read back by a rerun (`_resume`)."""
     from pyspark.sql import functions as F
 
     partitions = shuffle_partitions(spark)
@@ -216,14 +262,22 @@ def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, mod
     require_columns(pd.DataFrame(columns=columns), rules.keep)
     if rules.golden is not None and mode == "dedupe":
         check_golden_columns(rules.golden, columns, id_name)
+    kept = (None if checkpoint is None else
+            SparkCheckpoint(checkpoint, resume_fingerprint(mode, tables, rules, id_name)))
 
     def fitted(scorer, compared, work):
         return fit_scorer(spark, scorer, rules, compared, work, names, sizes, mode, model,
                           tf_means)
 
     try:
+        def move_threshold(scored, scorer):  # one_to_one_threshold: record_prior
+            if model is None:
+                move_one_to_one_threshold(rules, scorer, mode, None, None, None, sizes,
+                                          shift=prior_shift(scored, sizes))
+
         done = score_on_spark(spark, mode, rules, records_text(tables, raw, names), names, raw,
-                              fitted, clock, bar, cached)
+                              fitted, clock, bar, cached, on_scored=move_threshold,
+                              kept=kept)
         scorer, scored = done.scorer, done.scored
         with clock.stage("guard"):
             threshold = float(scorer.threshold)

@@ -172,7 +172,7 @@ def run_distributed_sources(mode: Mode, sources: list, rules: Rules, *, id_colum
                 tables = read_tables(spark, sources, rules, id_column, sep, encoding,
                                      rules.rename_right if mode == "link" else None)
             result = run_distributed(spark, mode, tables, rules, id_column, model, clock, bar,
-                                     staging)
+                                     staging, checkpoint)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

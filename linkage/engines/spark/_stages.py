@@ -41,11 +41,13 @@ class Scored:
 
 
 def score_on_spark(spark, mode, rules, records, names, raw, fit, clock, bar, cached, *,
-                   combined=None, ids=None, on_scored=None) -> Scored:
+                   combined=None, ids=None, on_scored=None, kept=None) -> Scored:
     """Run the shared stages over `records`. `fit(scorer, compared, work)`: the fitted scorer;
     `cached`: a list the cached frames are added to (the caller unpersists them);
     `combined`, `ids`: the table on the driver, where the driver route holds it (a normalizer's
-    error is then raised as locally); `on_scored(scored, scorer)`: run inside the score stage."""
+    error is then raised as locally); `on_scored(scored, scorer)`: run inside the score stage;
+    `kept`: a `_resume.SparkCheckpoint` (--resume): the candidate and compared pairs of an
+    earlier run read back instead of made, else kept there as each stage finishes."""
     from pyspark.sql import functions as F
 
     partitions = shuffle_partitions(spark)
@@ -54,30 +56,49 @@ def score_on_spark(spark, mode, rules, records, names, raw, fit, clock, bar, cac
         cached.append(work)
         bar.update(1)
 
-    with clock.stage("exact"), task_errors():
-        star, blocked_work, exact_stats = None, work, {}
-        if mode == "dedupe":
-            star, blocked_work = copies(work, rules, names)
-        if star is not None:
-            cached.append(star)
-            # `stage_stats`' counts: the groups (their first records) and the copies.
-            row = star.agg(F.count(F.lit(1)).alias("n"), F.count_distinct("l").alias("g")).first()
-            exact_stats = {"copies": {"groups_with_copies": int(row["g"]),
-                                      "records_collapsed": int(row["n"])}}
+    def copies_and_block():
+        with clock.stage("exact"), task_errors():
+            star, blocked_work, exact_stats = None, work, {}
+            if mode == "dedupe":
+                star, blocked_work = copies(work, rules, names)
+            if star is not None:
+                cached.append(star)
+                # `stage_stats`' counts: the groups (their first records) and the copies.
+                row = star.agg(F.count(F.lit(1)).alias("n"),
+                               F.count_distinct("l").alias("g")).first()
+                exact_stats = {"copies": {"groups_with_copies": int(row["g"]),
+                                          "records_collapsed": int(row["n"])}}
 
-    with clock.stage("block"), task_errors():
-        blocked = block(spark, blocked_work, rules, names, mode == "link", partitions,
-                        None if star is None else {"copies": star})
-        cached.append(blocked.pairs)
-        if star is not None:
-            blocked.proposed["copies"] = exact_stats["copies"]["records_collapsed"]
-        bar.update(1)
+        with clock.stage("block"), task_errors():
+            blocked = block(spark, blocked_work, rules, names, mode == "link", partitions,
+                            None if star is None else {"copies": star})
+            if star is not None:
+                blocked.proposed["copies"] = exact_stats["copies"]["records_collapsed"]
+        return blocked, exact_stats, None
+
+    if kept is None:
+        (blocked, exact_stats, _), resumed = copies_and_block(), False
+    else:
+        (blocked, exact_stats, _), resumed = kept.blocked(spark, copies_and_block)
+    cached.append(blocked.pairs)
+    if resumed:
+        clock.timings["block"] = 0.0  # as the local engine reports a resumed stage
+    bar.update(1)
 
     tf_columns = rules.scoring.tf_columns
     with clock.stage("compare"), task_errors():
-        compared = compare(blocked.pairs, work, rules.comparisons, names, tf_columns).cache()
+        def compared_pairs():
+            return compare(blocked.pairs, work, rules.comparisons, names, tf_columns)
+
+        if kept is None:
+            compared, resumed = compared_pairs(), False
+        else:
+            compared, resumed = kept.compared(spark, compared_pairs)
+        compared = compared.cache()
         cached.append(compared)
         bar.update(1)
+    if resumed:
+        clock.timings["compare"] = 0.0
 
     with clock.stage("score"), task_errors():
         scorer = fit(rules.scoring, compared, work)
