@@ -24,6 +24,11 @@ import pandas as pd
 from linkage.engines.spark._compare import exact_tf_columns
 from linkage.engines.spark._frames import consecutive_positions, shuffle_partitions
 from linkage.engines.spark._graph import one_to_one
+from linkage.engines.spark._guards_distributed import (
+    check_guard_columns,
+    guard_edges,
+    refused_guard,
+)
 from linkage.engines.spark._normalize import work_columns
 from linkage.engines.spark._outputs import write_outputs
 from linkage.engines.spark._per_cluster import (
@@ -77,9 +82,10 @@ def refused(rules, mode: str, limit: int, checkpoint=None) -> str | None:
     if type(rules.scoring) not in (RuleSum, FellegiSunter):
         return (f"{rules.source}: `scoring.type` (the {rules.scoring.kind!r} scorer) is not "
                 f"run by {big} yet; rule_sum and fellegi_sunter are. {fix}")
-    if rules.guards:
-        return (f"{rules.source}: `guards` are not run by the distributed Spark route (a table "
-                f"above {limit:,} records): they read whole columns on the driver. {fix}")
+    for k, guard in enumerate(rules.guards):
+        why = refused_guard(guard)
+        if why is not None:
+            return f"{rules.source}: `guards[{k}]`: {why}; {big} does not yet. {fix}"
     if rules.keep.policy not in POLICIES:
         return (f"{rules.source}: `keep.policy: {rules.keep.policy}` is not run by {big} "
                 f"yet; {', '.join(POLICIES)} are. {fix}")
@@ -262,6 +268,7 @@ def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, mod
     require_columns(pd.DataFrame(columns=columns), rules.keep)
     if rules.golden is not None and mode == "dedupe":
         check_golden_columns(rules.golden, columns, id_name)
+    check_guard_columns(rules.guards, columns)
     kept = (None if checkpoint is None else
             SparkCheckpoint(checkpoint, resume_fingerprint(mode, tables, rules, id_name)))
 
@@ -283,6 +290,12 @@ def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, mod
             threshold = float(scorer.threshold)
             edges = scored.where(F.col("match_weight") >= F.lit(threshold)).select(
                 "l", "r", F.col("match_weight").alias("w"))
+            guarded = None
+            if rules.guards:  # per cluster on the executors (`_guards_distributed`)
+                with task_errors():
+                    guarded = guard_edges(spark, rules.guards, tables, edges, id_name, n,
+                                          partitions, threshold)
+                edges = guarded.edges
             bar.update(1)
 
         ids_table = _ids(tables, id_name)
@@ -320,6 +333,7 @@ def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, mod
                 id_column=id_column, sizes=sizes, work=done.work, scored=scored,
                 blocked=done.blocked,
                 split=split, clusters=clusters, ranks=ranks, ids_table=ids_table, golden=golden,
+                guarded=guarded,
                 normalize_stats=done.normalize_stats, exact_stats=done.exact_stats,
                 clock=clock)
     finally:

@@ -31,13 +31,13 @@ from linkage.clustering import (
     splits_non_matches,
 )
 from linkage.diagnostics import diagnose_counts
+from linkage.engines.spark._guards_distributed import DECISIONS, guard_summary
 from linkage.io import ParquetFrame
 from linkage.result import Result
 from linkage.run.summary import (
     LevelTally,
     emptied_warnings,
     group_removal_warnings,
-    guard_counts,
     removal_rate_warnings,
     scorer_report,
     skipped_block_warnings,
@@ -180,9 +180,10 @@ def _id_type(ids_table) -> str:
 
 def write_outputs(spark, mode, tables, rules, scorer, staging: Path, *, id_name, id_column,
                   sizes, work, scored, blocked, split, clusters, ranks, ids_table,
-                  normalize_stats, exact_stats, clock, golden=None) -> Result:
+                  normalize_stats, exact_stats, clock, golden=None, guarded=None) -> Result:
     """Write the outputs under `staging` and return the run's `Result` (its tables as
-    `ParquetFolder`s, its summary from aggregates); `golden`: golden.parquet's rows, sorted."""
+    `ParquetFolder`s, its summary from aggregates); `golden`: golden.parquet's rows, sorted;
+    `guarded`: what the guards did (`_guards_distributed.Guarded`)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -238,8 +239,13 @@ def write_outputs(spark, mode, tables, rules, scorer, staging: Path, *, id_name,
     # -- pairs.parquet
     is_match = F.col("match_weight") >= F.lit(threshold)
     pairs = scored
-    if split.removed is not None:
-        pairs = pairs.join(split.removed.withColumn("_cut", F.lit(True)), ["l", "r"], "left")
+    removed = [r for r in (None if guarded is None else guarded.removed, split.removed)
+               if r is not None]
+    if removed:
+        cut = removed[0]
+        for more in removed[1:]:
+            cut = cut.unionByName(more)
+        pairs = pairs.join(cut.distinct().withColumn("_cut", F.lit(True)), ["l", "r"], "left")
         is_match = is_match & F.col("_cut").isNull()
     tf_columns = scorer.tf_columns
     columns = [F.col("_il").alias("id_l"), F.col("_ir").alias("id_r"),
@@ -258,17 +264,33 @@ def write_outputs(spark, mode, tables, rules, scorer, staging: Path, *, id_name,
                               staging / "pairs.parquet")
 
     decisions = split_decisions(split.splits, split.ids)
-    if decisions:
+    counts = {} if guarded is None else {g: dict(c) for g, c in guarded.counts.items()}
+    for d in decisions:
+        by_guard = counts.setdefault(d["guard"], {})
+        by_guard[d["decision"]] = by_guard.get(d["decision"], 0) + 1
+    if guarded is not None and guarded.counts:
+        # The guards' decisions in the local order (Spark's), then the splits' (few).
+        rows = guarded.decisions
+        if decisions:
+            splits = spark.createDataFrame(pd.DataFrame(decisions).astype({"record_id": str}),
+                                           DECISIONS)
+            rows = rows.unionByName(splits.select(
+                "*", F.lit(1 << 40).cast("long").alias("_o1"),
+                F.monotonically_increasing_id().alias("_o2"), F.lit(0).cast("long")
+                .alias("_o3")).coalesce(1))
+        outputs["guards"] = _write(rows.orderBy("_o1", "_o2", "_o3").drop(
+            "_o1", "_o2", "_o3"), staging / "guards.parquet")
+    elif decisions:
         outputs["guards"] = pd.DataFrame(decisions).astype({"record_id": str})
 
     summary = _summary(spark, mode, tables, rules, scorer, n, sizes, id_column, normalize_stats,
                        exact_stats, blocked, scored, is_match, pairs, clusters, ranks, split,
-                       decisions)
+                       counts)
     return DistributedResult.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
 
 
 def _summary(spark, mode, tables, rules, scorer, n, sizes, id_column, normalize_stats,
-             exact_stats, blocked, scored, is_match, pairs, clusters, ranks, split, decisions):
+             exact_stats, blocked, scored, is_match, pairs, clusters, ranks, split, counts):
     """summary.json as `linkage.run.summary.build_summary` writes it, from aggregates."""
     from pyspark.sql import functions as F
 
@@ -358,7 +380,7 @@ def _summary(spark, mode, tables, rules, scorer, n, sizes, id_column, normalize_
     summary["stages"]["score"].update(scorer_report(scorer))
     for name, stats in exact_stats.items():
         summary["stages"][name] = stats
-    summary["stages"]["guard"] = guard_counts(rules, decisions)
+    summary["stages"]["guard"] = guard_summary(rules, counts)
     if mode == "link":
         summary["links"] = int(split.edges.count())
     if rules.split_weak_links:
