@@ -161,29 +161,35 @@ def _customers(tmp_path, rows: int = 400):
     return customers, path
 
 
-def test_golden_records_keep_diverse_and_resume_as_the_local_engine(spark, tmp_path,
-                                                                     distributed):
-    """Golden records (every survivorship rule of rules/customers.yaml) and `keep: diverse`
-    (a record's rank depends on its cluster's other records): built per bucket of whole
-    clusters on the executors by the local functions, the same tables as the local engine.
-    A rerun with the same checkpoint folder (--resume) reads the candidate and compared
-    pairs back from its Parquet folders and writes the same outputs."""
+def test_guards_golden_records_keep_diverse_and_resume_as_the_local_engine(spark, tmp_path,
+                                                                            distributed):
+    """The edge guards (must_not_link, max_cluster_size), golden records (every survivorship
+    rule of rules/customers.yaml) and `keep: diverse` (a record's rank depends on its
+    cluster's other records): run per bucket of whole clusters on the executors by the local
+    code, the same tables, decisions (in order) and summary as the local engine. A rerun with
+    the same checkpoint folder (--resume) reads the candidate and compared pairs back from
+    its Parquet folders and writes the same outputs."""
     _, path = _customers(tmp_path)
     rules = ROOT / "rules" / "customers.yaml"
     keep = {"policy": "diverse", "column": "source", "k": 2}
-    local = lk.dedupe(path, _rules(rules, keep=keep), progress=False)
+    guards = [{"type": "must_not_link", "columns": ["birth_date"]},
+              {"type": "max_cluster_size", "size": 2}]
+    local = lk.dedupe(path, _rules(rules, keep=keep, guards=guards), progress=False)
+    counts = local.summary_data["stages"]["guard"]
+    assert counts["must_not_link"]["split"] > 0 and counts["max_cluster_size"]["split"] > 0
     checkpoint = tmp_path / "checkpoint"
-    first = lk.dedupe(path, _rules(rules, keep=keep), engine="spark", progress=False,
-                      checkpoint=checkpoint)
-    _same_tables(local, first, ("clusters", "deduplicated", "golden"))
+    first = lk.dedupe(path, _rules(rules, keep=keep, guards=guards), engine="spark",
+                      progress=False, checkpoint=checkpoint)
+    _same_tables(local, first, ("clusters", "deduplicated", "golden", "guard_decisions",
+                                "pairs"))
     _same_summary(local, first)
     assert (local.deduplicated.groupby("source").size() > 0).all()
     assert local.summary_data["actions"]["keep"] > local.summary_data["stages"]["cluster"][
         "clusters"]  # k: 2 keeps a second record of another source in some clusters
     assert (checkpoint / "spark-block.json").is_file()
     assert (checkpoint / "spark-compare.parquet" / "_SUCCESS").is_file()
-    again = lk.dedupe(path, _rules(rules, keep=keep), engine="spark", progress=False,
-                      checkpoint=checkpoint)
+    again = lk.dedupe(path, _rules(rules, keep=keep, guards=guards), engine="spark",
+                      progress=False, checkpoint=checkpoint)
     assert again.timings["block"] == 0.0 and again.timings["compare"] == 0.0
     _same_tables(local, again, ("clusters", "deduplicated", "golden"))
     _same_summary(local, again)
@@ -257,14 +263,14 @@ def test_input_checks_are_spark_aggregates_with_the_local_messages(spark, tmp_pa
     assert str(on_spark.value).split(": ", 1)[1] == str(local.value).split(": ", 1)[1]
 
 
-def test_guards_are_refused_on_the_distributed_route_not_gathered(spark, tmp_path,
-                                                                  distributed):
+def test_record_guards_are_refused_on_the_distributed_route_not_gathered(spark, tmp_path,
+                                                                         distributed):
     customers = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str)
     path = tmp_path / "customers.parquet"
     customers.to_parquet(path, index=False)
     rules = _rules(ROOT / "rules" / "customers.yaml",
-                   guards=[{"type": "max_cluster_size", "size": 3}])
-    with pytest.raises(EngineError, match="LINKAGE_SPARK_DRIVER_ROWS"):
+                   guards=[{"type": "max_cluster_size", "size": 3, "action": "review"}])
+    with pytest.raises(EngineError, match=r"guards\[0\].*LINKAGE_SPARK_DRIVER_ROWS"):
         lk.dedupe(path, rules, engine="spark", progress=False)
 
 

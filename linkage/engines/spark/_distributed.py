@@ -2,16 +2,19 @@
 no record and no pair on the driver.
 
 read (Spark, `_read`) → text (mapInPandas, `linkage.io.as_text`) → normalize → copies → block
-→ compare → score (as the driver route: `_normalize`, `_blocking`, `_compare`, `_em`) → the
-threshold → one-to-one (rounds of mutual best matches) → the cluster splits (`_splits`: only
-the clusters a split acts on reach the driver) → components (large/small star) → cluster ids
-(ranks of the roots, by range partitioning) → keeper ranks (a window over each cluster, the
-policy's sort keys computed per partition by `linkage.keep.policy_keys`) → the outputs, written
-by Spark as Parquet folders (`_outputs`) → summary.json from aggregates.
+→ compare → score (as the driver route: `_normalize`, `_blocking`, `_compare`, `_em`; with
+--resume the pairs kept as Parquet, `_resume`) → the threshold (moved by `record_prior`:
+`prior_shift`) → the edge guards (per bucket of whole clusters, `_guards_distributed`) →
+one-to-one (rounds of mutual best matches) → the cluster splits (`_splits`: only the clusters a
+split acts on reach the driver) → components (large/small star) → cluster ids (ranks of the
+roots, by range partitioning) → keeper ranks (a window over each cluster, the policy's sort
+keys computed per partition by `linkage.keep.policy_keys`; or the local `keeper_rank` per
+bucket of whole clusters, `_per_cluster`) and golden records (`build_golden` per bucket) → the
+outputs, written by Spark as Parquet folders (`_outputs`) → summary.json from aggregates.
 
 The driver holds the rules, the fitted model, counts and the few rows of the clusters a split
-acts on. What this route refuses (guards, golden records, ...) is in `refused`, checked before
-Spark reads anything.
+acts on. What this route refuses (the record guards, the text stages, ...) is in `refused`,
+checked before Spark reads anything.
 """
 
 from __future__ import annotations
