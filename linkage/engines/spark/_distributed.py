@@ -30,7 +30,9 @@ from linkage.engines.spark._graph import one_to_one
 from linkage.engines.spark._guards_distributed import (
     check_guard_columns,
     guard_edges,
+    limited_ranks,
     refused_guard,
+    settle_held,
 )
 from linkage.engines.spark._normalize import work_columns
 from linkage.engines.spark._outputs import write_outputs
@@ -324,7 +326,11 @@ def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, mod
                                                  partitions)
             else:
                 ranks = keeper_ranks(tables, rules, clusters, id_name)
+            if guarded is not None:  # keep_up_to's limits, then the held clusters settled
+                ranks = limited_ranks(ranks, guarded, rules.keep.k)
             ranks = ranks.localCheckpoint()
+            if guarded is not None and guarded.held.limit(1).count():
+                guarded = settle_held(spark, guarded, ranks, ids_table, n, partitions, mode)
             golden = None
             if rules.golden is not None and mode == "dedupe":
                 golden = golden_records(tables, rules.golden, clusters, id_name, n, partitions)

@@ -1,22 +1,31 @@
 """Guards on the distributed route: each cluster's guards run on the executors, by the local
 guards' own code, the records and matched pairs of whole clusters at a time.
 
-The edge guards that act inside one cluster (`must_not_link`, `max_cluster_size` with `action:
-split`) decide a cluster from its records and its matched pairs alone, and only ever remove
-pairs, so a cluster never reaches past the connected component it started in. Every record of
-a component of two or more records, and the component's matched pairs, go to a bucket
-(`_per_cluster`: the component's smallest row modulo the bucket count); each bucket is one
+The guards run here (`must_not_link`, `max_cluster_size`, `keep_up_to`, `conflicting_labels`
+without `text`) decide a cluster from its records and its matched pairs alone, and only ever
+remove pairs, so a cluster never reaches past the connected component it started in. Every
+record of a component (of two or more records; every record where a `keep_up_to` guard may
+mark one alone), and the component's matched pairs, go to a bucket (`_per_cluster`: the
+component's smallest row modulo the bucket count); each bucket is one
 `cogroup(...).applyInPandas` call that runs the guards, in `apply_guards`' order, on a
 `GuardContext` of its components (rows ascending, pairs by (left, right): the tie-breaks of
-the local code). Back come the pairs a guard unmatched and its decisions, each with its place
-in the local order: the guard's turn, then the smallest row of the records one `log` call
-names (each of these guards logs one cluster per call, in the order of their smallest rows),
-then the record's place in that call. guards.parquet is written by Spark in that order; the
-summary's counts per decision are an aggregate. Nothing reaches the driver.
+the local code). Back come:
 
-The guards that mark records (`distinct_events`, `conflicting_labels`, `keep_up_to`,
-`max_cluster_size` with `action: review`) and `domain_thresholds` (which can join clusters)
-are refused on this route for now (`refused_guard`).
+- the pairs a guard unmatched;
+- its decisions, each with its place in the local order: the guard's turn, then for the guards
+  that log one cluster per call (`must_not_link`, `max_cluster_size`) the smallest row of the
+  records the call names and the record's place in it, for those that log all their records
+  in one call, rows ascending (`keep_up_to`, `conflicting_labels`), the row;
+- each marked record's action, reason, review group and keep limit. Review groups are numbered
+  per guard by their smallest row (as locally); a bucket names each group by its guard and
+  smallest row, and Spark numbers them over the whole table;
+- the clusters `max_cluster_size` (review) holds for the keeper (`GuardContext.held`): once the
+  keeper has ranked, the local `settle` runs on them per bucket (`settle_held`).
+
+guards.parquet is written by Spark in the local order; the summary's counts per decision are an
+aggregate. Nothing reaches the driver. `distinct_events` (one call logs rows of all clusters in
+two runs), `conflicting_labels` with `text` (groups that join clusters) and
+`domain_thresholds` (which can join clusters) are refused on this route for now.
 """
 
 from __future__ import annotations
@@ -26,25 +35,34 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from linkage.engines.spark._frames import text
 from linkage.engines.spark._per_cluster import BUCKET, BUCKET_RECORDS, ID, SIDE, records_of
 from linkage.engines.spark._read import ROW
-from linkage.guards import GuardContext, MaxClusterSize, MustNotLink
+from linkage.guards import ConflictingLabels, GuardContext, KeepUpTo, MaxClusterSize, MustNotLink
 
 DECISIONS = "guard string, record_id string, decision string, detail string"
+_TEXT = ("guard", "record_id", "decision", "detail", "action", "reason", "grp")
+_NUMBER = ("l", "r", "g", "k", "p", "lim")
 _OUT = ("kind byte, l long, r long, guard string, record_id string, decision string, "
-        "detail string, g long, k long, p long")
+        "detail string, g long, k long, p long, action string, reason string, grp string, "
+        "lim long")
+# kinds of the rows a bucket gives back
+PAIR, DECISION, STATE, HELD, GROUP = 0, 1, 2, 3, 4
+SEPARATOR = "\x1f"  # between a review group's guard name and its smallest row
 
 
 def refused_guard(guard) -> str | None:
     """Why the distributed route does not run `guard` yet, or None."""
-    if isinstance(guard, MustNotLink):
+    if isinstance(guard, MustNotLink | MaxClusterSize | KeepUpTo):
         return None
-    if isinstance(guard, MaxClusterSize) and guard.action == "split":
+    if isinstance(guard, ConflictingLabels) and not guard.text:
         return None
-    what = (f"`max_cluster_size` with `action: {guard.action}`"
-            if isinstance(guard, MaxClusterSize) else f"the {guard.kind!r} guard")
-    return (f"{what} marks records or joins clusters; the distributed route runs the edge "
-            "guards must_not_link and max_cluster_size (action: split)")
+    if isinstance(guard, ConflictingLabels):
+        what = "`conflicting_labels` with `text` (its groups join clusters by equal text)"
+    else:
+        what = f"the {guard.kind!r} guard"
+    return (f"{what} is not run per cluster; the distributed route runs must_not_link, "
+            "max_cluster_size, keep_up_to and conflicting_labels without `text`")
 
 
 def guard_order(guards) -> list[int]:
@@ -53,25 +71,61 @@ def guard_order(guards) -> list[int]:
 
 
 class _Logged(GuardContext):
-    """A `GuardContext` that notes where each decision goes in the local order."""
+    """A `GuardContext` that notes where each decision goes in the local order, and the
+    smallest row of each review group a guard makes."""
 
     def log(self, guard, rows, decision, detail) -> None:
         rows = np.asarray(rows, dtype=np.int64)
         super().log(guard, rows, decision, detail)
-        first = int(self.run_rows[rows].min()) if len(rows) else 0
-        self.keys.extend((self.turn, first, p) for p in range(len(rows)))
+        run_rows = self.run_rows[rows]
+        if self.by_row:  # one call, rows ascending: the row places it
+            self.keys.extend((self.turn, int(r), 0) for r in run_rows.tolist())
+        else:  # one call per cluster, clusters by their smallest row
+            first = int(run_rows.min()) if len(rows) else 0
+            self.keys.extend((self.turn, first, p) for p in range(len(rows)))
+
+    def mark(self, rows, action, reason, group=None) -> None:
+        rows = np.asarray(rows, dtype=np.int64)
+        if group is not None:
+            groups = np.broadcast_to(np.asarray(group, dtype=object), (len(rows),))
+            for name, row in zip(groups.tolist(), self.run_rows[rows].tolist(), strict=True):
+                self.groups[name] = min(self.groups.get(name, row), row)
+        super().mark(rows, action, reason, group)
+
+
+def _frame(kind: int, size: int, **columns) -> pd.DataFrame:
+    out = {"kind": np.full(size, kind, dtype=np.int8)}
+    for name in _NUMBER:
+        out[name] = np.asarray(columns.get(name, np.full(size, -1)), dtype=np.int64)
+    for name in _TEXT:
+        values = columns.get(name)
+        out[name] = pd.Series(np.full(size, None, dtype=object) if values is None else
+                              np.asarray(values, dtype=object), dtype=object)
+    return pd.DataFrame(out)
+
+
+def _placeholder(group: str, first: int) -> str:
+    return group.rsplit(":", 1)[0] + SEPARATOR + str(first)
+
+
+def _decision_rows(ctx: GuardContext, keys: np.ndarray, start: int = 0) -> pd.DataFrame:
+    made = ctx.decisions[start:]
+    return _frame(DECISION, len(made), **{
+        key: [str(d[key]) if key == "record_id" else d[key] for d in made]
+        for key in ("guard", "record_id", "decision", "detail")},
+        g=keys[:, 0], k=keys[:, 1], p=keys[:, 2])
 
 
 def _guard_call(guards, columns: list[str], threshold: float):
     order = guard_order(guards)
 
     def run(records: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
-        empty = pd.DataFrame({c: pd.Series(dtype=object) for c in
-                              ("kind", "l", "r", "guard", "record_id", "decision", "detail",
-                               "g", "k", "p")})
-        if len(records) == 0 or len(pairs) == 0:
-            return empty
+        if len(records) == 0:
+            return _frame(PAIR, 0)
         records = records.sort_values(ROW, kind="stable").reset_index(drop=True)
+        if len(pairs) == 0:
+            pairs = pd.DataFrame({"l": np.zeros(0, np.int64), "r": np.zeros(0, np.int64),
+                                  "w": np.zeros(0)})
         pairs = pairs.sort_values(["l", "r"], kind="stable").reset_index(drop=True)
         rows = records[ROW].to_numpy(dtype=np.int64)
         left = np.searchsorted(rows, pairs["l"].to_numpy(dtype=np.int64))
@@ -80,33 +134,36 @@ def _guard_call(guards, columns: list[str], threshold: float):
         ctx = _Logged(records[columns], records[ID].to_numpy(dtype=object),
                       records[SIDE].to_numpy(dtype=np.int8), left, right, weight,
                       np.ones(len(pairs), dtype=bool), threshold)
-        ctx.run_rows, ctx.keys = rows, []
+        ctx.run_rows, ctx.keys, ctx.groups = rows, [], {}
         for turn, i in enumerate(order):
-            ctx.turn = turn
+            ctx.turn, ctx.by_row = turn, isinstance(guards[i], KeepUpTo | ConflictingLabels)
             guards[i]._where = f"guards[{i}]"
             guards[i].apply(ctx)
+        for _, held_rows, _, group in ctx.held:
+            first = int(rows[held_rows].min())
+            ctx.groups[group] = min(ctx.groups.get(group, first), first)
+        named = {g: _placeholder(g, first) for g, first in ctx.groups.items()}
         gone = np.flatnonzero(~ctx.matched)
         keys = np.array(ctx.keys, dtype=np.int64).reshape(-1, 3)
-        made, cut = len(ctx.decisions), len(gone)
-
-        def text(key: str) -> np.ndarray:
-            values = np.full(cut + made, None, dtype=object)
-            values[cut:] = [d[key] if key != "record_id" else str(d[key])
-                            for d in ctx.decisions]
-            return values
-
-        def number(pair_values: np.ndarray, decision_values: np.ndarray) -> np.ndarray:
-            return np.concatenate([np.asarray(pair_values, dtype=np.int64),
-                                   np.asarray(decision_values, dtype=np.int64)])
-
-        none = np.full(made, -1, dtype=np.int64)
-        return pd.DataFrame({
-            "kind": np.concatenate([np.zeros(cut, np.int8), np.ones(made, np.int8)]),
-            "l": number(rows[left[gone]], none), "r": number(rows[right[gone]], none),
-            **{key: pd.Series(text(key), dtype=object)
-               for key in ("guard", "record_id", "decision", "detail")},
-            "g": number(np.full(cut, -1), keys[:, 0]), "k": number(np.full(cut, -1), keys[:, 1]),
-            "p": number(np.full(cut, -1), keys[:, 2])})
+        parts = [_frame(PAIR, len(gone), l=rows[left[gone]], r=rows[right[gone]]),
+                 _decision_rows(ctx, keys)]
+        group = np.array([None if pd.isna(g) else named[g] for g in ctx.review_group],
+                         dtype=object)
+        marked = np.flatnonzero(~pd.isna(ctx.action) | ~pd.isna(ctx.reason)
+                                | ~pd.isna(group) | (ctx.keep_limit != 1))
+        parts.append(_frame(STATE, len(marked), l=rows[marked], action=ctx.action[marked],
+                            reason=ctx.reason[marked], grp=group[marked],
+                            lim=ctx.keep_limit[marked]))
+        for name, held_rows, size, held_group in ctx.held:
+            first = int(rows[held_rows].min())
+            turn = next(t for t, i in enumerate(order) if guards[i].guard_name == name)
+            parts.append(_frame(HELD, len(held_rows), l=rows[held_rows], g=np.full(
+                len(held_rows), turn), k=np.full(len(held_rows), first),
+                lim=np.full(len(held_rows), size), guard=np.full(len(held_rows), name),
+                grp=np.full(len(held_rows), named[held_group])))
+        parts.append(_frame(GROUP, len(named), grp=list(named.values()),
+                            k=list(ctx.groups.values())))
+        return pd.concat(parts, ignore_index=True)
 
     return run
 
@@ -115,12 +172,14 @@ def _guard_call(guards, columns: list[str], threshold: float):
 class Guarded:
     """What the guards did: the matched pairs left (l, r, w), the pairs they removed (l, r),
     their decisions in the local order (guard, record_id, decision, detail, then the order's
-    keys `_o1`, `_o2`, `_o3`) and the count of each (guard, decision)."""
+    keys `_o1`, `_o2`, `_o3`), the marked records (row, action, reason, grp, lim) and the
+    clusters held for the keeper (row, g, k, lim, guard, grp), review groups numbered."""
 
     edges: object
     removed: object
     decisions: object
-    counts: dict
+    states: object
+    held: object
 
 
 def check_guard_columns(guards, columns: list[str]) -> None:
@@ -133,6 +192,7 @@ def check_guard_columns(guards, columns: list[str]) -> None:
 def guard_edges(spark, guards, tables, edges, id_name: str, n: int, partitions: int,
                 threshold: float) -> Guarded:
     """Run `guards` over the clusters of `edges` (matched pairs l, r, w) on the executors."""
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     from linkage.engines.spark._graph import component_roots
@@ -141,8 +201,10 @@ def guard_edges(spark, guards, tables, edges, id_name: str, n: int, partitions: 
     records, columns = records_of(tables, id_name, wanted)
     roots = component_roots(spark, edges.select(F.col("l").alias("a"), F.col("r").alias("b")),
                             n)
-    sizes = roots.groupBy("root").agg(F.count(F.lit(1)).alias("_size"))
-    members = roots.join(sizes.where(F.col("_size") > 1), "root")
+    members = roots
+    if not any(isinstance(g, KeepUpTo) for g in guards):  # a lone record gets no decision
+        sizes = roots.groupBy("root").agg(F.count(F.lit(1)).alias("_size"))
+        members = roots.join(sizes.where(F.col("_size") > 1), "root")
     buckets = max(partitions, -(-n // BUCKET_RECORDS), 1)
     bucket = F.pmod(F.col("root"), F.lit(buckets)).alias(BUCKET)
     grouped_records = (records.join(members.select(F.col("row").alias(ROW), bucket), ROW)
@@ -151,15 +213,96 @@ def guard_edges(spark, guards, tables, edges, id_name: str, n: int, partitions: 
     grouped_pairs = edges.join(of_left, "l").select("l", "r", "w", bucket).groupBy(BUCKET)
     out = (grouped_records.cogroup(grouped_pairs)
            .applyInPandas(_guard_call(guards, columns, threshold), _OUT).localCheckpoint())
-    removed = out.where(F.col("kind") == 0).select("l", "r")
-    decisions = out.where(F.col("kind") == 1).select(
+    removed = out.where(F.col("kind") == PAIR).select("l", "r")
+    decisions = out.where(F.col("kind") == DECISION).select(
         "guard", "record_id", "decision", "detail", F.col("g").alias("_o1"),
         F.col("k").alias("_o2"), F.col("p").alias("_o3"))
-    counts = {}
-    for row in decisions.groupBy("guard", "decision").count().collect():
-        counts.setdefault(row["guard"], {})[row["decision"]] = int(row["count"])
+    # Review groups numbered per guard by their smallest row, over the whole table.
+    name = F.split(F.col("grp"), SEPARATOR).getItem(0)
+    numbered = (out.where(F.col("kind") == GROUP).select("grp", "k")
+                .withColumn("_n", F.row_number().over(Window.partitionBy(name).orderBy("k")))
+                .select(F.col("grp").alias("_grp"),
+                        F.concat(name, F.lit(":"), F.col("_n").cast("string")).alias("_new")))
+
+    def renamed(frame):
+        return (frame.join(numbered, frame["grp"] == numbered["_grp"], "left")
+                .withColumn("grp", F.coalesce("_new", "grp")).drop("_grp", "_new"))
+
+    states = renamed(out.where(F.col("kind") == STATE).select(
+        F.col("l").alias("row"), "action", "reason", "grp", "lim")).localCheckpoint()
+    held = renamed(out.where(F.col("kind") == HELD).select(
+        F.col("l").alias("row"), "g", "k", "lim", "guard", "grp")).localCheckpoint()
     kept = edges.join(removed, ["l", "r"], "left_anti").localCheckpoint()
-    return Guarded(kept, removed, decisions, counts)
+    return Guarded(kept, removed, decisions, states, held)
+
+
+def limited_ranks(ranks, guarded: Guarded, k: int):
+    """`ranks` (row, cluster_id, rank, representative, kept) with `kept` up to the largest
+    keep limit a guard gave a record of the cluster (at least `k`), as the local keeper's
+    `np.maximum.at` over the cluster ids."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    limit = F.coalesce(F.col("lim"), F.lit(1)).cast("long")
+    keeps = F.greatest(F.lit(int(k)).cast("long"),
+                       F.max(limit).over(Window.partitionBy("cluster_id")))
+    return (ranks.join(guarded.states.select("row", "lim"), "row", "left")
+            .withColumn("kept", F.col("rank") < keeps).drop("lim"))
+
+
+def _settle_call(mode: str):
+    """applyInPandas: the local `GuardContext.settle` on held clusters, one at a time in the
+    local order, with the keeper's answer; their records' new state and the decisions."""
+
+    def run(frame: pd.DataFrame) -> pd.DataFrame:
+        frame = frame.sort_values(["g", "k", "row"], kind="stable").reset_index(drop=True)
+        rows, at = np.unique(frame["row"].to_numpy(dtype=np.int64), return_index=True)
+        first = frame.iloc[at].reset_index(drop=True)
+        m = len(rows)
+        ctx = GuardContext(pd.DataFrame(index=range(m)), first["_id"].to_numpy(dtype=object),
+                           None, np.zeros(0), np.zeros(0), np.zeros(0),
+                           np.zeros(0, dtype=bool), 0.0, action=text(first["action"]),
+                           reason=text(first["reason"]), review_group=text(first["state_grp"]))
+        kept = first["kept"].to_numpy(dtype=bool)
+        keys = []
+        for (g, k), part in frame.groupby(["g", "k"], sort=True):
+            start = len(ctx.decisions)
+            ctx.held = [(str(part["guard"].iloc[0]), np.searchsorted(rows, part["row"].to_numpy(
+                dtype=np.int64)), int(part["lim"].iloc[0]), str(part["grp"].iloc[0]))]
+            ctx.settle(kept if mode == "dedupe" else None)
+            keys += [(g, k, p) for p in range(len(ctx.decisions) - start)]
+        keys = np.array(keys, dtype=np.int64).reshape(-1, 3)
+        return pd.concat([
+            _frame(STATE, m, l=rows, action=ctx.action, reason=ctx.reason,
+                   grp=ctx.review_group),
+            _decision_rows(ctx, keys)], ignore_index=True)
+
+    return run
+
+
+def settle_held(spark, guarded: Guarded, ranks, ids, n: int, partitions: int, mode: str):
+    """`guarded` after the keeper: the held clusters settled (`_settle_call`), their records'
+    state replaced and the decisions added (after the guards' and the splits')."""
+    from pyspark.sql import functions as F
+
+    held = guarded.held
+    buckets = max(partitions, -(-n // BUCKET_RECORDS), 1)
+    states = guarded.states.select("row", "action", "reason", F.col("grp").alias("state_grp"))
+    frame = (held.join(ranks.select("row", "kept"), "row")
+             .join(ids.select("row", "_id"), "row")
+             .join(states, "row", "left")
+             .withColumn(BUCKET, F.pmod(F.col("k"), F.lit(buckets))))
+    out = frame.groupBy(BUCKET).applyInPandas(_settle_call(mode), _OUT).localCheckpoint()
+    settled = out.where(F.col("kind") == STATE).select(
+        F.col("l").alias("row"), "action", "reason", "grp")
+    limits = guarded.states.select("row", "lim")
+    states = (guarded.states.join(settled.select("row"), "row", "left_anti")
+              .unionByName(settled.join(limits, "row", "left")))
+    decisions = guarded.decisions.unionByName(out.where(F.col("kind") == DECISION).select(
+        "guard", "record_id", "decision", "detail",
+        (F.col("g") + F.lit(2 << 40)).alias("_o1"), F.col("k").alias("_o2"),
+        F.col("p").alias("_o3")))
+    return Guarded(guarded.edges, guarded.removed, decisions, states.localCheckpoint(), None)
 
 
 def guard_summary(rules, counts: dict) -> dict:

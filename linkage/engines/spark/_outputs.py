@@ -32,7 +32,7 @@ from linkage.clustering import (
 )
 from linkage.diagnostics import diagnose_counts
 from linkage.engines.spark._guards_distributed import DECISIONS, guard_summary
-from linkage.io import ParquetFrame
+from linkage.io import ParquetFrame, as_text
 from linkage.result import Result
 from linkage.run.summary import (
     LevelTally,
@@ -163,12 +163,20 @@ def _cluster_batches(mode: str, threshold: float, id_name: str):
             out["cluster_id"] = b["cluster_id"].to_numpy(dtype=np.int64)
             out["cluster_size"] = size
             if mode == "dedupe":
-                out["action"] = np.where(kept, "keep", "duplicate").astype(object)
+                actions = np.where(kept, "keep", "duplicate").astype(object)
             else:
-                out["action"] = "keep"
+                actions = np.full(len(b), "keep", dtype=object)
+            groups = np.full(len(b), None, dtype=object)
+            if "_gaction" in b.columns:  # guards speak last, as `record_outputs` has it
+                action = as_text(b["_gaction"])
+                guarded = ~pd.isna(action)
+                actions[guarded] = action[guarded]
+                reasons[guarded] = as_text(b["_greason"])[guarded]
+                groups = as_text(b["_ggroup"])
+            out["action"] = pd.Series(actions, dtype=object)
             out["reason"] = pd.Series(reasons, dtype=object)
             out["representative_id"] = b["_rep"].to_numpy()
-            out["review_group"] = pd.Series([None] * len(b), dtype=object)
+            out["review_group"] = pd.Series(groups, dtype=object)
             yield out
 
     return run
@@ -208,6 +216,10 @@ def write_outputs(spark, mode, tables, rules, scorer, staging: Path, *, id_name,
     per_record = (clusters.join(ranks.select("row", "representative", "kept"), "row")
                   .join(ids, "row").join(rep, "representative")
                   .join(best, "row", "left").join(via, "other", "left"))
+    if guarded is not None:
+        per_record = per_record.join(guarded.states.select(
+            "row", F.col("action").alias("_gaction"), F.col("reason").alias("_greason"),
+            F.col("grp").alias("_ggroup")), "row", "left")
     id_type = _id_type(ids_table)
     schema = ", ".join(["row long", *(["source string"] if mode == "link" else []),
                         f"`{id_name}` {id_type}", "cluster_id long", "cluster_size long",
@@ -218,11 +230,31 @@ def write_outputs(spark, mode, tables, rules, scorer, staging: Path, *, id_name,
                                   staging / "clusters.parquet")}
 
     # -- deduplicated.parquet / links.parquet
+    # Each record's action: the keeper's, or a guard's (preserved, review) where it gave one.
+    final = ranks.select("row", "kept", F.lit(None).cast("string").alias("_gaction"))
+    if guarded is not None:
+        final = ranks.select("row", "kept").join(guarded.states.select(
+            "row", F.col("action").alias("_gaction")), "row", "left")
+    action = F.coalesce(F.col("_gaction"), F.when(F.col("kept") | F.lit(mode == "link"),
+                                                  F.lit("keep")).otherwise(F.lit("duplicate")))
+    final = final.select("row", "kept", action.alias("action")).localCheckpoint()
     if mode == "dedupe":
-        kept_rows = ranks.where("kept").select(F.col("row").alias(ROW))
+        kept_rows = final.where(F.col("action") != "duplicate").select(F.col("row").alias(ROW))
         kept = with_row_id(tables[0], id_name).join(kept_rows, ROW)
         outputs["deduplicated"] = _write(kept.orderBy(ROW).drop(ROW),
                                          staging / "deduplicated.parquet")
+        if guarded is not None and final.where(F.col("action") == "review").limit(1).count():
+            # review.parquet: the review records, by review group then id, as locally
+            states = guarded.states.where(F.col("action") == "review").select(
+                F.col("row").alias(ROW), F.col("grp").alias("review_group"),
+                F.col("reason").alias("_reason"))
+            of_cluster = clusters.select(F.col("row").alias(ROW), "cluster_id")
+            table = with_row_id(tables[0], id_name)
+            review = (table.join(states, ROW).join(of_cluster, ROW)
+                      .select("review_group", "cluster_id", F.col("_reason").alias("reason"),
+                              *[F.col(f"`{c}`") for c in table.columns if c != ROW]))
+            outputs["review"] = _write(review.orderBy("review_group", f"`{id_name}`"),
+                                       staging / "review.parquet")
     else:
         cluster_of = clusters.select(F.col("row").alias("l"), "cluster_id")
         links = (edges.join(ids.select(F.col("row").alias("l"), F.col("_id").alias("id_l")), "l")
@@ -264,11 +296,15 @@ def write_outputs(spark, mode, tables, rules, scorer, staging: Path, *, id_name,
                               staging / "pairs.parquet")
 
     decisions = split_decisions(split.splits, split.ids)
-    counts = {} if guarded is None else {g: dict(c) for g, c in guarded.counts.items()}
+    counts: dict[str, dict[str, int]] = {}
+    if guarded is not None:
+        for row in guarded.decisions.groupBy("guard", "decision").count().collect():
+            counts.setdefault(row["guard"], {})[row["decision"]] = int(row["count"])
+    guard_rows = sum(sum(c.values()) for c in counts.values())
     for d in decisions:
         by_guard = counts.setdefault(d["guard"], {})
         by_guard[d["decision"]] = by_guard.get(d["decision"], 0) + 1
-    if guarded is not None and guarded.counts:
+    if guard_rows:
         # The guards' decisions in the local order (Spark's), then the splits' (few).
         rows = guarded.decisions
         if decisions:
@@ -284,7 +320,7 @@ def write_outputs(spark, mode, tables, rules, scorer, staging: Path, *, id_name,
         outputs["guards"] = pd.DataFrame(decisions).astype({"record_id": str})
 
     summary = _summary(spark, mode, tables, rules, scorer, n, sizes, id_column, normalize_stats,
-                       exact_stats, blocked, scored, is_match, pairs, clusters, ranks, split,
+                       exact_stats, blocked, scored, is_match, pairs, clusters, final, split,
                        counts)
     return DistributedResult.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
 
@@ -323,10 +359,10 @@ def _summary(spark, mode, tables, rules, scorer, n, sizes, id_column, normalize_
     n_clusters = sum(by_size[s] // s for s in by_size)
     several = sum(by_size[s] // s for s in by_size if s > 1)
     largest = max(by_size, default=0)
-    kept_count = ranks.where("kept").count()
-    action_counts = ({"keep": int(kept_count), "duplicate": int(n - kept_count)}
-                     if mode == "dedupe" else {"keep": n, "duplicate": 0})
-    action_counts.update(preserved=0, review=0)
+    by_action = {r["action"]: int(r["count"])
+                 for r in ranks.groupBy("action").count().collect()}  # `ranks`: the actions
+    action_counts = {a: by_action.get(a, 0) for a in ("keep", "duplicate", "preserved",
+                                                      "review")}
 
     all_pairs = n * (n - 1) // 2 if mode == "dedupe" else sizes[0] * sizes[1]
     names = blocker_names(rules.blocking)
@@ -410,7 +446,8 @@ def _removals_by(table, column: str, ranks) -> dict[str, dict]:
     from linkage.engines.spark._read import ROW
 
     values = table.frame.select(F.col(ROW).alias("row"), F.col(f"`{column}`").alias("v"))
-    removed = ranks.select("row", (~F.col("kept")).cast("long").alias("removed"))
+    removed = ranks.select("row", (F.col("action") == "duplicate").cast("long")
+                           .alias("removed"))
     value = F.coalesce(F.col("v").cast("string"), F.lit(MISSING))
     rows = (values.join(removed, "row").groupBy(value.alias("value"))
             .agg(F.count(F.lit(1)).alias("size"), F.sum("removed").alias("sum"))
