@@ -163,29 +163,34 @@ def _customers(tmp_path, rows: int = 400):
 
 def test_guards_golden_records_keep_diverse_and_resume_as_the_local_engine(spark, tmp_path,
                                                                             distributed):
-    """The edge guards (must_not_link, max_cluster_size), golden records (every survivorship
-    rule of rules/customers.yaml) and `keep: diverse` (a record's rank depends on its
-    cluster's other records): run per bucket of whole clusters on the executors by the local
-    code, the same tables, decisions (in order) and summary as the local engine. A rerun with
-    the same checkpoint folder (--resume) reads the candidate and compared pairs back from
-    its Parquet folders and writes the same outputs."""
+    """Guards (edge guards that split; record guards that send to review, protect and keep
+    copies, with review held for keep_up_to's copies until the keeper has ranked), golden
+    records (every survivorship rule of rules/customers.yaml) and `keep: diverse` (a
+    record's rank depends on its cluster's other records): run per bucket of whole clusters
+    on the executors by the local code, the same tables, decisions (in order), review groups
+    and summary as the local engine. A rerun with the same checkpoint folder (--resume) reads
+    the candidate and compared pairs back from its Parquet folders and writes the same
+    outputs."""
     _, path = _customers(tmp_path)
     rules = ROOT / "rules" / "customers.yaml"
     keep = {"policy": "diverse", "column": "source", "k": 2}
     guards = [{"type": "must_not_link", "columns": ["birth_date"]},
-              {"type": "max_cluster_size", "size": 2}]
+              {"type": "max_cluster_size", "size": 2, "name": "cap"},
+              {"type": "max_cluster_size", "size": 1, "action": "review"},
+              {"type": "conflicting_labels", "label": "postcode"},
+              {"type": "keep_up_to", "k": 2, "column": "source", "values": ["crm"]}]
     local = lk.dedupe(path, _rules(rules, keep=keep, guards=guards), progress=False)
     counts = local.summary_data["stages"]["guard"]
-    assert counts["must_not_link"]["split"] > 0 and counts["max_cluster_size"]["split"] > 0
+    assert counts["must_not_link"]["split"] > 0 and counts["cap"]["split"] > 0
+    # held for keep_up_to's copies, which the diverse keeper picks, the rest to review
+    assert counts["max_cluster_size"]["kept"] > 0 and counts["max_cluster_size"]["review"] > 0
+    assert counts["conflicting_labels"]["review"] > 0 and counts["keep_up_to"]["keep_up_to"] > 0
     checkpoint = tmp_path / "checkpoint"
     first = lk.dedupe(path, _rules(rules, keep=keep, guards=guards), engine="spark",
                       progress=False, checkpoint=checkpoint)
     _same_tables(local, first, ("clusters", "deduplicated", "golden", "guard_decisions",
-                                "pairs"))
+                                "review", "pairs"))
     _same_summary(local, first)
-    assert (local.deduplicated.groupby("source").size() > 0).all()
-    assert local.summary_data["actions"]["keep"] > local.summary_data["stages"]["cluster"][
-        "clusters"]  # k: 2 keeps a second record of another source in some clusters
     assert (checkpoint / "spark-block.json").is_file()
     assert (checkpoint / "spark-compare.parquet" / "_SUCCESS").is_file()
     again = lk.dedupe(path, _rules(rules, keep=keep, guards=guards), engine="spark",
@@ -193,6 +198,22 @@ def test_guards_golden_records_keep_diverse_and_resume_as_the_local_engine(spark
     assert again.timings["block"] == 0.0 and again.timings["compare"] == 0.0
     _same_tables(local, again, ("clusters", "deduplicated", "golden"))
     _same_summary(local, again)
+
+
+def test_transactions_distinct_events_as_the_local_engine(spark, tmp_path, distributed):
+    """rules/transactions.yaml on the sample transactions: `distinct_events` (preserved
+    purchases, separate events of double loads) and `keep: oldest` by load time, per bucket
+    of whole clusters: the local engine's tables, decisions in order and summary."""
+    frame = pd.read_csv(ROOT / "sample_data" / "transactions.csv", dtype=str)
+    path = tmp_path / "transactions.parquet"
+    frame.to_parquet(path, index=False)
+    rules = ROOT / "rules" / "transactions.yaml"
+    local = lk.dedupe(path, _rules(rules), progress=False)
+    on_spark = lk.dedupe(path, _rules(rules), engine="spark", progress=False)
+    counts = local.summary_data["stages"]["guard"]["distinct_events"]
+    assert counts["preserved"] > 0 and counts["separate_event"] > 0
+    _same_tables(local, on_spark, ("clusters", "deduplicated", "guard_decisions"))
+    _same_summary(local, on_spark)
 
 
 def test_newest_by_a_numeric_date_column_ranks_whole_clusters(spark, tmp_path, distributed):
@@ -269,7 +290,7 @@ def test_record_guards_are_refused_on_the_distributed_route_not_gathered(spark, 
     path = tmp_path / "customers.parquet"
     customers.to_parquet(path, index=False)
     rules = _rules(ROOT / "rules" / "customers.yaml",
-                   guards=[{"type": "max_cluster_size", "size": 3, "action": "review"}])
+                   guards=[{"type": "conflicting_labels", "label": "city", "text": ["name"]}])
     with pytest.raises(EngineError, match=r"guards\[0\].*LINKAGE_SPARK_DRIVER_ROWS"):
         lk.dedupe(path, rules, engine="spark", progress=False)
 

@@ -4,7 +4,7 @@ no record and no pair on the driver.
 read (Spark, `_read`) → text (mapInPandas, `linkage.io.as_text`) → normalize → copies → block
 → compare → score (as the driver route: `_normalize`, `_blocking`, `_compare`, `_em`; with
 --resume the pairs kept as Parquet, `_resume`) → the threshold (moved by `record_prior`:
-`prior_shift`) → the edge guards (per bucket of whole clusters, `_guards_distributed`) →
+`prior_shift`) → the guards (per bucket of whole clusters, `_guards_distributed`) →
 one-to-one (rounds of mutual best matches) → the cluster splits (`_splits`: only the clusters a
 split acts on reach the driver) → components (large/small star) → cluster ids (ranks of the
 roots, by range partitioning) → keeper ranks (a window over each cluster, the policy's sort
@@ -90,7 +90,7 @@ def refused(rules, mode: str, limit: int, checkpoint=None) -> str | None:
     for k, guard in enumerate(rules.guards):
         why = refused_guard(guard)
         if why is not None:
-            return f"{rules.source}: `guards[{k}]`: {why}; {big} does not yet. {fix}"
+            return f"{rules.source}: `guards[{k}]`: {why} (not by {big} yet). {fix}"
     if rules.keep.policy not in POLICIES:
         return (f"{rules.source}: `keep.policy: {rules.keep.policy}` is not run by {big} "
                 f"yet; {', '.join(POLICIES)} are. {fix}")

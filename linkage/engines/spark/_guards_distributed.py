@@ -1,9 +1,10 @@
 """Guards on the distributed route: each cluster's guards run on the executors, by the local
 guards' own code, the records and matched pairs of whole clusters at a time.
 
-The guards run here (`must_not_link`, `max_cluster_size`, `keep_up_to`, `conflicting_labels`
-without `text`) decide a cluster from its records and its matched pairs alone, and only ever
-remove pairs, so a cluster never reaches past the connected component it started in. Every
+The guards run here (`must_not_link`, `max_cluster_size`, `distinct_events`, `keep_up_to`,
+`conflicting_labels` without `text`) decide a cluster from its records and its matched pairs
+alone, and only ever remove pairs, so a cluster never reaches past the connected component it
+started in. Every
 record of a component (of two or more records; every record where a `keep_up_to` guard may
 mark one alone), and the component's matched pairs, go to a bucket (`_per_cluster`: the
 component's smallest row modulo the bucket count); each bucket is one
@@ -15,7 +16,9 @@ the local code). Back come:
 - its decisions, each with its place in the local order: the guard's turn, then for the guards
   that log one cluster per call (`must_not_link`, `max_cluster_size`) the smallest row of the
   records the call names and the record's place in it, for those that log all their records
-  in one call, rows ascending (`keep_up_to`, `conflicting_labels`), the row;
+  in one call, rows ascending (`keep_up_to`, `conflicting_labels`), the row; for
+  `distinct_events` (two calls, each the records of distinct pairs by row, then those only
+  chained to another event, by row) the call and part, then the row;
 - each marked record's action, reason, review group and keep limit. Review groups are numbered
   per guard by their smallest row (as locally); a bucket names each group by its guard and
   smallest row, and Spark numbers them over the whole table;
@@ -23,9 +26,9 @@ the local code). Back come:
   keeper has ranked, the local `settle` runs on them per bucket (`settle_held`).
 
 guards.parquet is written by Spark in the local order; the summary's counts per decision are an
-aggregate. Nothing reaches the driver. `distinct_events` (one call logs rows of all clusters in
-two runs), `conflicting_labels` with `text` (groups that join clusters) and
-`domain_thresholds` (which can join clusters) are refused on this route for now.
+aggregate. Nothing reaches the driver. `conflicting_labels` with `text` (groups that join
+clusters by equal text) and `domain_thresholds` (a lower threshold joins clusters) are refused
+on this route for now.
 """
 
 from __future__ import annotations
@@ -38,7 +41,14 @@ import pandas as pd
 from linkage.engines.spark._frames import text
 from linkage.engines.spark._per_cluster import BUCKET, BUCKET_RECORDS, ID, SIDE, records_of
 from linkage.engines.spark._read import ROW
-from linkage.guards import ConflictingLabels, GuardContext, KeepUpTo, MaxClusterSize, MustNotLink
+from linkage.guards import (
+    ConflictingLabels,
+    DistinctEvents,
+    GuardContext,
+    KeepUpTo,
+    MaxClusterSize,
+    MustNotLink,
+)
 
 DECISIONS = "guard string, record_id string, decision string, detail string"
 _TEXT = ("guard", "record_id", "decision", "detail", "action", "reason", "grp")
@@ -53,7 +63,7 @@ SEPARATOR = "\x1f"  # between a review group's guard name and its smallest row
 
 def refused_guard(guard) -> str | None:
     """Why the distributed route does not run `guard` yet, or None."""
-    if isinstance(guard, MustNotLink | MaxClusterSize | KeepUpTo):
+    if isinstance(guard, MustNotLink | MaxClusterSize | KeepUpTo | DistinctEvents):
         return None
     if isinstance(guard, ConflictingLabels) and not guard.text:
         return None
@@ -62,7 +72,8 @@ def refused_guard(guard) -> str | None:
     else:
         what = f"the {guard.kind!r} guard"
     return (f"{what} is not run per cluster; the distributed route runs must_not_link, "
-            "max_cluster_size, keep_up_to and conflicting_labels without `text`")
+            "max_cluster_size, keep_up_to, distinct_events and conflicting_labels without "
+            "`text`")
 
 
 def guard_order(guards) -> list[int]:
@@ -78,7 +89,15 @@ class _Logged(GuardContext):
         rows = np.asarray(rows, dtype=np.int64)
         super().log(guard, rows, decision, detail)
         run_rows = self.run_rows[rows]
-        if self.by_row:  # one call, rows ascending: the row places it
+        if isinstance(self.guard, DistinctEvents):
+            # Two calls (preserved, then separate events), each the records of the distinct
+            # pairs by row, then those only chained to another event, by row.
+            extra = "distinct event: same " + ", ".join(self.guard.key) + " as another record"
+            details = np.broadcast_to(np.asarray(detail, dtype=object), (len(rows),))
+            for r, text_ in zip(run_rows.tolist(), details.tolist(), strict=True):
+                self.keys.append((self.turn, 2 * self.calls + str(text_).startswith(extra), r))
+            self.calls += 1
+        elif self.by_row:  # one call, rows ascending: the row places it
             self.keys.extend((self.turn, int(r), 0) for r in run_rows.tolist())
         else:  # one call per cluster, clusters by their smallest row
             first = int(run_rows.min()) if len(rows) else 0
@@ -136,7 +155,8 @@ def _guard_call(guards, columns: list[str], threshold: float):
                       np.ones(len(pairs), dtype=bool), threshold)
         ctx.run_rows, ctx.keys, ctx.groups = rows, [], {}
         for turn, i in enumerate(order):
-            ctx.turn, ctx.by_row = turn, isinstance(guards[i], KeepUpTo | ConflictingLabels)
+            ctx.turn, ctx.guard, ctx.calls = turn, guards[i], 0
+            ctx.by_row = isinstance(guards[i], KeepUpTo | ConflictingLabels)
             guards[i]._where = f"guards[{i}]"
             guards[i].apply(ctx)
         for _, held_rows, _, group in ctx.held:
