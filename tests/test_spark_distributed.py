@@ -224,27 +224,6 @@ def test_transactions_distinct_events_as_the_local_engine(spark, tmp_path, distr
     _same_summary(local, on_spark)
 
 
-def test_newest_by_a_numeric_date_column_ranks_whole_clusters(spark, tmp_path, distributed):
-    """`keep: newest` on a column of day numbers (numbers: the local key is their rank among
-    the distinct values, which a batch of records alone cannot know; a DataFrame in three
-    partitions, so clusters span batches): the local keepers."""
-    from linkage.engines.spark.session import quiet_pyspark
-
-    customers, _ = _customers(tmp_path)
-    days = pd.to_datetime(customers["signup_date"], format="ISO8601") - pd.Timestamp(0)
-    customers["signup_day"] = days.dt.days.astype("Int64")
-    customers.loc[::7, "signup_day"] = pd.NA
-    with quiet_pyspark():  # in the frame's order
-        spark_frame = spark.createDataFrame(customers).coalesce(3)
-    rules = _rules(ROOT / "rules" / "customers.yaml", golden=None,
-                   keep={"policy": "newest", "column": "signup_day"})
-    local = lk.dedupe(customers, rules, progress=False)
-    on_spark = lk.dedupe(spark_frame, rules, engine="spark", progress=False)
-    _same_tables(local, on_spark, ("clusters",))
-    assert list(_table(on_spark.deduplicated)["customer_id"]) == list(
-        local.deduplicated["customer_id"])
-
-
 def test_one_to_one_record_prior_threshold_as_the_local_engine(spark, datasets, tmp_path,
                                                                distributed):
     """`one_to_one_threshold: record_prior`: each left record's best weight by a groupBy,
