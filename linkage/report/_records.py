@@ -108,9 +108,9 @@ def _threshold(result: Result) -> float | None:
 def _order_key(text: np.ndarray) -> np.ndarray:
     """A hash of each id: a spread that does not depend on the input's order. The 8 bytes of
     its blake2b digest as one big-endian number, which orders as the digest's hex text does."""
-    blake2b, from_bytes = hashlib.blake2b, int.from_bytes
-    return np.fromiter((from_bytes(blake2b(t.encode("utf-8"), digest_size=8).digest(), "big")
-                        for t in text), dtype=np.uint64, count=len(text))
+    blake2b = hashlib.blake2b
+    digests = b"".join([blake2b(t.encode("utf-8"), digest_size=8).digest() for t in text])
+    return np.frombuffer(digests, dtype=">u8").astype(np.uint64)
 
 
 def _first_by_hash(text: np.ndarray, count: int) -> np.ndarray:
@@ -183,9 +183,13 @@ def _pick(result: Result) -> Picked:
         a = position.positions(side_l, _text(links["id_l"]))
         b = position.positions(side_r, _text(links["id_r"]))
         w = links["match_weight"].to_numpy(dtype=float)
+    elif side_l == side_r:  # one lookup for both ends
+        both = position.positions_of(side_l, scanned.edge_a + scanned.edge_b)
+        a, b = np.split(both, [sum(len(part) for part in scanned.edge_a)])
     else:
         a = position.positions_of(side_l, scanned.edge_a)
         b = position.positions_of(side_r, scanned.edge_b)
+    if not by_links:
         w = np.concatenate(scanned.edge_w) if scanned.edge_w else np.zeros(0, dtype=float)
     picked.largest, picked.weakest = _clusters(frame, keys, a, b, w)
     return picked
