@@ -556,6 +556,17 @@ def before_after(result: Result) -> list[object]:
 # ---------------------------------------------------------------------- clusters
 
 
+def cluster_members(clusters, cluster_ids) -> pd.DataFrame:
+    """The rows of `clusters` whose `cluster_id` is one of `cluster_ids`, in their order (the
+    index not kept). From a clusters.parquet not loaded yet, only those rows are read: a run
+    of millions of records shows a few clusters."""
+    cluster_ids = list(cluster_ids)
+    path = getattr(clusters, "path", None)
+    if path is not None and getattr(clusters, "_frame", None) is None and cluster_ids:
+        return pd.read_parquet(path, filters=[("cluster_id", "in", cluster_ids)])
+    return clusters[clusters["cluster_id"].isin(cluster_ids)]
+
+
 def largest_clusters(result: Result, text=str) -> Markup:
     clusters = result.clusters
     stages = _stages(result)
@@ -575,12 +586,13 @@ def largest_clusters(result: Result, text=str) -> Markup:
     id_name = result.summary_data.get("id_column") or clusters.columns[0]
     if id_name not in clusters.columns:
         id_name = clusters.columns[0]
-    sizes = clusters.groupby("cluster_id", sort=True).size()
+    cluster_id = clusters["cluster_id"]  # (from a file: that column alone)
+    sizes = cluster_id.groupby(cluster_id.to_numpy(), sort=True).size()
     top = sizes[sizes > 1].sort_values(ascending=False, kind="stable").head(LARGEST_CLUSTERS)
     if top.empty:
         parts.append(paragraph("No cluster holds more than one record.", class_="note"))
         return section("clusters", "Largest clusters", *parts)
-    members = clusters[clusters["cluster_id"].isin(top.index)].copy()
+    members = cluster_members(clusters, top.index.tolist()).copy()
     members["_id"] = members[id_name].astype(str)
     has_representative = "representative_id" in members.columns
     # The representative first, then the others by id: the order never depends on the run.
