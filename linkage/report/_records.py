@@ -155,7 +155,8 @@ def _pick(result: Result) -> Picked:
     # -- removed records, each with the record kept in its place
     removed_pairs: list[tuple[str, str]] = []
     if not link and "action" in frame.columns:
-        removed = np.flatnonzero(frame["action"].astype(str).to_numpy() == "duplicate")
+        removed = np.flatnonzero((frame["action"] == "duplicate").to_numpy(dtype=bool,
+                                                                         na_value=False))
         if len(removed):
             removed_ids = ids[removed]
             chosen = removed[_first_by_hash(removed_ids, REMOVED_SHOWN)]

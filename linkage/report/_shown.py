@@ -195,7 +195,7 @@ def _cluster(result: Result, c: Cluster, records: Records, kind: str) -> list[ob
     action = {}
     if clusters is not None and "action" in clusters.columns:
         id_name = records.id_name if records.id_name in clusters.columns else clusters.columns[0]
-        members = cluster_members(clusters, [c.cluster_id])
+        members = cluster_members(result, [c.cluster_id])
         sides = members["source"].astype(str) if "source" in members.columns and \
             result.mode == "link" else pd.Series([""] * len(members), index=members.index)
         action = {(s, str(i)): str(x) for s, i, x in zip(sides, members[id_name],
