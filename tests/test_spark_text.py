@@ -229,3 +229,58 @@ def test_semdedup_above_the_driver_limit_runs_on_the_executors(spark, texts, mon
     vectors = Encoder().encode([text_of[a] for a, _ in pairs] + [text_of[b] for _, b in pairs])
     cosine = np.einsum("ij,ij->i", vectors[:len(pairs)], vectors[len(pairs):])
     assert (cosine > 1 - 0.02 - 1e-6).all()
+
+
+# -- the distributed route (issue 17): the same stages with no record or pair on the driver
+
+
+def _distributed(local_input, rules_of, tmp_path, monkeypatch, **options):
+    """The local result over `local_input` (a frame) and the distributed route's over the
+    same records written as Parquet (`LINKAGE_SPARK_DRIVER_ROWS=0`)."""
+    path = tmp_path / "input.parquet"
+    local_input.to_parquet(path, index=False)
+    local = lk.dedupe(local_input, rules_of(), progress=False, **options)
+    monkeypatch.setenv("LINKAGE_SPARK_DRIVER_ROWS", "0")
+    on_spark = lk.dedupe(path, rules_of(), engine="spark", progress=False, **options)
+    assert type(on_spark).__name__ == "DistributedResult"
+    return local, on_spark
+
+
+def _same_distributed(local, on_spark) -> None:
+    """Every table of the distributed run equal to the local one, value for value, and the
+    summary too (but for what the route leaves out or adds)."""
+    from tests.test_spark_distributed import _same_summary, _same_tables, _table
+
+    _same_tables(local, on_spark)
+    _same_summary(local, on_spark)
+    pairs, expected = _table(on_spark.pairs), _table(local.pairs)
+    assert list(pairs.columns) == list(expected.columns)
+    pd.testing.assert_frame_equal(pairs.astype(str), expected.astype(str), obj="pairs")
+
+
+def test_distributed_text_pipeline_as_locally(spark, texts, tmp_path, monkeypatch):
+    """rules/documents.yaml without its guards (refused on this route, see docs/SPARK.md), a
+    url stage added (a URL per document, some written another way), `farthest_from_centroid`
+    and buckets above `max_block_size`, on Spark from a Parquet file to Parquet folders: url
+    → exact → MinHash-LSH (bands as join keys, verified, oversized buckets skipped and listed)
+    → SemDeDup (k-means on a sample of at most `DRIVER_VECTORS` vectors: here all of them)
+    → jaccard → rule sum → keep by the semantic distances, which stay in Spark: the local
+    tables and summary, value for value."""
+    frame = texts.iloc[::3].reset_index(drop=True)
+    frame["url"] = [f"https://Example.com/d/{k % 400}" + ("?utm_source=x" if k % 3 else "")
+                    for k in range(len(frame))]
+
+    def rules():
+        return _documents(guards=None, url={"column": "url"}, keep="farthest_from_centroid",
+                          max_block_size=3, max_removal_rate=1.0)
+
+    local, on_spark = _distributed(frame, rules, tmp_path, monkeypatch)
+    _same_distributed(local, on_spark)
+    stages = on_spark.summary_data["stages"]
+    assert stages["block"]["blockers"]["near_copies"]["proposed_pairs"] > 0
+    assert stages["url"]["records_collapsed"] > 0 and stages["exact"]["records_collapsed"] > 0
+    assert stages["semantic"]["duplicate_pairs"] > 0
+    assert len(stages["block"]["skipped_blocks"]) > 0
+    reasons = on_spark.clusters.to_pandas()["reason"].astype(str)
+    assert reasons.str.contains("url stage").any() and reasons.str.contains("exact").any()
+    assert on_spark.summary_data["spark"]["pairs_to_driver"] == 0
