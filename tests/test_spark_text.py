@@ -263,24 +263,58 @@ def test_distributed_text_pipeline_as_locally(spark, texts, tmp_path, monkeypatc
     url stage added (a URL per document, some written another way), `farthest_from_centroid`
     and buckets above `max_block_size`, on Spark from a Parquet file to Parquet folders: url
     → exact → MinHash-LSH (bands as join keys, verified, oversized buckets skipped and listed)
-    → SemDeDup (k-means on a sample of at most `DRIVER_VECTORS` vectors: here all of them)
-    → jaccard → rule sum → keep by the semantic distances, which stay in Spark: the local
-    tables and summary, value for value."""
+    and an embedding blocker (its own search over all vectors in one executor task, up to
+    `GROUP_VECTORS`) → SemDeDup (k-means on a sample of at most `DRIVER_VECTORS` vectors:
+    here all of them) → jaccard and cosine → rule sum → keep by the semantic distances,
+    which stay in Spark: the local tables and summary, value for value."""
     frame = texts.iloc[::3].reset_index(drop=True)
     frame["url"] = [f"https://Example.com/d/{k % 400}" + ("?utm_source=x" if k % 3 else "")
                     for k in range(len(frame))]
 
+    embedding = _embedding_rules()
+    documents = yaml.safe_load((ROOT / "rules" / "documents.yaml").read_text(encoding="utf-8"))
+    weights = {**documents["scoring"]["weights"], "meaning": {">=0.95": 0.5, "else": 0.0}}
+
     def rules():
         return _documents(guards=None, url={"column": "url"}, keep="farthest_from_centroid",
-                          max_block_size=3, max_removal_rate=1.0)
+                          max_block_size=3, max_removal_rate=1.0,
+                          blocking=[*documents["blocking"], *embedding["blocking"]],
+                          comparisons=[*documents["comparisons"],
+                                       {**embedding["comparisons"][0], "name": "meaning"}],
+                          scoring={"type": "rule_sum", "threshold": 1.0, "weights": weights})
 
     local, on_spark = _distributed(frame, rules, tmp_path, monkeypatch)
     _same_distributed(local, on_spark)
     stages = on_spark.summary_data["stages"]
     assert stages["block"]["blockers"]["near_copies"]["proposed_pairs"] > 0
+    assert stages["block"]["blockers"]["meaning"]["proposed_pairs"] > 30
+    assert (on_spark.pairs.to_pandas()["meaning_level"] >= 1).sum() > 0
     assert stages["url"]["records_collapsed"] > 0 and stages["exact"]["records_collapsed"] > 0
     assert stages["semantic"]["duplicate_pairs"] > 0
     assert len(stages["block"]["skipped_blocks"]) > 0
     reasons = on_spark.clusters.to_pandas()["reason"].astype(str)
     assert reasons.str.contains("url stage").any() and reasons.str.contains("exact").any()
     assert on_spark.summary_data["spark"]["pairs_to_driver"] == 0
+
+
+def test_distributed_supervised_scorer_as_locally(spark, tmp_path, monkeypatch):
+    """A logistic regression trained on the driver on the labelled pairs (only the records
+    the labels name come from Spark), its weights given in the local engine's blocks on the
+    executors: the local pairs, weights and clusters."""
+    customers = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str)
+    truth = pd.read_csv(ROOT / "sample_data" / "customers_truth.csv", dtype=str)
+    person = dict(zip(truth["customer_id"], truth["person_id"], strict=True))
+    path = ROOT / "rules" / "customers.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["golden"] = None
+    first = lk.dedupe(customers, lk.Rules.from_dict(data), progress=False).pairs
+    sample = first.sample(min(300, len(first)), random_state=0)[["id_l", "id_r"]]
+    sample["label"] = [int(person[a] == person[b])
+                       for a, b in zip(sample["id_l"], sample["id_r"], strict=True)]
+    sample.to_csv(tmp_path / "labels.csv", index=False)
+    data["scoring"] = {"type": "supervised", "labels": str(tmp_path / "labels.csv"),
+                       "model": "logistic_regression"}
+    local, on_spark = _distributed(customers, lambda: lk.Rules.from_dict(data), tmp_path,
+                                   monkeypatch)
+    _same_distributed(local, on_spark)
+    assert on_spark.summary_data["stages"]["score"]["labelled_pairs"] == len(sample)

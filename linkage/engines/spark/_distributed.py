@@ -47,19 +47,12 @@ POLICIES = tuple(KEYS)
 def refused(rules, mode: str, limit: int, checkpoint=None) -> str | None:
     """Why the distributed route cannot run these rules (an `EngineError`'s message), or
     None. `limit`: the driver route's size, named in the fix."""
-    from linkage.blocking import NeighbourJoin
-
     fix = (f"Run it on the driver route (records up to LINKAGE_SPARK_DRIVER_ROWS, now "
            f"{limit:,}: set it higher, with the driver memory for the table) or with "
            "--engine local.")
     big = f"the distributed Spark route (a table above {limit:,} records)"
     if checkpoint is not None:
         return f"--resume is not run by {big} yet. Leave it out, or: {fix}"
-    for k, blocker in enumerate(rules.blocking):
-        if isinstance(blocker.join_plan(), NeighbourJoin):
-            return (f"{rules.source}: `blocking[{k}].type` (a {blocker.kind!r} blocker: its "
-                    f"neighbour search reads every vector at once) is not run by {big} yet; "
-                    f"keys, sorted_neighbourhood and minhash are. {fix}")
     if rules.guards:
         return (f"{rules.source}: `guards` are not run by the distributed Spark route (a table "
                 f"above {limit:,} records): they read whole columns on the driver. {fix}")

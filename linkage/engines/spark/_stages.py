@@ -75,7 +75,7 @@ def score_on_spark(spark, mode, rules, records, names, raw, fit, clock, bar, cac
             stars["semantic"], centroid, semantic_stats = semantic_distributed(
                 spark, *staging[:2], rules, stars, n)
         blocked = block(spark, blocked_work, rules, names, mode == "link", partitions,
-                        stars or None)
+                        stars or None, gather=False)
         cached.append(blocked.pairs)
         blocked.proposed.update(stage_proposed(stars, exact_stats))
         if rules.semantic is not None:
