@@ -244,7 +244,9 @@ def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, mod
         with clock.stage("cluster"), task_errors():
             if mode == "link" and rules.one_to_one:
                 kept = one_to_one(edges)
-                edges = kept if kept is not None else edges.limit(0)
+                # a link has no url, exact or semantic stage: no link is a stage's
+                edges = (kept.withColumn("st", F.lit(-1)) if kept is not None
+                         else edges.limit(0))
             edges = edges.localCheckpoint()
             split = split_on_spark(spark, rules, scorer, n, edges, scored, ids_of)
             clusters = cluster_numbers(split.roots, partitions).localCheckpoint()
