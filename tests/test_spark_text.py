@@ -239,10 +239,18 @@ def _distributed(local_input, rules_of, tmp_path, monkeypatch, **options):
     same records written as Parquet (`LINKAGE_SPARK_DRIVER_ROWS=0`)."""
     path = tmp_path / "input.parquet"
     local_input.to_parquet(path, index=False)
-    local = lk.dedupe(local_input, rules_of(), progress=False, **options)
-    monkeypatch.setenv("LINKAGE_SPARK_DRIVER_ROWS", "0")
-    on_spark = lk.dedupe(path, rules_of(), engine="spark", progress=False, **options)
+    said, results = [], []
+    for engine, source in (("local", local_input), ("spark", path)):
+        if engine == "spark":
+            monkeypatch.setenv("LINKAGE_SPARK_DRIVER_ROWS", "0")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            results.append(lk.dedupe(source, rules_of(), engine=engine, progress=False,
+                                     **options))
+        said.append([str(w.message) for w in caught if issubclass(w.category, LinkageWarning)])
+    local, on_spark = results
     assert type(on_spark).__name__ == "DistributedResult"
+    assert said[1] == said[0]  # the same warnings (oversized buckets), in the same order
     return local, on_spark
 
 
