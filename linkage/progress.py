@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,10 +29,14 @@ class Clock:
     timings: dict[str, float] = field(default_factory=dict)
     progress: bool | None = False
     line: Any = None
+    # Told each stage's name as it starts (the Spark engine names its jobs by it).
+    on_stage: Callable[[str], None] | None = None
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
         start = time.perf_counter()
+        if self.on_stage is not None:
+            self.on_stage(name)
         line = self._line()
         if line is not None:
             line.set_description_str(f"linkage: {name}")

@@ -79,8 +79,16 @@ def test_febrl3_dedupe_from_a_parquet_file_as_the_local_engine(spark, datasets, 
     frame.to_parquet(path, index=False)
     rules = ROOT / "rules" / "febrl.yaml"
     local = lk.dedupe(frame, _rules(rules), progress=False)
+    tracker = spark.sparkContext.statusTracker()
+    before = {stage: set(tracker.getJobIdsForGroup(f"linkage: {stage}"))
+              for stage in ("read", "block", "cluster", "outputs")}
     on_spark = lk.dedupe(path, _rules(rules), engine="spark", progress=False)
     assert type(on_spark).__name__ == "DistributedResult"
+    # Spark's jobs carry the name of the linkage stage that ran them (UI, event log), and
+    # the engine leaves no group set on the session it shares.
+    for stage, earlier in before.items():
+        assert set(tracker.getJobIdsForGroup(f"linkage: {stage}")) - earlier, stage
+    assert spark.sparkContext.getLocalProperty("spark.jobGroup.id") is None
     _same_tables(local, on_spark)
     _same_summary(local, on_spark)
     pairs, expected = _table(on_spark.pairs), _table(local.pairs)

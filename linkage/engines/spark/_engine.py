@@ -142,6 +142,7 @@ def run_distributed_sources(mode: Mode, sources: list, rules: Rules, *, id_colum
                             checkpoint=None) -> Result | None:
     """The distributed route (`_distributed`) when the inputs are paths or Spark DataFrames
     above the driver route's limit; None otherwise (the caller reads them on the driver)."""
+    import contextlib
     import os
     import shutil
     import tempfile
@@ -163,6 +164,10 @@ def run_distributed_sources(mode: Mode, sources: list, rules: Rules, *, id_colum
     id_column = id_column or rules.id_column
     with clock.stage("spark"), java_memory_errors(master):
         spark = spark_session(master)
+    # Spark's UI, event log and status tracker show each job under the linkage stage that
+    # ran it (its job group and description).
+    clock.on_stage = lambda name: spark.sparkContext.setJobGroup(
+        f"linkage: {name}", f"linkage: {name}", interruptOnCancel=False)
     staging = Path(tempfile.mkdtemp(prefix="linkage-spark-",
                                     dir=os.environ.get("LINKAGE_SPARK_STAGING") or None))
     try:
@@ -176,6 +181,11 @@ def run_distributed_sources(mode: Mode, sources: list, rules: Rules, *, id_colum
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    finally:
+        clock.on_stage = None
+        with contextlib.suppress(Exception):  # the JVM may be gone (an EngineError above)
+            spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+            spark.sparkContext.setJobDescription(None)
     clock.close()
     return result
 
