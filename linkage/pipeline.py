@@ -1090,8 +1090,24 @@ def prepare_tables(tables: list[Table], id_column: str | None):
     id_name = id_column or ROW_ID
     sizes = [len(f) for f in frames]
     source = np.repeat(np.arange(len(frames), dtype=np.int8), sizes)
-    ids = pd.concat([f[id_name] for f in frames], ignore_index=True)
+    ids = one_chunk(pd.concat([f[id_name] for f in frames], ignore_index=True))
     combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     return frames, id_name, sizes, source, ids, combined
+
+
+def one_chunk(values: pd.Series) -> pd.Series:
+    """`values` with the Arrow strings behind it (pyarrow storage) in one piece. A file read
+    a batch at a time gives a column of many pieces, and Arrow's `take` over many pieces
+    (each output's ids, representatives and reasons: a few dozen takes a run) costs several
+    times a take over one; the same values and dtype."""
+    import pyarrow as pa
+
+    data = getattr(values.array, "_pa_array", None)
+    if (not isinstance(values.dtype, pd.StringDtype) or values.dtype.storage != "pyarrow"
+            or not isinstance(data, pa.ChunkedArray) or data.num_chunks < 2):
+        return values
+    whole = pa.chunked_array([data.combine_chunks()], type=data.type)
+    return pd.Series(pd.arrays.ArrowStringArray(whole), dtype=values.dtype, index=values.index,
+                     name=values.name)
 
 
