@@ -435,6 +435,19 @@ def load_model(path: str | Path | Any, scorer):
                          "written by a run with the same scorer.") from None
 
 
+def read_labelled(scorer, rules: Rules) -> tuple[Path, pd.DataFrame]:
+    """The path of a supervised scorer's `labels` (a relative one read from the rules file's
+    folder) and the labels it holds."""
+    from linkage.scoring import read_labels
+
+    path = Path(scorer.labels)
+    if not path.is_absolute() and Path(rules.source).is_file():
+        candidate = Path(rules.source).parent / path
+        path = candidate if candidate.exists() else path
+    return path, read_labels(path, id_columns=scorer.id_columns,
+                             label_column=scorer.label_column)
+
+
 def labelled_pairs(scorer, rules: Rules, ids: pd.Series, source: np.ndarray, mode: Mode):
     """Row numbers of the labelled pairs a supervised scorer learns from, and their labels.
 
@@ -442,13 +455,9 @@ def labelled_pairs(scorer, rules: Rules, ids: pd.Series, source: np.ndarray, mod
     model also sees the non-matches a labeller chose. A relative `labels` path is read from
     the rules file's folder.
     """
-    from linkage.scoring import labels_for_pairs, read_labels
+    from linkage.scoring import labels_for_pairs
 
-    path = Path(scorer.labels)
-    if not path.is_absolute() and Path(rules.source).is_file():
-        candidate = Path(rules.source).parent / path
-        path = candidate if candidate.exists() else path
-    labels = read_labels(path, id_columns=scorer.id_columns, label_column=scorer.label_column)
+    path, labels = read_labelled(scorer, rules)
     left_col, right_col = scorer.id_columns
     text_ids = ids.astype(str).to_numpy()
     sides = [0, 1] if mode == "link" else [0, 0]
