@@ -10,6 +10,10 @@ Tools, each a subprocess whose whole process tree is sampled for memory:
 * `linkage`: `linkage dedupe CORPUS --rules bench/text_dedup.yaml` (url, exact, MinHash-LSH at
   Jaccard 0.8 verified exactly, semantic on the 1% `qa` records, jaccard comparison, rule sum,
   cluster cap, keep first).
+* `linkage-spark-distributed`: the same rules without the `max_cluster_size` guard
+  (bench/text_dedup_distributed.yaml: guards are refused there) on Spark's distributed route
+  (`LINKAGE_SPARK_DRIVER_ROWS=0`: inputs read and outputs written by Spark, no record or pair
+  on the driver; docs/SPARK.md).
 * `linkage-spark`: the same with `--engine spark --spark-master local[2]`; an engine that
   refuses the rules is recorded as "refused" with its message.
 * `datatrove`: its four MinHash stages with `LocalPipelineExecutor` (bench/text_dedup_datatrove.py),
@@ -64,7 +68,9 @@ VENV_TD = HERE / ".venv-textdedup-spark"
 RULES = HERE / "text_dedup.yaml"
 RECIPE = 2  # raise when bench/text_corpus.py makes other documents: the cache is by recipe
 RULES_MINHASH = HERE / "text_dedup_minhash.yaml"
-TOOLS = ("physical", "linkage", "linkage-minhash", "linkage-spark", "datatrove", "text-dedup")
+RULES_DISTRIBUTED = HERE / "text_dedup_distributed.yaml"
+TOOLS = ("physical", "linkage", "linkage-minhash", "linkage-spark", "linkage-spark-distributed",
+         "datatrove", "text-dedup")
 
 
 # -- the corpus ------------------------------------------------------------------------------
@@ -295,9 +301,12 @@ def run_tool(tool: str, files: dict, work: Path, timeout: float) -> dict:
         return run_measured(physical_cmd(files, out), env, timeout=timeout)
     if tool.startswith("linkage"):
         shutil.rmtree(out)
-        rules = RULES_MINHASH if tool == "linkage-minhash" else RULES
-        return run_measured(linkage_cmd(files, out, tool == "linkage-spark", rules), env,
-                            timeout=timeout)
+        rules = {"linkage-minhash": RULES_MINHASH,
+                 "linkage-spark-distributed": RULES_DISTRIBUTED}.get(tool, RULES)
+        if tool == "linkage-spark-distributed":
+            env["LINKAGE_SPARK_DRIVER_ROWS"] = "0"
+        return run_measured(linkage_cmd(files, out, tool.startswith("linkage-spark"), rules),
+                            env, timeout=timeout)
     if tool == "datatrove":
         if not (VENV_DT / "bin" / "python").exists():
             return {"rc": "not installed (make bench-text)", "cmd": ""}
@@ -314,7 +323,7 @@ def run_tool(tool: str, files: dict, work: Path, timeout: float) -> dict:
 def failure(tool: str, r: dict) -> str:
     tail = r.get("log_tail", "")
     lines = [x.strip() for x in tail.splitlines() if x.strip()]
-    if tool == "linkage-spark" and r["rc"] == 2:
+    if tool.startswith("linkage-spark") and r["rc"] == 2:
         msg = next((x for x in lines if "spark" in x.lower() and ("not" in x or "refus" in x)),
                    lines[-1] if lines else "")
         return f"refused: {msg}"
@@ -412,6 +421,8 @@ TOOL_NAMES = {
     "linkage": "linkage, local engine, the text pipeline (bench/text_dedup.yaml)",
     "linkage-minhash": "linkage, local engine, MinHash stage alone (bench/text_dedup_minhash.yaml)",
     "linkage-spark": "linkage, `--engine spark --spark-master local[2]`",
+    "linkage-spark-distributed": "linkage, `--engine spark --spark-master local[2]`, the "
+                                 "distributed route (bench/text_dedup_distributed.yaml)",
     "datatrove": "datatrove 0.10.1 MinHash, LocalPipelineExecutor (2 tasks, 2 workers)",
     "text-dedup": "text-dedup 0.4.0 `minhash_spark`, local[2]",
 }

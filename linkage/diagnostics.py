@@ -177,14 +177,16 @@ def _weights(scorer: Any) -> list[dict]:
 
 def diagnose_counts(summary: dict, scorer: Any, max_removal_rate: float, n: int, *,
                     largest: int, linked: int, matched_pairs: int, several: int,
-                    flagged: int) -> tuple[list[dict], bool]:
+                    flagged: int, identical: bool = False) -> tuple[list[dict], bool]:
     """`diagnose` from counts an engine aggregates without holding the pairs (Spark's
     distributed route): the largest cluster, the records in clusters of several, the matched
-    pairs, the clusters of several records and those holding a scored non-match."""
+    pairs, the clusters of several records and those holding a scored non-match. With
+    `identical` (matched pairs a stage proved identical), `largest`, `linked` and
+    `matched_pairs` are those of the model's own links, as `diagnose` takes them."""
     out: list[dict] = []
     out += _scorer(scorer)
     out += _weights(scorer)
-    out += _giant_counts(summary, n, largest, linked, matched_pairs)
+    out += _giant_counts(summary, n, largest, linked, matched_pairs, identical)
     out += _removal_rate(summary, max_removal_rate)
     out += _inconsistent_counts(several, flagged)
     return out, not any(d["severity"] == "unreliable" for d in out)

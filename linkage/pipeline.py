@@ -439,6 +439,19 @@ def load_model(path: str | Path | Any, scorer):
                          "written by a run with the same scorer.") from None
 
 
+def read_labelled(scorer, rules: Rules) -> tuple[Path, pd.DataFrame]:
+    """The path of a supervised scorer's `labels` (a relative one read from the rules file's
+    folder) and the labels it holds."""
+    from linkage.scoring import read_labels
+
+    path = Path(scorer.labels)
+    if not path.is_absolute() and Path(rules.source).is_file():
+        candidate = Path(rules.source).parent / path
+        path = candidate if candidate.exists() else path
+    return path, read_labels(path, id_columns=scorer.id_columns,
+                             label_column=scorer.label_column)
+
+
 def labelled_pairs(scorer, rules: Rules, ids: pd.Series, source: np.ndarray, mode: Mode):
     """Row numbers of the labelled pairs a supervised scorer learns from, and their labels.
 
@@ -446,13 +459,9 @@ def labelled_pairs(scorer, rules: Rules, ids: pd.Series, source: np.ndarray, mod
     model also sees the non-matches a labeller chose. A relative `labels` path is read from
     the rules file's folder.
     """
-    from linkage.scoring import labels_for_pairs, read_labels
+    from linkage.scoring import labels_for_pairs
 
-    path = Path(scorer.labels)
-    if not path.is_absolute() and Path(rules.source).is_file():
-        candidate = Path(rules.source).parent / path
-        path = candidate if candidate.exists() else path
-    labels = read_labels(path, id_columns=scorer.id_columns, label_column=scorer.label_column)
+    path, labels = read_labelled(scorer, rules)
     left_col, right_col = scorer.id_columns
     text_ids = ids.astype(str).to_numpy()
     sides = [0, 1] if mode == "link" else [0, 0]
@@ -1085,8 +1094,24 @@ def prepare_tables(tables: list[Table], id_column: str | None):
     id_name = id_column or ROW_ID
     sizes = [len(f) for f in frames]
     source = np.repeat(np.arange(len(frames), dtype=np.int8), sizes)
-    ids = pd.concat([f[id_name] for f in frames], ignore_index=True)
+    ids = one_chunk(pd.concat([f[id_name] for f in frames], ignore_index=True))
     combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     return frames, id_name, sizes, source, ids, combined
+
+
+def one_chunk(values: pd.Series) -> pd.Series:
+    """`values` with the Arrow strings behind it (pyarrow storage) in one piece. A file read
+    a batch at a time gives a column of many pieces, and Arrow's `take` over many pieces
+    (each output's ids, representatives and reasons: a few dozen takes a run) costs several
+    times a take over one; the same values and dtype."""
+    import pyarrow as pa
+
+    data = getattr(values.array, "_pa_array", None)
+    if (not isinstance(values.dtype, pd.StringDtype) or values.dtype.storage != "pyarrow"
+            or not isinstance(data, pa.ChunkedArray) or data.num_chunks < 2):
+        return values
+    whole = pa.chunked_array([data.combine_chunks()], type=data.type)
+    return pd.Series(pd.arrays.ArrowStringArray(whole), dtype=values.dtype, index=values.index,
+                     name=values.name)
 
 

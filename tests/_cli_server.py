@@ -155,21 +155,30 @@ def client(path: str, args: list[str], cwd: str, env: dict, fds: tuple[int, int,
     code. With `relay` (a client process standing for the run), SIGINT and SIGTERM sent to the
     caller pass on to the run. On `timeout` (seconds) the run is killed and TimeoutError
     raised."""
+    run = {"pid": 0}
+    early: list[int] = []  # signals that came before the run's pid: passed on once it is known
+
+    def forward(signum, frame):
+        if not run["pid"]:
+            early.append(signum)
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(run["pid"], signum)
+
+    # Installed before the request: on a loaded machine the run may print (and its caller
+    # answer with Ctrl-C) before this process has read the run's pid.
+    for signum in (signal.SIGINT, signal.SIGTERM) if relay else ():
+        signal.signal(signum, forward)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
         connection.connect(path)
         request = json.dumps({"args": list(args), "cwd": cwd, "env": env}) + "\n"
         socket.send_fds(connection, [request.encode()], list(fds))
         connection.settimeout(timeout)
         with connection.makefile("rb") as reply:
-            pid = int(reply.readline() or 0)
-
-            def forward(signum, frame):
-                if pid:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, signum)
-
-            for signum in (signal.SIGINT, signal.SIGTERM) if relay else ():
-                signal.signal(signum, forward)
+            pid = run["pid"] = int(reply.readline() or 0)
+            for signum in early if pid else ():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signum)
             try:
                 line = reply.readline()
             except TimeoutError:

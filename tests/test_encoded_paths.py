@@ -88,3 +88,19 @@ def test_normalizing_arrow_values_gives_the_object_paths_codes_and_stats(ascii_o
         assert fast.all_uniques().tolist() == slow.all_uniques().tolist()
         assert fast_stats == slow_stats
         assert fast_stats["missing"] == 2 and fast_stats["changed"] > 0  # None and "   "
+
+
+def test_two_decimals_prints_as_python_formats_the_rounded_weight():
+    """The reasons' weights are printed by Arrow (issue 18); each must read as
+    `"{:.2f}".format(np.round(w, 2))`: halves, negative zeros, large and non-finite values."""
+    from linkage.run.outputs import two_decimals
+
+    rng = np.random.default_rng(5)
+    values = np.concatenate([
+        rng.normal(0, 20, 20_000), rng.normal(0, 0.01, 5_000),
+        np.round(rng.normal(0, 5, 5_000), 3), rng.normal(0, 1e9, 1_000),
+        [0.0, -0.0, -0.004, 0.005, -0.005, 0.015, 1.005, 2.675, -2.675, np.inf, -np.inf,
+         np.nan, 1e15, -1e17, 123456789.125, 1e-320, 45035996273704.96]])
+    expected = [f"{v:.2f}" for v in np.round(values, 2)]
+    assert two_decimals(values).to_pylist() == expected
+    assert two_decimals(np.zeros(0)).to_pylist() == []

@@ -575,3 +575,58 @@ def test_records_are_chosen_the_same_whatever_the_batches(customers, tmp_path, m
     in_file = ParquetFrame(tmp_path / "pairs.parquet")
     assert in_file.num_row_groups > 3
     assert _records.pick(dataclasses.replace(run, pairs=in_file)) == whole
+
+
+def test_records_are_chosen_the_same_whether_ids_are_arrow_or_python_text(customers,
+                                                                          monkeypatch):
+    """Issue 18: ids are looked up as Arrow text (one hash lookup per column) where that gives
+    `_text`'s strings; the dict of Python strings it replaced must choose the same records."""
+    from linkage.report import _records
+
+    run = Result.load(customers)
+    fast = _records.pick(run)
+    run = Result.load(customers)
+    monkeypatch.setattr(_records, "_arrow_text", lambda values: None)
+    assert _records.pick(run) == fast and fast.removed and fast.largest
+
+
+def test_record_lookup_helpers_equal_the_python_ones():
+    """Repeated ids (the last position wins, per side), unknown and missing ids, integer ids;
+    the removed records' order by their hash's hex text; the cluster sizes of value_counts."""
+    import hashlib
+
+    import pyarrow as pa
+
+    from linkage.report import _records
+
+    rng = np.random.default_rng(3)
+    for ids in (pd.Series([f"r{i}" for i in rng.integers(0, 40, 200)], dtype="str"),
+                pd.Series(rng.integers(-5, 60, 200)), pd.Series([f"r{i}" for i in range(50)])):
+        sides = rng.choice(["", "left", "right"], len(ids)).astype(object)
+        arrow = _records._arrow_text(ids)
+        assert arrow is not None and arrow.to_pylist() == _records._text(ids).tolist()
+        text = _records._text(ids)
+        fast = _records._Lookup(sides, _records._Ids(ids, arrow), arrow)
+        slow = _records._Lookup(sides, _records._Ids(ids), None)
+        asked = np.array([*text[rng.integers(0, len(ids), 60)], "nope", "r999"], dtype=object)
+        chunks = [pa.array(asked[:30].tolist()), pa.array(asked[30:].tolist())]
+        for side in ("", "left", "right", "other"):
+            expected = slow.positions(side, asked)
+            assert (expected >= 0).any() or side == "other"
+            assert fast.positions(side, asked).tolist() == expected.tolist()
+            assert fast.positions_of(side, chunks).tolist() == expected.tolist()
+            assert slow.positions_of(side, chunks).tolist() == expected.tolist()
+        hexed = np.array([hashlib.blake2b(t.encode(), digest_size=8).hexdigest() for t in text],
+                         dtype=object)
+        for count in (1, 12, len(text) + 5):
+            assert _records._first_by_hash(text, count).tolist() == \
+                np.lexsort((text, hexed))[:count].tolist()
+    assert _records._arrow_text(pd.Series(["a", None])) is None
+    assert _records._arrow_text(pd.Series([1.0, 2.0])) is None
+    for cluster in (rng.integers(0, 30, 300), rng.integers(-3, 30, 300),
+                    np.array([10**12, 10**12, 5, 7, 7, 7])):
+        expected = pd.Series(cluster).value_counts(sort=False)
+        expected = expected[expected > 1].sort_index()
+        got = _records._sizes_above_one(cluster).sort_index()
+        assert got.index.tolist() == expected.index.tolist()
+        assert got.tolist() == expected.tolist()

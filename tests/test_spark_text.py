@@ -229,3 +229,100 @@ def test_semdedup_above_the_driver_limit_runs_on_the_executors(spark, texts, mon
     vectors = Encoder().encode([text_of[a] for a, _ in pairs] + [text_of[b] for _, b in pairs])
     cosine = np.einsum("ij,ij->i", vectors[:len(pairs)], vectors[len(pairs):])
     assert (cosine > 1 - 0.02 - 1e-6).all()
+
+
+# -- the distributed route (issue 17): the same stages with no record or pair on the driver
+
+
+def _distributed(local_input, rules_of, tmp_path, monkeypatch, **options):
+    """The local result over `local_input` (a frame) and the distributed route's over the
+    same records written as Parquet (`LINKAGE_SPARK_DRIVER_ROWS=0`)."""
+    path = tmp_path / "input.parquet"
+    local_input.to_parquet(path, index=False)
+    said, results = [], []
+    for engine, source in (("local", local_input), ("spark", path)):
+        if engine == "spark":
+            monkeypatch.setenv("LINKAGE_SPARK_DRIVER_ROWS", "0")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            results.append(lk.dedupe(source, rules_of(), engine=engine, progress=False,
+                                     **options))
+        said.append([str(w.message) for w in caught if issubclass(w.category, LinkageWarning)])
+    local, on_spark = results
+    assert type(on_spark).__name__ == "DistributedResult"
+    assert said[1] == said[0]  # the same warnings (oversized buckets), in the same order
+    return local, on_spark
+
+
+def _same_distributed(local, on_spark) -> None:
+    """Every table of the distributed run equal to the local one, value for value, and the
+    summary too (but for what the route leaves out or adds)."""
+    from tests.test_spark_distributed import _same_summary, _same_tables, _table
+
+    _same_tables(local, on_spark)
+    _same_summary(local, on_spark)
+    pairs, expected = _table(on_spark.pairs), _table(local.pairs)
+    assert list(pairs.columns) == list(expected.columns)
+    pd.testing.assert_frame_equal(pairs.astype(str), expected.astype(str), obj="pairs")
+
+
+def test_distributed_text_pipeline_as_locally(spark, texts, tmp_path, monkeypatch):
+    """rules/documents.yaml without its guards (refused on this route, see docs/SPARK.md), a
+    url stage added (a URL per document, some written another way), `farthest_from_centroid`
+    and buckets above `max_block_size`, on Spark from a Parquet file to Parquet folders: url
+    → exact → MinHash-LSH (bands as join keys, verified, oversized buckets skipped and listed)
+    and an embedding blocker (its own search over all vectors in one executor task, up to
+    `GROUP_VECTORS`) → SemDeDup (k-means on a sample of at most `DRIVER_VECTORS` vectors:
+    here all of them) → jaccard and cosine → rule sum → keep by the semantic distances,
+    which stay in Spark: the local tables and summary, value for value."""
+    frame = texts.iloc[::3].reset_index(drop=True)
+    frame["url"] = [f"https://Example.com/d/{k % 400}" + ("?utm_source=x" if k % 3 else "")
+                    for k in range(len(frame))]
+
+    embedding = _embedding_rules()
+    documents = yaml.safe_load((ROOT / "rules" / "documents.yaml").read_text(encoding="utf-8"))
+    weights = {**documents["scoring"]["weights"], "meaning": {">=0.95": 0.5, "else": 0.0}}
+
+    def rules():
+        return _documents(guards=None, url={"column": "url"}, keep="farthest_from_centroid",
+                          max_block_size=3, max_removal_rate=1.0,
+                          blocking=[*documents["blocking"], *embedding["blocking"]],
+                          comparisons=[*documents["comparisons"],
+                                       {**embedding["comparisons"][0], "name": "meaning"}],
+                          scoring={"type": "rule_sum", "threshold": 1.0, "weights": weights})
+
+    local, on_spark = _distributed(frame, rules, tmp_path, monkeypatch)
+    _same_distributed(local, on_spark)
+    stages = on_spark.summary_data["stages"]
+    assert stages["block"]["blockers"]["near_copies"]["proposed_pairs"] > 0
+    assert stages["block"]["blockers"]["meaning"]["proposed_pairs"] > 30
+    assert (on_spark.pairs.to_pandas()["meaning_level"] >= 1).sum() > 0
+    assert stages["url"]["records_collapsed"] > 0 and stages["exact"]["records_collapsed"] > 0
+    assert stages["semantic"]["duplicate_pairs"] > 0
+    assert len(stages["block"]["skipped_blocks"]) > 0
+    reasons = on_spark.clusters.to_pandas()["reason"].astype(str)
+    assert reasons.str.contains("url stage").any() and reasons.str.contains("exact").any()
+    assert on_spark.summary_data["spark"]["pairs_to_driver"] == 0
+
+
+def test_distributed_supervised_scorer_as_locally(spark, tmp_path, monkeypatch):
+    """A logistic regression trained on the driver on the labelled pairs (only the records
+    the labels name come from Spark), its weights given in the local engine's blocks on the
+    executors: the local pairs, weights and clusters."""
+    customers = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str)
+    truth = pd.read_csv(ROOT / "sample_data" / "customers_truth.csv", dtype=str)
+    person = dict(zip(truth["customer_id"], truth["person_id"], strict=True))
+    path = ROOT / "rules" / "customers.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["golden"] = None
+    first = lk.dedupe(customers, lk.Rules.from_dict(data), progress=False).pairs
+    sample = first.sample(min(300, len(first)), random_state=0)[["id_l", "id_r"]]
+    sample["label"] = [int(person[a] == person[b])
+                       for a, b in zip(sample["id_l"], sample["id_r"], strict=True)]
+    sample.to_csv(tmp_path / "labels.csv", index=False)
+    data["scoring"] = {"type": "supervised", "labels": str(tmp_path / "labels.csv"),
+                       "model": "logistic_regression"}
+    local, on_spark = _distributed(customers, lambda: lk.Rules.from_dict(data), tmp_path,
+                                   monkeypatch)
+    _same_distributed(local, on_spark)
+    assert on_spark.summary_data["stages"]["score"]["labelled_pairs"] == len(sample)

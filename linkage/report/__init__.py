@@ -119,6 +119,7 @@ def render_html(result: Result, *, labels: pd.DataFrame | str | Path | None = No
         result = dataclasses.replace(
             result, summary_data=redacted_summary(result.summary_data, redactor, result.rules))
     picked = pick(result)
+    s.hold_cluster_members(result, [c.cluster_id for c in picked.largest + picked.weakest])
     threshold = s.threshold_of(result)
     sections = [
         s.diagnostics(result),

@@ -74,6 +74,31 @@ def _text(values: pd.Series) -> np.ndarray:
     return values.astype(str).to_numpy(dtype=object)
 
 
+def _arrow_text(values):
+    """`values` as an Arrow string array holding what `_text` gives, where that is sure: no
+    missing value, and strings or integers (whose text Arrow writes as Python does). None
+    otherwise: the caller then works on `_text`'s Python strings."""
+    import pyarrow as pa
+
+    if len(values) == 0 or pd.api.types.is_bool_dtype(values.dtype) or values.isna().any():
+        return None
+    try:
+        if pd.api.types.is_integer_dtype(values.dtype):
+            array = pa.array(values.to_numpy())
+        elif pd.api.types.is_string_dtype(values.dtype):
+            array = pa.array(values, from_pandas=True)
+        else:
+            return None
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if not (pa.types.is_integer(array.type) or pa.types.is_string(array.type)
+            or pa.types.is_large_string(array.type)):
+        return None
+    return array.cast(pa.large_string())
+
+
 def _threshold(result: Result) -> float | None:
     from linkage.report._sections import threshold_of
 
@@ -81,9 +106,23 @@ def _threshold(result: Result) -> float | None:
 
 
 def _order_key(text: np.ndarray) -> np.ndarray:
-    """A hash of each id: a spread that does not depend on the input's order."""
-    return np.array([hashlib.blake2b(t.encode("utf-8"), digest_size=8).hexdigest()
-                     for t in text], dtype=object)
+    """A hash of each id: a spread that does not depend on the input's order. The 8 bytes of
+    its blake2b digest as one big-endian number, which orders as the digest's hex text does."""
+    blake2b = hashlib.blake2b
+    digests = b"".join([blake2b(t.encode("utf-8"), digest_size=8).digest() for t in text])
+    return np.frombuffer(digests, dtype=">u8").astype(np.uint64)
+
+
+def _first_by_hash(text: np.ndarray, count: int) -> np.ndarray:
+    """The positions in `text` of the `count` first ids by (`_order_key`, id, position)."""
+    key = _order_key(text)
+    if len(key) > count:  # only the candidates: those at most the count-th smallest key
+        cut = np.partition(key, count - 1)[count - 1]
+        near = np.flatnonzero(key <= cut)
+    else:
+        near = np.arange(len(key))
+    return np.array(sorted(near.tolist(), key=lambda i: (key[i], text[i], i))[:count],
+                    dtype=np.int64)
 
 
 def pick(result: Result) -> Picked:
@@ -106,22 +145,27 @@ def _pick(result: Result) -> Picked:
         id_name = clusters.columns[0]
     frame = clusters[[c for c in (id_name, "source", "cluster_id", "action",
                                   "representative_id") if c in clusters.columns]]
-    ids = _text(frame[id_name])
+    fast = _arrow_text(frame[id_name])
+    ids = _Ids(frame[id_name], fast)
     sides = _text(frame["source"]) if link and "source" in frame.columns \
         else np.full(len(frame), "", dtype=object)
     keys = _Keys(sides, ids)
-    position = _Lookup(sides, ids)
+    position = _Lookup(sides, ids, fast)
 
     # -- removed records, each with the record kept in its place
     removed_pairs: list[tuple[str, str]] = []
     if not link and "action" in frame.columns:
-        removed = np.flatnonzero(frame["action"].astype(str).to_numpy() == "duplicate")
+        removed = np.flatnonzero((frame["action"] == "duplicate").to_numpy(dtype=bool,
+                                                                         na_value=False))
         if len(removed):
-            order = np.lexsort((ids[removed], _order_key(ids[removed])))
-            chosen = removed[order[:REMOVED_SHOWN]]
-            chosen = chosen[np.argsort(ids[chosen], kind="stable")]
-            representative = _text(frame["representative_id"])
-            removed_pairs = [(ids[i], representative[i]) for i in chosen]
+            removed_ids = ids[removed]
+            chosen = removed[_first_by_hash(removed_ids, REMOVED_SHOWN)]
+            chosen_ids = ids[chosen]
+            order = np.argsort(chosen_ids, kind="stable")
+            chosen, chosen_ids = chosen[order], chosen_ids[order]
+            representative = _text(frame["representative_id"].iloc[chosen])
+            removed_pairs = list(zip(chosen_ids.tolist(), representative.tolist(),
+                                     strict=True))
 
     pairs = result.pairs
     side_l, side_r = ("left", "right") if link else ("", "")
@@ -140,10 +184,14 @@ def _pick(result: Result) -> Picked:
         a = position.positions(side_l, _text(links["id_l"]))
         b = position.positions(side_r, _text(links["id_r"]))
         w = links["match_weight"].to_numpy(dtype=float)
+    elif side_l == side_r:  # one lookup for both ends
+        both = position.positions_of(side_l, scanned.edge_a + scanned.edge_b)
+        a, b = np.split(both, [sum(len(part) for part in scanned.edge_a)])
     else:
-        a, b, w = (np.concatenate(part) if part else np.zeros(0, dtype=kind) for part, kind in
-                   ((scanned.edge_a, np.int64), (scanned.edge_b, np.int64),
-                    (scanned.edge_w, float)))
+        a = position.positions_of(side_l, scanned.edge_a)
+        b = position.positions_of(side_r, scanned.edge_b)
+    if not by_links:
+        w = np.concatenate(scanned.edge_w) if scanned.edge_w else np.zeros(0, dtype=float)
     picked.largest, picked.weakest = _clusters(frame, keys, a, b, w)
     return picked
 
@@ -158,16 +206,39 @@ class _Scanned:
     above: list[tuple] = field(default_factory=list)  # (sort key, id_l, id_r, weight, match)
     below: list[tuple] = field(default_factory=list)
     weights: dict[tuple[str, str], float] = field(default_factory=dict)
-    edge_a: list[np.ndarray] = field(default_factory=list)  # accepted pairs, as positions
-    edge_b: list[np.ndarray] = field(default_factory=list)  # in clusters.parquet (-1: none)
+    edge_a: list = field(default_factory=list)  # accepted pairs: their ids, a batch at a
+    edge_b: list = field(default_factory=list)  # time (Arrow arrays), looked up at the end
     edge_w: list[np.ndarray] = field(default_factory=list)
+
+
+class _Ids:
+    """Each record's id as text (`_text`), by position or positions, made only for the
+    records asked for: the run's ids stay in their column (or Arrow array) until then."""
+
+    def __init__(self, values: pd.Series, arrow=None):
+        self.values, self.arrow = values, arrow
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, rows):
+        if np.ndim(rows) == 0:
+            if self.arrow is not None:
+                return self.arrow[int(rows)].as_py()
+            return str(_text(self.values.iloc[[int(rows)]])[0])
+        rows = np.asarray(rows, dtype=np.int64)
+        if self.arrow is not None:
+            import pyarrow as pa
+
+            return np.array(self.arrow.take(pa.array(rows)).to_pylist(), dtype=object)
+        return _text(self.values.iloc[rows])
 
 
 class _Keys:
     """Each record's key (side, id as text), by position, made only for the records asked
     for: a run of a million records needs a few dozen of them."""
 
-    def __init__(self, sides: np.ndarray, ids: np.ndarray):
+    def __init__(self, sides: np.ndarray, ids: _Ids):
         self.sides, self.ids = sides, ids
 
     def __len__(self) -> int:
@@ -178,19 +249,58 @@ class _Keys:
 
 
 class _Lookup:
-    """Record positions by key, a dict of ids per side (where an id repeats on a side, its last
-    position), looked up a column of ids at a time."""
+    """Record positions by key: per side, where an id repeats on a side, its last position.
+    With the ids as Arrow text (`_arrow_text`), one Arrow hash lookup per column of ids;
+    otherwise a dict of ids per side, looked up a column of ids at a time."""
 
-    def __init__(self, sides: np.ndarray, ids: np.ndarray):
+    def __init__(self, sides: np.ndarray, ids: _Ids, arrow=None):
+        self.arrow = arrow
+        self.rows: dict[str, np.ndarray] = {}
         self.by_side: dict[str, dict[str, int]] = {}
         for side in dict.fromkeys(sides.tolist()):
             rows = np.flatnonzero(sides == side)
-            self.by_side[side] = dict(zip(ids[rows].tolist(), rows.tolist(), strict=True))
+            self.rows[side] = rows
+            if arrow is None:
+                self.by_side[side] = dict(zip(ids[rows].tolist(), rows.tolist(), strict=True))
 
     def positions(self, side: str, ids: np.ndarray) -> np.ndarray:
+        if self.arrow is not None:
+            import pyarrow as pa
+
+            text = [x if isinstance(x, str) else None for x in ids.tolist()]
+            return self._arrow_positions(side, pa.array(text, pa.large_string()))
         found = self.by_side.get(side, {})
         return np.fromiter(map(found.get, ids.tolist(), repeat(-1)), dtype=np.int64,
                            count=len(ids))
+
+    def positions_of(self, side: str, parts: list) -> np.ndarray:
+        """`positions` of the ids in `parts` (Arrow arrays, one after the other)."""
+        if not parts:
+            return np.zeros(0, dtype=np.int64)
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if self.arrow is None:
+            return np.concatenate([self.positions(side, _text(p.to_pandas())) for p in parts])
+        whole = pa.chunked_array([pc.cast(p, pa.large_string()) for p in parts],
+                                 type=pa.large_string())
+        if whole.null_count:  # a missing id is not text: `_text` path, as before
+            return np.concatenate([self.positions(side, _text(p.to_pandas())) for p in parts])
+        return self._arrow_positions(side, whole)
+
+    def _arrow_positions(self, side: str, ids) -> np.ndarray:
+        import pyarrow.compute as pc
+
+        rows = self.rows.get(side)
+        if rows is None or not len(rows) or not len(ids):
+            return np.full(len(ids), -1, dtype=np.int64)
+        values = self.arrow if len(rows) == len(self.arrow) else self.arrow.take(rows)
+        # Looked up in the values reversed: where an id repeats, its last position.
+        at = pc.index_in(ids, value_set=values[::-1])
+        at = at.to_numpy(zero_copy_only=False) if not at.null_count else \
+            pc.fill_null(at, -1).to_numpy(zero_copy_only=False)
+        at = np.asarray(at, dtype=np.int64)
+        return np.where(at >= 0, rows[np.clip(len(rows) - 1 - at, 0, len(rows) - 1)], -1)
 
 
 def _batches(pairs, columns: list[str]):
@@ -242,9 +352,9 @@ def _scan(pairs, threshold: float | None, removed: list[tuple[str, str]], *,
                     if has_match else np.zeros(len(weight), dtype=bool))
         if edges is not None:
             rows = np.flatnonzero(is_match)
-            left, right = text(batch, rows)
-            scanned.edge_a.append(edges[0].positions(edges[1], left))
-            scanned.edge_b.append(edges[0].positions(edges[2], right))
+            at = pa.array(rows, type=pa.int64())
+            scanned.edge_a.append(batch.column(0).take(at))
+            scanned.edge_b.append(batch.column(1).take(at))
             scanned.edge_w.append(weight[rows])
         if threshold is not None:
             finite = np.isfinite(weight)
@@ -285,8 +395,7 @@ def _clusters(frame: pd.DataFrame, keys: _Keys, a: np.ndarray, b: np.ndarray,
     ok = (a >= 0) & (b >= 0) & (a != b)
     a, b, w = a[ok], b[ok], np.asarray(w, dtype=float)[ok]
     w = np.where(np.isnan(w), np.inf, w)  # a pair a stage matched holds like the strongest
-    sizes = pd.Series(cluster).value_counts(sort=False)
-    several = sizes[sizes > 1]
+    several = _sizes_above_one(cluster)
     if several.empty or not len(a):
         return [], []
     # The maximum spanning forest: strongest pairs first, ties by the records' positions.
@@ -314,7 +423,10 @@ def _clusters(frame: pd.DataFrame, keys: _Keys, a: np.ndarray, b: np.ndarray,
     if joins.empty:
         return [], []
     # The two groups of each joining edge: the forest without the joining edges.
-    rest = np.setdiff1d(tree_edges, joins.to_numpy())
+    rest = np.zeros(len(w), dtype=bool)  # as np.setdiff1d(tree_edges, joins): sorted, unique
+    rest[tree_edges] = True
+    rest[joins.to_numpy()] = False
+    rest = np.flatnonzero(rest)
     _, component = connected_components(
         coo_matrix((np.ones(len(rest)), (lo[rest], hi[rest])), shape=(n, n)), directed=False)
 
@@ -333,8 +445,7 @@ def _clusters(frame: pd.DataFrame, keys: _Keys, a: np.ndarray, b: np.ndarray,
     weakest = [c for c in weakest_order if c not in largest][:CLUSTERS_SHOWN]
     chosen = set(largest) | set(weakest)
     rows = np.flatnonzero(pd.Series(cluster).isin(chosen).to_numpy())
-    representative = _text(frame["representative_id"]) if "representative_id" in frame \
-        else None
+    representative = frame.get("representative_id")
     by_cluster: dict[Any, list[int]] = {}
     for i in rows:
         by_cluster.setdefault(cluster[i], []).append(int(i))
@@ -345,7 +456,7 @@ def _clusters(frame: pd.DataFrame, keys: _Keys, a: np.ndarray, b: np.ndarray,
         members = by_cluster[c]
         rep = None
         if representative is not None:
-            rep_id = representative[members[0]]
+            rep_id = _text(representative.iloc[[members[0]]])[0]
             rep = next((keys[i] for i in members if keys[i][1] == rep_id), None)
         rank = sorted(members, key=lambda i: (i not in (x, y), keys[i] != rep,
                                               keys[i][0], keys[i][1]))
@@ -360,6 +471,19 @@ def _clusters(frame: pd.DataFrame, keys: _Keys, a: np.ndarray, b: np.ndarray,
     return [build(c) for c in largest], [build(c) for c in weakest]
 
 
+def _sizes_above_one(cluster: np.ndarray) -> pd.Series:
+    """The number of records of each cluster id holding more than one (index: cluster id), as
+    `value_counts` gives them; counted by `np.bincount` where the ids are small integers."""
+    if (cluster.dtype.kind in "iu" and len(cluster)
+            and cluster.min() >= 0 and cluster.max() < 4 * len(cluster) + 1024):
+        counts = np.bincount(cluster)
+        at = np.flatnonzero(counts > 1)
+        return pd.Series(counts[at], index=at.astype(cluster.dtype, copy=False),
+                         name="count")
+    sizes = pd.Series(cluster).value_counts(sort=False)
+    return sizes[sizes > 1]
+
+
 def sample(result: Result, records: pd.DataFrame, *, id_name: str,
            source: np.ndarray | None = None) -> pd.DataFrame:
     """The rows of `records` (the run's input records, in the order of clusters.parquet, as
@@ -369,13 +493,24 @@ def sample(result: Result, records: pd.DataFrame, *, id_name: str,
     wanted = pick(result).keys()
     columns = [c for c in dict.fromkeys([id_name, *result.rules.columns(),
                                          *result.rules.report_columns]) if c in records.columns]
-    ids = records[id_name].astype(str).to_numpy(dtype=object)
     sides = np.where(np.asarray(source) == 0, "left", "right") if link and source is not None \
-        else np.full(len(ids), "", dtype=object)
+        else np.full(len(records), "", dtype=object)
     first: dict[Key, int] = {}
-    near = np.flatnonzero(pd.Series(ids).isin({k[1] for k in wanted}).to_numpy())
-    for i in near.tolist():
-        first.setdefault((str(sides[i]), ids[i]), i)
+    names = sorted({k[1] for k in wanted})
+    arrow = _arrow_text(records[id_name])
+    if arrow is not None:  # only the records asked for become Python strings
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        near = np.flatnonzero(pc.is_in(arrow, value_set=pa.array(names, pa.large_string()))
+                              .to_numpy(zero_copy_only=False))
+        near_ids = arrow.take(pa.array(near, pa.int64())).to_pylist()
+    else:
+        ids = records[id_name].astype(str).to_numpy(dtype=object)
+        near = np.flatnonzero(pd.Series(ids).isin(set(names)).to_numpy())
+        near_ids = ids[near].tolist()
+    for i, name in zip(near.tolist(), near_ids, strict=True):
+        first.setdefault((str(sides[i]), name), i)
     rows = np.array(sorted(first[k] for k in wanted if k in first), dtype=np.int64)
     taken = records.iloc[rows][columns].reset_index(drop=True)
     out = pd.DataFrame({c: pd.Series([None if _missing(v) else str(v)[:VALUE_CHARS * 2]

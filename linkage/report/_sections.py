@@ -556,6 +556,39 @@ def before_after(result: Result) -> list[object]:
 # ---------------------------------------------------------------------- clusters
 
 
+def top_clusters(cluster_id: pd.Series) -> pd.Series:
+    """The sizes of the `LARGEST_CLUSTERS` largest clusters of several records (index: the
+    cluster id; ties in the order of the ids), from the clusters' `cluster_id` column."""
+    sizes = cluster_id.groupby(cluster_id.to_numpy(), sort=True).size()
+    return sizes[sizes > 1].sort_values(ascending=False, kind="stable").head(LARGEST_CLUSTERS)
+
+
+def hold_cluster_members(result: Result, cluster_ids) -> None:
+    """Read once the rows of clusters.parquet that the page shows: those of `cluster_ids` and
+    of the largest clusters (`top_clusters`), kept on the result for `cluster_members`. A run
+    of millions of records shows a few clusters; only a file not loaded yet is read so."""
+    clusters = result.clusters
+    path = getattr(clusters, "path", None)
+    if path is None or getattr(clusters, "_frame", None) is not None \
+            or "cluster_id" not in clusters.columns:
+        return
+    wanted = sorted({*top_clusters(clusters["cluster_id"]).index.tolist(), *cluster_ids})
+    if wanted:
+        rows = pd.read_parquet(path, filters=[("cluster_id", "in", wanted)])
+        result._report_members = (set(wanted), rows)
+
+
+def cluster_members(result: Result, cluster_ids) -> pd.DataFrame:
+    """The rows of the run's clusters whose `cluster_id` is one of `cluster_ids`, in their
+    order (the index not kept where they were read from the file)."""
+    cluster_ids = list(cluster_ids)
+    held = getattr(result, "_report_members", None)
+    clusters = result.clusters
+    if held is not None and set(cluster_ids) <= held[0]:
+        clusters = held[1]
+    return clusters[clusters["cluster_id"].isin(cluster_ids)]
+
+
 def largest_clusters(result: Result, text=str) -> Markup:
     clusters = result.clusters
     stages = _stages(result)
@@ -575,12 +608,11 @@ def largest_clusters(result: Result, text=str) -> Markup:
     id_name = result.summary_data.get("id_column") or clusters.columns[0]
     if id_name not in clusters.columns:
         id_name = clusters.columns[0]
-    sizes = clusters.groupby("cluster_id", sort=True).size()
-    top = sizes[sizes > 1].sort_values(ascending=False, kind="stable").head(LARGEST_CLUSTERS)
+    top = top_clusters(clusters["cluster_id"])  # (from a file: that column alone)
     if top.empty:
         parts.append(paragraph("No cluster holds more than one record.", class_="note"))
         return section("clusters", "Largest clusters", *parts)
-    members = clusters[clusters["cluster_id"].isin(top.index)].copy()
+    members = cluster_members(result, top.index.tolist()).copy()
     members["_id"] = members[id_name].astype(str)
     has_representative = "representative_id" in members.columns
     # The representative first, then the others by id: the order never depends on the run.

@@ -18,6 +18,7 @@ import pandas as pd
 
 from linkage.report._html import Markup, count, esc, paragraph, section, tag
 from linkage.report._records import SIDE, VALUE_CHARS, Cluster, Key, Picked
+from linkage.report._sections import cluster_members
 
 if TYPE_CHECKING:
     from linkage.report._redact import Redactor
@@ -194,7 +195,7 @@ def _cluster(result: Result, c: Cluster, records: Records, kind: str) -> list[ob
     action = {}
     if clusters is not None and "action" in clusters.columns:
         id_name = records.id_name if records.id_name in clusters.columns else clusters.columns[0]
-        members = clusters[clusters["cluster_id"] == c.cluster_id]
+        members = cluster_members(result, [c.cluster_id])
         sides = members["source"].astype(str) if "source" in members.columns and \
             result.mode == "link" else pd.Series([""] * len(members), index=members.index)
         action = {(s, str(i)): str(x) for s, i, x in zip(sides, members[id_name],

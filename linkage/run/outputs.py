@@ -245,7 +245,7 @@ def _link_reasons(mode, ids, idx, best_other, best_w, cluster_size, degree, is_k
         return pc.binary_join_element_wise(*parts, pa.scalar("", type=pa.large_string()))
 
     via = text(take_ids(ids, best_other[idx]))
-    weights = text(pd.Series(np.round(best_w[idx], 2)).map("{:.2f}".format))
+    weights = two_decimals(best_w[idx])
     sizes = text(cluster_size[idx])
     tail = join(" (match weight ", weights, f" >= {threshold:g})")
     stage = best_stage[idx]
@@ -264,6 +264,33 @@ def _link_reasons(mode, ids, idx, best_other, best_w, cluster_size, degree, is_k
     else:
         out = join("linked with ", via, tail, " in cluster of ", sizes)
     return out.to_numpy(zero_copy_only=False)
+
+
+def two_decimals(values: np.ndarray):
+    """`"{:.2f}".format(np.round(v, 2))` of each value, as Arrow text, made without a Python
+    float or str per value: `np.round` takes the integer nearest to 100 v (k) and divides by
+    100, and the float nearest to k / 100 prints with two decimals as k's digits. Values that
+    are not finite or too large for that are formatted by Python."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    values = np.asarray(values, dtype=np.float64)
+    rounded = np.round(values, 2)
+    hundredths = np.rint(values * 100)  # what np.round divides by 100
+    exact = np.isfinite(rounded) & (np.abs(hundredths) < 2.0 ** 52)
+    k = np.abs(np.where(exact, hundredths, 0)).astype(np.int64)
+    whole = pa.array(k // 100).cast(pa.large_string())
+    cents = pc.utf8_lpad(pa.array(k % 100).cast(pa.large_string()), width=2, padding="0")
+    sign = pa.array(np.where(np.signbit(rounded), "-", ""), type=pa.large_string())
+    dot, empty = pa.scalar(".", pa.large_string()), pa.scalar("", pa.large_string())
+    out = pc.binary_join_element_wise(sign, whole, dot, cents, empty)
+    if not exact.all():
+        other = np.flatnonzero(~exact)
+        text = np.empty(len(values), dtype=object)
+        text[other] = [f"{v:.2f}" for v in rounded[other]]
+        out = pc.if_else(pa.array(exact), out, pa.array(text, type=pa.large_string(),
+                                                        from_pandas=True))
+    return out
 
 
 def pair_frame(ids: pd.Series, left: np.ndarray, right: np.ndarray, mask: np.ndarray,

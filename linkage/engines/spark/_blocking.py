@@ -30,7 +30,11 @@ from linkage.blocking import (
 from linkage.engines.spark._bands import band_buckets, band_pairs
 from linkage.engines.spark._frames import consecutive_positions, text
 from linkage.engines.spark._normalize import local_order
-from linkage.engines.spark._vectors import neighbour_pairs, present_records
+from linkage.engines.spark._vectors import (
+    neighbour_pairs,
+    neighbour_pairs_distributed,
+    present_records,
+)
 from linkage.errors import BudgetError, LinkageWarning
 from linkage.pipeline import identity_columns
 from linkage.run.stages import stage_bit
@@ -249,10 +253,11 @@ def copies(work, rules: Rules, names: dict[str, str]):
 
 
 def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
-          partitions: int, stars: dict | None = None) -> BlockedPairs:
+          partitions: int, stars: dict | None = None, gather: bool = True) -> BlockedPairs:
     """Every blocker's pairs, their union with bit masks, and the local engine's stats;
     `stars`: the pairs (l, r) of the stages before and beside blocking (url, exact, copies,
-    semantic) by stage name, each added with its own bit."""
+    semantic) by stage name, each added with its own bit. `gather`: whether the embedding
+    blocker's vectors may go to the driver (the driver route) or not (`_vectors`)."""
     from pyspark.sql import functions as F
 
     blocker_list = list(rules.blocking)
@@ -343,7 +348,7 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
             skipped += banded[b].skipped
         elif isinstance(plan, NeighbourJoin):  # embeddings: see `_vectors`
             present, records, left_records = present_records(work, plan, names)
-            embedded[b] = present
+            embedded[b] = (present, records)
             estimated[labels[b]] = plan.estimate(records, left_records if link else records)
     # warned and listed blocker by blocker, as the local `block` proposes them
     skipped.sort(key=lambda s: labels.index(s.blocker))
@@ -356,8 +361,9 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
 
     proposals = list(sorted_pairs)
     proposals += [band_pairs(bands, work, names, link, limit, b) for b, bands in banded.items()]
-    proposals += [neighbour_pairs(spark, present, plans[b], link, b)
-                  for b, present in embedded.items()]
+    proposals += [neighbour_pairs(spark, present, plans[b], link, b) if gather
+                  else neighbour_pairs_distributed(spark, present, count, plans[b], link, b)
+                  for b, (present, count) in embedded.items()]
     if sub_pairs is not None:
         proposals.append(sub_pairs)
     if specs:

@@ -45,15 +45,19 @@ from linkage.engines.spark._read import ROW, SparkTable, with_row_id
 from linkage.engines.spark._resume import SparkCheckpoint
 from linkage.engines.spark._splits import split_on_spark
 from linkage.engines.spark._stages import fit_scorer, score_on_spark
+from linkage.engines.spark._supervised import fit_supervised_distributed
+from linkage.engines.spark._text import matched_pairs, stage_of
 from linkage.engines.spark.session import task_errors
 from linkage.errors import EngineError
 from linkage.io import as_text
 from linkage.pipeline import move_one_to_one_threshold
 from linkage.run.state import ROW_ID
+from linkage.scoring import Supervised
 
 # The keeper policies whose sort keys are per record, and how many keys `policy_keys` gives:
 # ranked by a window over each cluster.
-KEYS = {"first": 0, "most_complete": 1, "longest": 1, "highest": 2, "source_priority": 1}
+KEYS = {"first": 0, "most_complete": 1, "longest": 1, "highest": 2, "source_priority": 1,
+        "farthest_from_centroid": 2}
 # The policies whose keys read the cluster's other records (`diverse`: a record's round among
 # its source's records; `oldest` / `newest`: a numeric date column ranked by its distinct
 # values): ranked per cluster by the local `keeper_rank` (`_per_cluster`).
@@ -63,30 +67,11 @@ POLICIES = (*KEYS, *PER_CLUSTER)
 
 def refused(rules, mode: str, limit: int, checkpoint=None) -> str | None:
     """Why the distributed route cannot run these rules (an `EngineError`'s message), or
-    None. `limit`: the driver route's size, named in the fix. The text stages, MinHash and
-    embedding blockers, cosine comparisons and the supervised scorer run on the driver route
-    (issue 17, part 2); the distributed route does not run them yet."""
-    from linkage.blocking import KeyJoin, WindowJoin
-    from linkage.scoring import FellegiSunter, RuleSum
-
+    None. `limit`: the driver route's size, named in the fix."""
     fix = (f"Run it on the driver route (records up to LINKAGE_SPARK_DRIVER_ROWS, now "
            f"{limit:,}: set it higher, with the driver memory for the table) or with "
            "--engine local.")
     big = f"the distributed Spark route (a table above {limit:,} records)"
-    for stage in ("url", "exact", "semantic"):
-        if getattr(rules, stage) is not None:
-            return f"{rules.source}: `{stage}` (the {stage} stage) is not run by {big} yet. {fix}"
-    for k, blocker in enumerate(rules.blocking):
-        if not isinstance(blocker.join_plan(), KeyJoin | WindowJoin):
-            return (f"{rules.source}: `blocking[{k}].type` (a {blocker.kind!r} blocker) is not "
-                    f"run by {big} yet; keys and sorted_neighbourhood are. {fix}")
-    for k, comparison in enumerate(rules.comparisons):
-        if getattr(comparison, "embedding_model", None):
-            return (f"{rules.source}: `comparisons[{k}].type` (a {comparison.kind!r} "
-                    f"comparison, which embeds texts) is not run by {big} yet. {fix}")
-    if type(rules.scoring) not in (RuleSum, FellegiSunter):
-        return (f"{rules.source}: `scoring.type` (the {rules.scoring.kind!r} scorer) is not "
-                f"run by {big} yet; rule_sum and fellegi_sunter are. {fix}")
     for k, guard in enumerate(rules.guards):
         why = refused_guard(guard)
         if why is not None:
@@ -95,6 +80,26 @@ def refused(rules, mode: str, limit: int, checkpoint=None) -> str | None:
         return (f"{rules.source}: `keep.policy: {rules.keep.policy}` is not run by {big} "
                 f"yet; {', '.join(POLICIES)} are. {fix}")
     return None
+
+
+def stage_input(tables: list[SparkTable], rules, id_name: str):
+    """The url, exact and semantic stages' input on Spark (`_text.stage_records` on the
+    driver route): the values they read as text by row, the Spark name of each column, the
+    exact stage's columns (named, else all but the id, in the table's order); None for rules
+    without those stages."""
+    if rules.url is None and rules.exact is None and rules.semantic is None:
+        return None
+    columns, exact = [], []
+    if rules.url is not None:
+        columns.append(rules.url.column)
+    if rules.exact is not None:
+        exact = rules.exact.columns or [c for c in tables[0].columns if c != id_name]
+        columns += exact
+    if rules.semantic is not None:
+        columns += [rules.semantic.column, *(rules.semantic.where or {})]
+    columns = list(dict.fromkeys(columns))
+    names = {c: f"s{k}" for k, c in enumerate(columns)}
+    return records_text(tables, columns, names), names, exact
 
 
 def _text_batches(raw: list[str], names: dict[str, str], source: int):
@@ -202,18 +207,24 @@ def _key_batches(policy, columns: list[str]):
     return run
 
 
-def keeper_ranks(tables: list[SparkTable], rules, clusters, id_name: str):
+def keeper_ranks(tables: list[SparkTable], rules, clusters, id_name: str, centroid=None):
     """(row, rank, representative, kept) per record: the local `keeper_rank` order (the
-    policy's keys, then left before right, then the id) by `row_number` over each cluster."""
+    policy's keys, then left before right, then the id) by `row_number` over each cluster.
+    `centroid`: the semantic stage's distances (row, d), which `farthest_from_centroid`
+    reads as the local engine's `CENTROID_DISTANCE` column."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from linkage.keep import require_columns
+    from linkage.keep import CENTROID_DISTANCE, require_columns
 
     policy = rules.keep
     keyed, order = [], []
     for k, table in enumerate(tables):
         frame = with_row_id(table, id_name)
+        if centroid is not None and policy.policy == "farthest_from_centroid":
+            frame = frame.join(centroid.select(F.col("row").alias(ROW),
+                                               F.col("d").alias(CENTROID_DISTANCE)),
+                               ROW, "left")
         columns = [c for c in frame.columns if c != ROW]
         require_columns(pd.DataFrame(columns=columns), policy)
         count = KEYS[policy.policy]
@@ -278,10 +289,16 @@ def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, mod
             SparkCheckpoint(checkpoint, resume_fingerprint(mode, tables, rules, id_name)))
 
     def fitted(scorer, compared, work):
+        if model is None and isinstance(scorer, Supervised):
+            # on the labelled pairs, whose records alone reach the driver (`_supervised`)
+            return fit_supervised_distributed(spark, scorer, rules, work, names,
+                                              _ids(tables, id_name), mode)
         return fit_scorer(spark, scorer, rules, compared, work, names, sizes, mode, model,
                           tf_means)
 
     try:
+        ids_table = _ids(tables, id_name)
+
         def move_threshold(scored, scorer):  # one_to_one_threshold: record_prior
             if model is None:
                 move_one_to_one_threshold(rules, scorer, mode, None, None, None, sizes,
@@ -289,12 +306,13 @@ def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, mod
 
         done = score_on_spark(spark, mode, rules, records_text(tables, raw, names), names, raw,
                               fitted, clock, bar, cached, on_scored=move_threshold,
-                              kept=kept)
+                              kept=kept, staging=stage_input(tables, rules, id_name), n=n)
         scorer, scored = done.scorer, done.scored
         with clock.stage("guard"):
             threshold = float(scorer.threshold)
-            edges = scored.where(F.col("match_weight") >= F.lit(threshold)).select(
-                "l", "r", F.col("match_weight").alias("w"))
+            # a pair an exact, url or semantic stage proposed is matched whatever its weight
+            edges = scored.where(matched_pairs(rules, threshold)).select(
+                "l", "r", F.col("match_weight").alias("w"), stage_of(rules).alias("st"))
             guarded = None
             if rules.guards:  # per cluster on the executors (`_guards_distributed`)
                 with task_errors():
@@ -302,8 +320,6 @@ def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, mod
                                           partitions, threshold)
                 edges = guarded.edges
             bar.update(1)
-
-        ids_table = _ids(tables, id_name)
 
         def ids_of(rows: np.ndarray) -> list:
             wanted = spark.createDataFrame(pd.DataFrame({"row": np.asarray(rows, np.int64)}),
@@ -314,7 +330,9 @@ def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, mod
         with clock.stage("cluster"), task_errors():
             if mode == "link" and rules.one_to_one:
                 kept = one_to_one(edges)
-                edges = kept if kept is not None else edges.limit(0)
+                # a link has no url, exact or semantic stage: no link is a stage's
+                edges = (kept.withColumn("st", F.lit(-1)) if kept is not None
+                         else edges.limit(0))
             edges = edges.localCheckpoint()
             split = split_on_spark(spark, rules, scorer, n, edges, scored, ids_of)
             clusters = cluster_numbers(split.roots, partitions).localCheckpoint()
@@ -325,7 +343,7 @@ def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, mod
                 ranks = keeper_ranks_per_cluster(tables, rules.keep, clusters, id_name, n,
                                                  partitions)
             else:
-                ranks = keeper_ranks(tables, rules, clusters, id_name)
+                ranks = keeper_ranks(tables, rules, clusters, id_name, done.centroid)
             if guarded is not None:  # keep_up_to's limits, then the held clusters settled
                 ranks = limited_ranks(ranks, guarded, rules.keep.k)
             ranks = ranks.localCheckpoint()

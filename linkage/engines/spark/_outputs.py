@@ -32,8 +32,10 @@ from linkage.clustering import (
 )
 from linkage.diagnostics import diagnose_counts
 from linkage.engines.spark._guards_distributed import DECISIONS, guard_summary
+from linkage.engines.spark._text import matched_pairs, stage_of
 from linkage.io import ParquetFrame, as_text
 from linkage.result import Result
+from linkage.run.stages import stage_bit, stage_reasons
 from linkage.run.summary import (
     LevelTally,
     emptied_warnings,
@@ -128,9 +130,10 @@ def _two_decimals(weights: np.ndarray) -> np.ndarray:
     return pd.Series(np.round(weights, 2)).map("{:.2f}".format).to_numpy(dtype=object)
 
 
-def _cluster_batches(mode: str, threshold: float, id_name: str):
+def _cluster_batches(mode: str, threshold: float, id_name: str, stage_texts: list[str]):
     """mapInPandas: clusters.parquet's columns per record (and `row`, to sort by), with the
-    reasons `linkage.run.outputs.record_outputs` gives."""
+    reasons `linkage.run.outputs.record_outputs` gives (`stage_texts`: `stage_reasons`'
+    texts, told where a stage matched the record's strongest link)."""
     lone = (f"no candidate pair at or above the threshold {threshold:g}" if mode == "dedupe"
             else f"no link at or above the threshold {threshold:g}")
 
@@ -146,6 +149,14 @@ def _cluster_batches(mode: str, threshold: float, id_name: str):
                 weights = _two_decimals(part["_bw"].to_numpy(dtype=np.float64))
                 sizes = size[linked].astype(str).astype(object)
                 tail = " (match weight " + weights + f" >= {threshold:g})"
+                stage = part["_st"].to_numpy(dtype=np.int64)
+                if (stage >= 0).any():
+                    said = pd.Series(stage).map(dict(enumerate(stage_texts))).fillna("")
+                    side = np.where(part["_bw"].to_numpy(dtype=np.float64) >= threshold,
+                                    " >= ", " < ").astype(object)
+                    tail = np.where(stage >= 0, " (" + said.to_numpy(dtype=object)
+                                    + "; match weight " + weights + side + f"{threshold:g})",
+                                    tail)
                 if mode == "dedupe":
                     head = np.where(kept[linked], "kept for cluster of " + sizes,
                                     "duplicate of " + part["_rep"].astype(str).to_numpy(
@@ -204,13 +215,14 @@ def write_outputs(spark, mode, tables, rules, scorer, staging: Path, *, id_name,
     ids = ids_table.select("row", "_id", "_side")
 
     # -- clusters.parquet: each record's strongest accepted link and its degree
-    both = edges.select(F.col("l").alias("row"), F.col("r").alias("other"), "w").unionByName(
-        edges.select(F.col("r").alias("row"), F.col("l").alias("other"), "w"))
+    both = edges.select(F.col("l").alias("row"), F.col("r").alias("other"), "w",
+                        "st").unionByName(
+        edges.select(F.col("r").alias("row"), F.col("l").alias("other"), "w", "st"))
     strongest = Window.partitionBy("row").orderBy(F.col("w").desc(), F.col("other").asc())
     best = (both.withColumn("_k", F.row_number().over(strongest))
             .withColumn("_degree", F.count(F.lit(1)).over(Window.partitionBy("row")))
             .where(F.col("_k") == 1).select("row", "other", F.col("w").alias("_bw"),
-                                            "_degree"))
+                                            F.col("st").alias("_st"), "_degree"))
     via = ids.select(F.col("row").alias("other"), F.col("_id").alias("_via"))
     rep = ids.select(F.col("row").alias("representative"), F.col("_id").alias("_rep"))
     per_record = (clusters.join(ranks.select("row", "representative", "kept"), "row")
@@ -225,7 +237,9 @@ def write_outputs(spark, mode, tables, rules, scorer, staging: Path, *, id_name,
                         f"`{id_name}` {id_type}", "cluster_id long", "cluster_size long",
                         "action string", "reason string", f"representative_id {id_type}",
                         "review_group string"])
-    cluster_rows = per_record.mapInPandas(_cluster_batches(mode, threshold, id_name), schema)
+    stage_texts = [text for _, text in stage_reasons(rules)]
+    cluster_rows = per_record.mapInPandas(_cluster_batches(mode, threshold, id_name,
+                                                           stage_texts), schema)
     outputs = {"clusters": _write(cluster_rows.orderBy("row").drop("row"),
                                   staging / "clusters.parquet")}
 
@@ -269,7 +283,7 @@ def write_outputs(spark, mode, tables, rules, scorer, staging: Path, *, id_name,
         outputs["golden"] = _write(golden, staging / "golden.parquet")
 
     # -- pairs.parquet
-    is_match = F.col("match_weight") >= F.lit(threshold)
+    is_match = matched_pairs(rules, threshold)
     pairs = scored
     removed = [r for r in (None if guarded is None else guarded.removed, split.removed)
                if r is not None]
@@ -344,6 +358,12 @@ def _summary(spark, mode, tables, rules, scorer, n, sizes, id_column, normalize_
     for c, comparison in enumerate(comparisons):
         for level in range(-1, len(comparison.level_labels)):
             sums.append(F.sum((F.col(f"lev{c}") == level).cast("long")).alias(f"l{c}_{level + 1}"))
+    reasons = stage_reasons(rules)
+    below = is_match & (F.col("match_weight") < F.lit(threshold))
+    if reasons:  # `matched_by_stage`: the matched pairs below the threshold, per stage
+        stage = stage_of(rules)
+        sums += [F.sum((below & (stage == k)).cast("long")).alias(f"stage{k}")
+                 for k in range(len(reasons))]
     counted = pairs.agg(*sums).first()
     tally = LevelTally.empty(comparisons)
     tally.pairs = int(counted["n"])
@@ -413,6 +433,9 @@ def _summary(spark, mode, tables, rules, scorer, n, sizes, id_column, normalize_
         linked = clusters.where(F.col("cluster_size") > 1)
         left = linked.where(F.col("row") < F.lit(sizes[0])).count()
         summary["linked_records"] = {"left": int(left), "right": int(linked.count() - left)}
+    if reasons:
+        summary["stages"]["score"]["matched_by_stage"] = {
+            name: int(counted[f"stage{k}"] or 0) for k, (name, _) in enumerate(reasons)}
     summary["stages"]["score"].update(scorer_report(scorer))
     for name, stats in exact_stats.items():
         summary["stages"][name] = stats
@@ -430,12 +453,32 @@ def _summary(spark, mode, tables, rules, scorer, n, sizes, id_column, normalize_
     flagged = (pairs.where(~is_match).select("l", "r").join(roots_l, "l").join(roots_r, "r")
                .where(F.col("_cl") == F.col("_cr")).select("_cl").distinct().count())
     linked_records = sum(by_size[s] for s in by_size if s > 1)
+    giant = {"largest": largest, "linked": linked_records, "matched_pairs": matched}
+    bits = sum(stage_bit(rules, name) for name in ("exact", "url", "copies"))
+    identical = F.col("mask").bitwiseAND(F.lit(bits).cast("long")) != 0
+    has_identical = bool(pairs.where(is_match & identical).limit(1).count())
+    if has_identical:  # the giant-cluster test reads the model's own links (`add_diagnostics`)
+        giant = _own_components(spark, pairs.where(is_match & ~identical), n)
     summary["diagnostics"], summary["model_reliable"] = diagnose_counts(
-        summary, scorer, rules.max_removal_rate, n, largest=largest, linked=linked_records,
-        matched_pairs=matched, several=several, flagged=int(flagged))
+        summary, scorer, rules.max_removal_rate, n, several=several, flagged=int(flagged),
+        identical=has_identical, **giant)
     summary["spark"] = {"route": "distributed", "pairs_to_driver": split.gathered_pairs,
                         "records_to_driver": split.gathered_rows}
     return summary
+
+
+def _own_components(spark, own, n: int) -> dict[str, int]:
+    """The largest component of the matched pairs `own` (l, r), the records in components
+    of several, and the pairs."""
+    from pyspark.sql import functions as F
+
+    from linkage.engines.spark._graph import component_roots
+
+    roots = component_roots(spark, own.select(F.col("l").alias("a"), F.col("r").alias("b")), n)
+    sizes = roots.groupBy("root").agg(F.count(F.lit(1)).alias("size")).where("size > 1")
+    row = sizes.agg(F.max("size").alias("largest"), F.sum("size").alias("linked")).first()
+    return {"largest": int(row["largest"] or (1 if n else 0)), "linked": int(row["linked"] or 0),
+            "matched_pairs": int(own.count())}
 
 
 def _removals_by(table, column: str, ranks) -> dict[str, dict]:

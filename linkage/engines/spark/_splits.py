@@ -74,13 +74,21 @@ def _subset(rows_of: list[np.ndarray]) -> np.ndarray:
 def _renumbered(matched: pd.DataFrame):
     """The run rows of gathered pairs (ascending), and the pairs (l, r, w) with their rows
     as positions among them, sorted by (l, r) as the local pairs are: the order of the rows,
-    and so every tie-break of the local split code, is kept."""
+    and so every tie-break of the local split code, is kept. Also whether each pair is
+    unbreakable: matched by a url, exact or semantic stage (`st` >= 0), as `cut_weak_links`
+    keeps such links."""
     rows = _subset([matched["l"], matched["r"]])
     left = np.searchsorted(rows, matched["l"].to_numpy(np.int64))
     right = np.searchsorted(rows, matched["r"].to_numpy(np.int64))
     w = matched["w"].to_numpy(np.float64)
+    fixed = (matched["st"].to_numpy(np.int64) >= 0 if "st" in matched
+             else np.zeros(len(matched), dtype=bool))
     order = np.lexsort((right, left))
-    return rows, left[order], right[order], w[order]
+    return rows, left[order], right[order], w[order], fixed[order]
+
+
+def _edge_columns(edges) -> list[str]:
+    return ["l", "r", "w", *(["st"] if "st" in edges.columns else [])]
 
 
 def _patch_roots(roots, rows: np.ndarray, left: np.ndarray, right: np.ndarray, spark):
@@ -116,20 +124,21 @@ def split_on_spark(spark, rules, scorer, n: int, edges, scored, ids_of) -> Split
                   .where(F.col("_rl") == F.col("_rr")))
         doubt = inside.where(F.col("cw") <= 0).select(F.col("_rl").alias("root")).distinct()
         of_l = roots.select(F.col("row").alias("l"), "root")
-        matched = _gather(edges.join(of_l, "l").join(doubt, "root").select("l", "r", "w"),
+        matched = _gather(edges.join(of_l, "l").join(doubt, "root")
+                          .select(*_edge_columns(edges)),
                           "split_non_matches", "split_non_matches")
         if len(matched):
             compared = _gather(inside.join(doubt, F.col("_rl") == F.col("root"))
                                .select("l", "r", "cw"), "split_non_matches",
                                "split_non_matches")
-            rows, left, right, w = _renumbered(matched)
+            rows, left, right, w, fixed = _renumbered(matched)
             cl = np.searchsorted(rows, compared["l"].to_numpy(np.int64))
             cr = np.searchsorted(rows, compared["r"].to_numpy(np.int64))
             by = np.lexsort((cr, cl))
             keep, splits = split_non_matches(
                 len(rows), left, right, w,
                 (cl[by], cr[by], compared["cw"].to_numpy(np.float64)[by]),
-                unbreakable=np.zeros(len(left), dtype=bool), threshold=threshold)
+                unbreakable=fixed, threshold=threshold)
             out.gathered_pairs += len(matched) + len(compared)
             out.gathered_rows += len(rows)
             if splits:
@@ -151,12 +160,12 @@ def split_on_spark(spark, rules, scorer, n: int, edges, scored, ids_of) -> Split
         supported = ((s <= 2) | (3 * d >= 2 * (s - 1)) | (2 * e >= s * (s - 1) / 2)
                      | (s * s <= CHAIN_FACTOR * (s + 2 * e)))
         weak = stats.where(~supported).select("root")
-        matched = _gather(edges.join(of_l, "l").join(weak, "root").select("l", "r", "w"),
+        matched = _gather(edges.join(of_l, "l").join(weak, "root")
+                          .select(*_edge_columns(edges)),
                           "split_weak_links", "split_weak_links")
         if len(matched):
-            rows, left, right, w = _renumbered(matched)
-            keep, splits = split_weak_links(len(rows), left, right, w,
-                                            unbreakable=np.zeros(len(left), dtype=bool))
+            rows, left, right, w, fixed = _renumbered(matched)
+            keep, splits = split_weak_links(len(rows), left, right, w, unbreakable=fixed)
             out.gathered_pairs += len(matched)
             out.gathered_rows += len(rows)
             if splits:

@@ -21,8 +21,10 @@ from linkage.engines.spark._compare import (
 from linkage.engines.spark._em import chance_agreement, fit_counts, random_matrix
 from linkage.engines.spark._frames import shuffle_partitions
 from linkage.engines.spark._normalize import normalize
+from linkage.engines.spark._supervised import score_in_local_blocks
+from linkage.engines.spark._text import semantic_distributed, stage_proposed, stage_stars
 from linkage.engines.spark.session import task_errors
-from linkage.pipeline import load_model, random_pairs
+from linkage.pipeline import check_link_stages, load_model, random_pairs
 from linkage.scoring import ComparisonMatrix, FellegiSunter
 
 
@@ -38,48 +40,57 @@ class Scored:
     blocked: BlockedPairs
     scorer: object
     scored: object
+    centroid: object = None  # (row, d): the semantic stage's centroid distances, or None
 
 
 def score_on_spark(spark, mode, rules, records, names, raw, fit, clock, bar, cached, *,
-                   combined=None, ids=None, on_scored=None, kept=None) -> Scored:
+                   combined=None, ids=None, on_scored=None, kept=None, staging=None,
+                   n=0) -> Scored:
     """Run the shared stages over `records`. `fit(scorer, compared, work)`: the fitted scorer;
     `cached`: a list the cached frames are added to (the caller unpersists them);
     `combined`, `ids`: the table on the driver, where the driver route holds it (a normalizer's
     error is then raised as locally); `on_scored(scored, scorer)`: run inside the score stage;
     `kept`: a `_resume.SparkCheckpoint` (--resume): the candidate and compared pairs of an
-    earlier run read back instead of made, else kept there as each stage finishes."""
-    from pyspark.sql import functions as F
-
+    earlier run read back instead of made, else kept there as each stage finishes;
+    `staging`: the url, exact and semantic stages' input (`stage_records`' records frame, the
+    Spark names of its columns, the exact stage's columns) and `n` the records, for rules with
+    those stages (`_text`: stars by stage, one record per group on, SemDeDup's pairs)."""
     partitions = shuffle_partitions(spark)
     with clock.stage("normalize"):
         work, normalize_stats = normalize(records, rules, names, raw, combined, ids)
         cached.append(work)
         bar.update(1)
 
-    def copies_and_block():
+    def stages_and_block():
         with clock.stage("exact"), task_errors():
-            star, blocked_work, exact_stats = None, work, {}
+            # url, exact and copies: stars by stage, one record per group goes on (`_text`)
+            check_link_stages(rules, mode)
+            stars, blocked_work, exact_stats = {}, work, {}
             if mode == "dedupe":
-                star, blocked_work = copies(work, rules, names)
-            if star is not None:
-                cached.append(star)
-                # `stage_stats`' counts: the groups (their first records) and the copies.
-                row = star.agg(F.count(F.lit(1)).alias("n"),
-                               F.count_distinct("l").alias("g")).first()
-                exact_stats = {"copies": {"groups_with_copies": int(row["g"]),
-                                          "records_collapsed": int(row["n"])}}
+                stage_input = staging or (None, {}, [])
+                stars, exact_stats, blocked_work = stage_stars(
+                    spark, work, *stage_input, rules, copies(work, rules, names)[0], n)
+            cached.extend(stars.values())
 
+        centroid = None
         with clock.stage("block"), task_errors():
+            check_link_stages(rules, mode, semantic=True)
+            if rules.semantic is not None:  # SemDeDup's pairs join the blocked (`_text`)
+                stars["semantic"], centroid, semantic_stats = semantic_distributed(
+                    spark, *staging[:2], rules, stars, n)
             blocked = block(spark, blocked_work, rules, names, mode == "link", partitions,
-                            None if star is None else {"copies": star})
-            if star is not None:
-                blocked.proposed["copies"] = exact_stats["copies"]["records_collapsed"]
-        return blocked, exact_stats, None
+                            stars or None, gather=False)
+            blocked.proposed.update(stage_proposed(stars, exact_stats))
+            if rules.semantic is not None:
+                blocked.proposed["semantic"] = semantic_stats["duplicate_pairs"]
+                exact_stats["semantic"] = semantic_stats
+        return blocked, exact_stats, centroid
 
-    if kept is None:
-        (blocked, exact_stats, _), resumed = copies_and_block(), False
+    if kept is None or rules.semantic is not None:
+        # (the semantic stage's centroid distances are a Spark frame here: not kept)
+        (blocked, exact_stats, centroid), resumed = stages_and_block(), False
     else:
-        (blocked, exact_stats, _), resumed = kept.blocked(spark, copies_and_block)
+        (blocked, exact_stats, centroid), resumed = kept.blocked(spark, stages_and_block)
     cached.append(blocked.pairs)
     if resumed:
         clock.timings["block"] = 0.0  # as the local engine reports a resumed stage
@@ -104,13 +115,17 @@ def score_on_spark(spark, mode, rules, records, names, raw, fit, clock, bar, cac
         scorer = fit(rules.scoring, compared, work)
         schema = (compared_schema(rules.comparisons, tf_columns)
                   + ", match_weight double, match_probability double")
-        scored = compared.mapInPandas(
-            score_batches(scorer, rules.comparisons, tf_columns), schema).cache()
+        if scorer.weighs_rows_apart:
+            scored = compared.mapInPandas(
+                score_batches(scorer, rules.comparisons, tf_columns), schema).cache()
+        else:  # weights that depend on the block: the local engine's (`_supervised`)
+            scored = score_in_local_blocks(compared, scorer, rules.comparisons, tf_columns,
+                                           schema, partitions).cache()
         cached.append(scored)
         if on_scored is not None:
             on_scored(scored, scorer)
         bar.update(1)
-    return Scored(work, normalize_stats, exact_stats, blocked, scorer, scored)
+    return Scored(work, normalize_stats, exact_stats, blocked, scorer, scored, centroid)
 
 
 def fit_scorer(spark, scorer, rules, compared, work, names, sizes, mode, model, frequencies):

@@ -18,7 +18,7 @@ import pandas as pd
 
 from linkage.engines.spark._compare import compare, matrix_of, score_batches
 from linkage.engines.spark._frames import consecutive_positions
-from linkage.pipeline import labelled_pairs
+from linkage.pipeline import labelled_pairs, read_labelled
 from linkage.run.compare import SCORE_ROWS
 
 
@@ -26,6 +26,30 @@ def fit_supervised(spark, scorer, rules, work, names: dict[str, str], ids: pd.Se
                    source: np.ndarray, mode: str):
     """`scorer` fitted on the labelled pairs as `run_local` fits it."""
     li, ri, y = labelled_pairs(scorer, rules, ids, source, mode)
+    return _fit_on(spark, scorer, rules, work, names, li, ri, y)
+
+
+def fit_supervised_distributed(spark, scorer, rules, work, names: dict[str, str], ids_table,
+                               mode: str):
+    """`fit_supervised` on the distributed route: only the records the labels name reach the
+    driver (row, id, table), in row order, and `labelled_pairs` runs over them as over the
+    whole table (a subset in the same order gives the same pairs, warnings and labels)."""
+    from pyspark.sql import functions as F
+
+    _, labels = read_labelled(scorer, rules)
+    named = pd.unique(pd.concat([labels[c].astype(str) for c in scorer.id_columns]))
+    wanted = spark.createDataFrame(pd.DataFrame({"_key": pd.Series(named, dtype=object)}),
+                                   "_key string")
+    found = (ids_table.join(wanted, F.col("_id").cast("string") == F.col("_key"))
+             .select("row", "_id", "_side").toPandas().sort_values("row", kind="stable"))
+    rows = found["row"].to_numpy(dtype=np.int64)
+    li, ri, y = labelled_pairs(scorer, rules, found["_id"].reset_index(drop=True),
+                               found["_side"].to_numpy(dtype=np.int8), mode)
+    return _fit_on(spark, scorer, rules, work, names, rows[li], rows[ri], y)
+
+
+def _fit_on(spark, scorer, rules, work, names, li, ri, y):
+    """`scorer` fitted on the pairs (li, ri) labelled `y`, compared on Spark."""
     # `mask` carries each pair's position among the labels through the comparison
     drawn = spark.createDataFrame(
         pd.DataFrame({"l": li.astype(np.int64), "r": ri.astype(np.int64),

@@ -140,6 +140,28 @@ def staged(rules: Rules):
     return F.col("mask").bitwiseAND(F.lit(bits).cast("long")) != 0
 
 
+def stage_of(rules: Rules):
+    """A Spark column: per pair, the index in `stage_reasons(rules)` of the stage that
+    matched it, -1 where none proposed it (`pair_stage`, the plainest evidence first)."""
+    from pyspark.sql import functions as F
+
+    out = None
+    for k, (name, _) in enumerate(stage_reasons(rules)):
+        hit = F.col("mask").bitwiseAND(F.lit(stage_bit(rules, name)).cast("long")) != 0
+        out = F.when(hit, F.lit(k)) if out is None else out.when(hit, F.lit(k))
+    return (F.lit(-1) if out is None else out.otherwise(F.lit(-1))).cast("int")
+
+
+def matched_pairs(rules: Rules, threshold: float):
+    """A Spark condition: the pair is matched before guards (`stage_matches`): at or above
+    the threshold, or proposed by a stage that matches by itself."""
+    from pyspark.sql import functions as F
+
+    above = F.col("match_weight") >= F.lit(float(threshold))
+    by_stage = staged(rules)
+    return above if by_stage is None else above | by_stage
+
+
 # -- semantic ------------------------------------------------------------------------------
 
 
@@ -186,13 +208,12 @@ def _embed_batches(model: str):
     return run
 
 
-def semantic_pairs(spark, records, names: dict[str, str], rules: Rules, stars: dict, n: int):
-    """SemDeDup on Spark: the duplicate pairs (l, r) as a Spark frame, each record's centroid
-    distance (NaN where not selected) and the stage's summary counts, as `semantic_stage`."""
+def _embedded(spark, records, names: dict[str, str], rules: Rules, stars: dict, n: int):
+    """The records the semantic stage selects (row, t, root, s: the first selected record of
+    its url/exact group, which stands in for the others), those embedded (row, v, long) and
+    the stage's counts; both frames cached."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
-
-    from linkage.text.semdedup import semdedup
 
     spec = rules.semantic
     selected = records.mapInPandas(_select_batches(spec, names), "row long, t string")
@@ -217,12 +238,34 @@ def semantic_pairs(spark, records, names: dict[str, str], rules: Rules, stars: d
                           F.countDistinct("s").alias("embedded")).collect()[0]
     long_texts = (embedded.where("long").join(chosen, "row").select("t").distinct().count())
     stats = {"records_embedded": int(counts["embedded"]),
-             "copies_not_embedded": int(counts["selected"]) - int(counts["embedded"])}
+             "copies_not_embedded": int(counts["selected"]) - int(counts["embedded"]),
+             "long_texts": int(long_texts)}
+    return selected, embedded, bool(joined), stats
+
+
+def _finish_stats(stats: dict, spec, frame) -> dict:
+    from linkage.text.embeddings import Encoder
+
+    stats.update(window_word_pieces=Encoder(model=spec.model).window,
+                 duplicate_pairs=frame.count())
+    return stats
+
+
+def semantic_pairs(spark, records, names: dict[str, str], rules: Rules, stars: dict, n: int):
+    """SemDeDup on Spark: the duplicate pairs (l, r) as a Spark frame, each record's centroid
+    distance (NaN where not selected) and the stage's summary counts, as `semantic_stage`."""
+    from pyspark.sql import functions as F
+
+    from linkage.text.semdedup import semdedup
+
+    spec = rules.semantic
+    selected, embedded, joined, stats = _embedded(spark, records, names, rules, stars, n)
     distance = np.full(n, np.nan)
     pairs = np.zeros((0, 2), dtype=np.int64)
     frame = None  # the pairs as a Spark frame, where they were found there
     if stats["records_embedded"] > DRIVER_VECTORS:
         frame, found = _semdedup_on_spark(embedded, spec, stats["records_embedded"])
+        found = found.toPandas()
         distance[found["row"].to_numpy(np.int64)] = found["d"].to_numpy(np.float32)
         if joined:  # copies take their stand-in's distance
             copies = selected.where(F.col("s") != F.col("row")).select("row", "s").toPandas()
@@ -242,14 +285,41 @@ def semantic_pairs(spark, records, names: dict[str, str], rules: Rules, stars: d
             distance[copies["row"].to_numpy(np.int64)] = distance[copies["s"].to_numpy(np.int64)]
     embedded.unpersist()
     selected.unpersist()
-    from linkage.text.embeddings import Encoder
-
     if frame is None:
         frame = spark.createDataFrame(pd.DataFrame({"l": pairs[:, 0], "r": pairs[:, 1]}),
                                       "l long, r long")
-    stats.update(long_texts=int(long_texts), window_word_pieces=Encoder(model=spec.model).window,
-                 duplicate_pairs=frame.count())
-    return frame, distance, stats
+    return frame, distance, _finish_stats(stats, spec, frame)
+
+
+def semantic_distributed(spark, records, names: dict[str, str], rules: Rules, stars: dict,
+                         n: int):
+    """SemDeDup on the distributed route: always `_semdedup_on_spark` (k-means fitted on at
+    most `DRIVER_VECTORS` sampled vectors, the rest on the executors), so no vector beyond
+    that sample reaches the driver. Returns the pairs (l, r), the centroid distances
+    (row, d: the selected records, a copy with its stand-in's) as Spark frames, checkpointed,
+    and the stage's counts."""
+    from pyspark.sql import functions as F
+
+    spec = rules.semantic
+    selected, embedded, joined, stats = _embedded(spark, records, names, rules, stars, n)
+    if stats["records_embedded"] >= 2:
+        frame, found = _semdedup_on_spark(embedded, spec, stats["records_embedded"])
+    else:  # nothing to compare, and no distance (as `semantic_pairs` leaves it)
+        frame = spark.createDataFrame(pd.DataFrame({"l": [], "r": []}, dtype=np.int64),
+                                      "l long, r long")
+        found = spark.createDataFrame(pd.DataFrame({"row": np.zeros(0, np.int64),
+                                                    "d": np.zeros(0, np.float32)}),
+                                      "row long, d float")
+    distance = found
+    if joined:  # copies take their stand-in's distance
+        of_copy = selected.where(F.col("s") != F.col("row")).select("row", "s")
+        distance = distance.unionByName(of_copy.join(
+            found.select(F.col("row").alias("s"), "d"), "s").select("row", "d"))
+    distance = distance.localCheckpoint()
+    frame = frame.localCheckpoint()
+    embedded.unpersist()
+    selected.unpersist()
+    return frame, distance, _finish_stats(stats, spec, frame)
 
 
 def _semdedup_on_spark(embedded, spec, count: int):
@@ -257,7 +327,8 @@ def _semdedup_on_spark(embedded, spec, count: int):
     `DRIVER_VECTORS` (`kmeans`, as locally), each vector assigned to its nearest unit centroid
     (largest cosine) and given its distance on the executors, then every k-means cluster
     compared all against all in one group (`cluster_pairs`, as locally). Returns the pairs
-    (rows, sorted) and each embedded record's centroid distance (row, d)."""
+    (rows, sorted) and each embedded record's centroid distance (row, d), both Spark frames,
+    checkpointed."""
     from pyspark.sql import functions as F
 
     from linkage.text.semdedup import cluster_pairs, kmeans, unit_vectors
@@ -290,8 +361,7 @@ def _semdedup_on_spark(embedded, spec, count: int):
 
     assigned = embedded.select("row", "v").mapInPandas(
         assign, "row long, c long, d float, v array<float>").cache()
-    found = assigned.groupBy("c").applyInPandas(compare, "l long, r long").cache()
-    distances = assigned.select("row", F.col("d")).toPandas()
-    found.count()
+    found = assigned.groupBy("c").applyInPandas(compare, "l long, r long").localCheckpoint()
+    distances = assigned.select("row", F.col("d")).localCheckpoint()
     assigned.unpersist()
     return found, distances

@@ -6,6 +6,13 @@ from and added to the vector cache by text hash), then gathered on the driver, w
 blocker's neighbour search runs over all of them as locally (FAISS, exact below `hnsw_above`
 vectors), so the pairs are the local engine's. Like SemDeDup's k-means (`_text`), the search
 reads every vector at once: 384 floats per record reach the driver.
+
+On the distributed route (`neighbour_pairs_distributed`) no vector goes to the driver but a
+sample: up to `GROUP_VECTORS` present records the blocker's own search runs over all of them
+in one executor task (the local pairs); above, k-means (the local `kmeans`) is fitted on the
+driver on a seeded sample of at most `DRIVER_VECTORS` vectors, each vector goes to its
+nearest unit centroid, and the search runs inside each k-means cluster, as SemDeDup compares
+(an approximation: two neighbours in different clusters are not paired).
 """
 
 from __future__ import annotations
@@ -56,3 +63,49 @@ def neighbour_pairs(spark, present, plan: NeighbourJoin, link: bool, bit: int):
                           "r": np.asarray(right, dtype=np.int64),
                           "mask": np.full(len(left), 1 << bit, dtype=np.int64)})
     return spark.createDataFrame(frame, "l long, r long, mask long")
+
+
+# Up to this many present records the distributed route searches them in one task (exact).
+GROUP_VECTORS = 50_000
+
+
+def neighbour_pairs_distributed(spark, present, count: int, plan: NeighbourJoin, link: bool,
+                                bit: int, seed: int = 0):
+    """The blocker's pairs (l, r, mask) with no vector on the driver but a k-means sample;
+    `count`: the present records."""
+    from linkage.engines.spark._text import DRIVER_VECTORS
+    from linkage.text.semdedup import kmeans, unit_vectors
+
+    embedded = present.mapInPandas(_vector_batches(plan, "t"),
+                                   "row long, source byte, v array<float>")
+    groups = max(1, -(-count // GROUP_VECTORS))
+    if groups == 1:
+        grouped = embedded.selectExpr("0L as c", "row", "source", "v")
+    else:
+        embedded = embedded.localCheckpoint()
+        sample = (embedded.select("row", "v")
+                  .sample(fraction=min(1.0, 1.2 * DRIVER_VECTORS / count), seed=seed)
+                  .orderBy("row").limit(DRIVER_VECTORS).toPandas())
+        x = unit_vectors(np.stack(sample["v"].to_numpy()).astype(np.float32))
+        _, centroids = kmeans(x, min(groups, len(x)), seed=seed)
+
+        def assign(batches):
+            for batch in batches:
+                xb = (unit_vectors(np.stack(batch["v"].to_numpy())) if len(batch)
+                      else np.zeros((0, centroids.shape[1]), np.float32))
+                label = (xb @ centroids.T).argmax(axis=1) if len(xb) else np.zeros(0, np.int64)
+                yield batch.assign(c=label.astype(np.int64))[["c", "row", "source", "v"]]
+
+        grouped = embedded.mapInPandas(assign, "c long, row long, source byte, v array<float>")
+
+    def search(frame: pd.DataFrame) -> pd.DataFrame:
+        frame = frame.sort_values("row", kind="stable")
+        rows = frame["row"].to_numpy(dtype=np.int64)
+        vectors = np.stack(frame["v"].to_numpy()).astype(np.float32)
+        source = frame["source"].to_numpy(dtype=np.int8) if link else None
+        left, right = plan.neighbours(rows, vectors, source)
+        return pd.DataFrame({"l": np.asarray(left, dtype=np.int64),
+                             "r": np.asarray(right, dtype=np.int64),
+                             "mask": np.full(len(left), 1 << bit, dtype=np.int64)})
+
+    return grouped.groupBy("c").applyInPandas(search, "l long, r long, mask long")
