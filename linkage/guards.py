@@ -694,26 +694,29 @@ class ConflictingLabels(Guard):
     def input_columns(self) -> dict[str, list[str]]:
         return {"label": [self.label], "text": self.text}
 
-    def groups(self, ctx: GuardContext) -> np.ndarray:
-        clusters = ctx.clusters()
-        if not self.text:
-            return clusters
+    def text_keys(self, records: pd.DataFrame) -> pd.Series:
+        """Each record's `text` columns normalized and joined: records with the same key are
+        one group; NA where every `text` column is empty."""
         from linkage.normalize import normalize_text
 
         parts = []
         for col in self.text:
-            s = ctx.records[col]
+            s = records[col]
             # The same normalization as the `text` normalizer: NFKC, case, punctuation, spaces.
             t = pd.Series(normalize_text(s.astype(object).where(s.notna(), None)),
-                          dtype="string")
+                          dtype="string", index=records.index)
             parts.append(t.mask(s.isna() | t.isna() | (t == "")))
         joined = parts[0].fillna("\x00")
         for p in parts[1:]:
             joined = joined + "\x1f" + p.fillna("\x00")
-        all_null = pd.concat(parts, axis=1).isna().all(axis=1).to_numpy()
-        codes, _ = pd.factorize(joined)
+        return joined.mask(pd.concat(parts, axis=1).isna().all(axis=1))
+
+    def groups(self, ctx: GuardContext) -> np.ndarray:
+        clusters = ctx.clusters()
+        if not self.text:
+            return clusters
+        codes, _ = pd.factorize(self.text_keys(ctx.records))  # -1 where there is no text
         codes = codes.astype(np.int64)
-        codes[all_null] = -1
         # A group is the same normalized text OR the same cluster (near-duplicates above the
         # threshold): join both relations and take connected components.
         rows = np.arange(len(codes))

@@ -277,7 +277,8 @@ def test_record_guards_are_refused_on_the_distributed_route_not_gathered(spark, 
     path = tmp_path / "customers.parquet"
     customers.to_parquet(path, index=False)
     rules = _rules(ROOT / "rules" / "customers.yaml",
-                   guards=[{"type": "conflicting_labels", "label": "city", "text": ["name"]}])
+                   guards=[{"type": "domain_thresholds", "column": "source",
+                            "thresholds": {"crm": 2.0}}])
     with pytest.raises(EngineError, match=r"guards\[0\].*LINKAGE_SPARK_DRIVER_ROWS"):
         lk.dedupe(path, rules, engine="spark", progress=False)
 

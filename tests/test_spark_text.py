@@ -18,6 +18,7 @@ import linkage as lk
 from linkage.errors import LinkageWarning
 from tests.conftest import ROOT
 from tests.test_spark import _same_result, _written
+from tests.test_spark_distributed import _same_tables
 
 TEXTS = ROOT / "sample_data" / "labelled_text.csv"
 
@@ -257,7 +258,7 @@ def _distributed(local_input, rules_of, tmp_path, monkeypatch, **options):
 def _same_distributed(local, on_spark) -> None:
     """Every table of the distributed run equal to the local one, value for value, and the
     summary too (but for what the route leaves out or adds)."""
-    from tests.test_spark_distributed import _same_summary, _same_tables, _table
+    from tests.test_spark_distributed import _same_summary, _table
 
     _same_tables(local, on_spark)
     _same_summary(local, on_spark)
@@ -267,8 +268,9 @@ def _same_distributed(local, on_spark) -> None:
 
 
 def test_distributed_text_pipeline_as_locally(spark, texts, tmp_path, monkeypatch):
-    """rules/documents.yaml without its guards (refused on this route, see docs/SPARK.md), a
-    url stage added (a URL per document, some written another way), `farthest_from_centroid`
+    """rules/documents.yaml with its guards (`conflicting_labels` over equal text: the
+    buckets hold components widened by the same-text links), a url stage added (a URL per
+    document, some written another way), `farthest_from_centroid`
     and buckets above `max_block_size`, on Spark from a Parquet file to Parquet folders: url
     → exact → MinHash-LSH (bands as join keys, verified, oversized buckets skipped and listed)
     and an embedding blocker (its own search over all vectors in one executor task, up to
@@ -284,7 +286,7 @@ def test_distributed_text_pipeline_as_locally(spark, texts, tmp_path, monkeypatc
     weights = {**documents["scoring"]["weights"], "meaning": {">=0.95": 0.5, "else": 0.0}}
 
     def rules():
-        return _documents(guards=None, url={"column": "url"}, keep="farthest_from_centroid",
+        return _documents(url={"column": "url"}, keep="farthest_from_centroid",
                           max_block_size=3, max_removal_rate=1.0,
                           blocking=[*documents["blocking"], *embedding["blocking"]],
                           comparisons=[*documents["comparisons"],
@@ -303,6 +305,38 @@ def test_distributed_text_pipeline_as_locally(spark, texts, tmp_path, monkeypatc
     reasons = on_spark.clusters.to_pandas()["reason"].astype(str)
     assert reasons.str.contains("url stage").any() and reasons.str.contains("exact").any()
     assert on_spark.summary_data["spark"]["pairs_to_driver"] == 0
+    # the guards' decisions, in order, and review groups as locally; among them the same
+    # text under two labels in different clusters (joined only by the same-text links)
+    _same_tables(local, on_spark, ("guard_decisions", "review"))
+    details = local.guard_decisions["detail"].astype(str)
+    assert details.str.contains("conflicting label values").any()
+
+
+def test_distributed_conflicting_labels_over_equal_text_as_locally(spark, texts, tmp_path,
+                                                                     monkeypatch):
+    """`conflicting_labels` with `text` groups records by cluster or by equal normalized text:
+    without an exact stage, two short texts (under MinHash's `min_tokens`, so never paired)
+    that normalize alike under two labels are one group only through the same-text links
+    that widen the buckets' components. The local decisions, review groups and tables."""
+    frame = texts.iloc[::5].reset_index(drop=True)
+    extra = pd.DataFrame({"doc_id": ["X-1", "X-2", "X-3"],
+                          "text": ["Great value!", "great  VALUE", "Great value"],
+                          "label": ["positive", "negative", "positive"],
+                          "source": ["web", "web", "qa"], "domain": ["general"] * 3})
+    frame = pd.concat([frame, extra], ignore_index=True)[list(frame.columns)]
+
+    def rules():
+        return _documents(exact=None, semantic=None, max_removal_rate=1.0,
+                          guards=[{"type": "conflicting_labels", "label": "label",
+                                   "text": ["text"]}])
+
+    local, on_spark = _distributed(frame, rules, tmp_path, monkeypatch)
+    _same_distributed(local, on_spark)
+    _same_tables(local, on_spark, ("guard_decisions", "review"))
+    decided = local.guard_decisions
+    assert {"X-1", "X-2", "X-3"} <= set(decided["record_id"].astype(str))
+    clusters = local.clusters.set_index(local.clusters.columns[0])["cluster_id"]
+    assert clusters["X-1"] != clusters["X-2"]  # not one cluster: one group by their text
 
 
 def test_distributed_supervised_scorer_as_locally(spark, tmp_path, monkeypatch):

@@ -2,7 +2,7 @@
 guards' own code, the records and matched pairs of whole clusters at a time.
 
 The guards run here (`must_not_link`, `max_cluster_size`, `distinct_events`, `keep_up_to`,
-`conflicting_labels` without `text`) decide a cluster from its records and its matched pairs
+`conflicting_labels`) decide a cluster from its records and its matched pairs
 alone, and only ever remove pairs, so a cluster never reaches past the connected component it
 started in. Every
 record of a component (of two or more records; every record where a `keep_up_to` guard may
@@ -26,9 +26,10 @@ the local code). Back come:
   keeper has ranked, the local `settle` runs on them per bucket (`settle_held`).
 
 guards.parquet is written by Spark in the local order; the summary's counts per decision are an
-aggregate. Nothing reaches the driver. `conflicting_labels` with `text` (groups that join
-clusters by equal text) and `domain_thresholds` (a lower threshold joins clusters) are refused
-on this route for now.
+aggregate. Nothing reaches the driver. `conflicting_labels` with `text` groups records by
+cluster or by equal normalized text: its buckets hold components widened by links between
+records of the same text (`_same_text_links`), so each group is whole in one bucket.
+`domain_thresholds` (a lower threshold joins clusters) is refused on this route for now.
 """
 
 from __future__ import annotations
@@ -65,15 +66,11 @@ def refused_guard(guard) -> str | None:
     """Why the distributed route does not run `guard` yet, or None."""
     if isinstance(guard, MustNotLink | MaxClusterSize | KeepUpTo | DistinctEvents):
         return None
-    if isinstance(guard, ConflictingLabels) and not guard.text:
-        return None
     if isinstance(guard, ConflictingLabels):
-        what = "`conflicting_labels` with `text` (its groups join clusters by equal text)"
-    else:
-        what = f"the {guard.kind!r} guard"
-    return (f"{what} is not run per cluster; the distributed route runs must_not_link, "
-            "max_cluster_size, keep_up_to, distinct_events and conflicting_labels without "
-            "`text`")
+        return None
+    return (f"the {guard.kind!r} guard is not run per cluster; the distributed route runs "
+            "must_not_link, max_cluster_size, keep_up_to, distinct_events and "
+            "conflicting_labels")
 
 
 def guard_order(guards) -> list[int]:
@@ -219,8 +216,11 @@ def guard_edges(spark, guards, tables, edges, id_name: str, n: int, partitions: 
 
     wanted = sorted({c for g in guards for cols in g.input_columns().values() for c in cols})
     records, columns = records_of(tables, id_name, wanted)
-    roots = component_roots(spark, edges.select(F.col("l").alias("a"), F.col("r").alias("b")),
-                            n)
+    links = edges.select(F.col("l").alias("a"), F.col("r").alias("b"))
+    for guard in guards:
+        if isinstance(guard, ConflictingLabels) and guard.text:
+            links = links.unionByName(_same_text_links(records, guard))
+    roots = component_roots(spark, links, n)
     members = roots
     if not any(isinstance(g, KeepUpTo) for g in guards):  # a lone record gets no decision
         sizes = roots.groupBy("root").agg(F.count(F.lit(1)).alias("_size"))
@@ -254,6 +254,27 @@ def guard_edges(spark, guards, tables, edges, id_name: str, n: int, partitions: 
         F.col("l").alias("row"), "g", "k", "lim", "guard", "grp")).localCheckpoint()
     kept = edges.join(removed, ["l", "r"], "left_anti").localCheckpoint()
     return Guarded(kept, removed, decisions, states, held)
+
+
+def _same_text_links(records, guard: ConflictingLabels):
+    """Links (a, b) from each record to the first record of the same normalized text (the
+    guard's own `text_keys`): `conflicting_labels` with `text` groups records by cluster or by
+    equal text, so the components the buckets hold are widened by these links and each group
+    lies whole in one bucket."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    def keys(batches):
+        for batch in batches:
+            yield pd.DataFrame({ROW: batch[ROW].to_numpy(dtype=np.int64),
+                                "_key": guard.text_keys(batch).astype(object).where(
+                                    lambda k: k.notna(), None)})
+
+    keyed = (records.select(ROW, *guard.text).mapInPandas(keys, f"{ROW} long, _key string")
+             .where(F.col("_key").isNotNull()))
+    first = F.min(ROW).over(Window.partitionBy("_key"))
+    return (keyed.select(F.col(ROW).alias("a"), first.alias("b"))
+            .where(F.col("a") != F.col("b")))
 
 
 def limited_ranks(ranks, guarded: Guarded, k: int):
