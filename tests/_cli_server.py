@@ -132,6 +132,9 @@ def serve(path: str) -> None:
         if pid == 0:  # the run
             listener.close()
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            # Ctrl-C stops a run as it stops `python -m linkage` in a terminal, even where the
+            # server was started with SIGINT ignored (a suite run as a background job).
+            signal.signal(signal.SIGINT, signal.default_int_handler)
             code = 4
             try:
                 connection.sendall(f"{os.getpid()}\n".encode())

@@ -48,8 +48,10 @@ SERVE_THEN_STOP = r'''
 import os, re, signal, subprocess, sys, urllib.request
 
 env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+# SIGINT as in a terminal, even where the suite runs as a background job (which ignores it)
 proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                        text=True, env=env)
+                        text=True, env=env,
+                        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 url = None
 for line in proc.stdout:
     sys.stdout.write(line)
