@@ -138,23 +138,32 @@ def test_farthest_from_centroid_keeps_the_local_record(spark, texts):
     _same_result(local, on_spark)
 
 
+def _supervised_customers(tmp_path, model: str, **changes):
+    """The sample customers, rules/customers.yaml (with `changes`) scored by a supervised
+    `model`, and its labels: 300 pairs of a first run, answered by the sample's truth as a
+    reviewer would, written to tmp_path/labels.csv."""
+    customers = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str)
+    truth = pd.read_csv(ROOT / "sample_data" / "customers_truth.csv", dtype=str)
+    person = truth.set_index("customer_id")["person_id"]
+    data = yaml.safe_load((ROOT / "rules" / "customers.yaml").read_text(encoding="utf-8"))
+    data.update(changes)
+    first = lk.dedupe(customers, lk.Rules.from_dict(data), progress=False).pairs
+    sample = first.sample(min(300, len(first)), random_state=0)[["id_l", "id_r"]]
+    sample["label"] = (person.reindex(sample["id_l"]).to_numpy()
+                       == person.reindex(sample["id_r"]).to_numpy()).astype(int)
+    sample.to_csv(tmp_path / "labels.csv", index=False)
+    data["scoring"] = {"type": "supervised", "labels": str(tmp_path / "labels.csv"),
+                       "model": model}
+    return customers, data, sample
+
+
 @pytest.mark.parametrize("model", ["gradient_boosting", "logistic_regression"])
 def test_supervised_scorer_learns_and_scores_as_locally(spark, tmp_path, model):
     """Labels for pairs sampled from a first run (the sample's truth answers them, as a
     reviewer would), then the supervised scorer: trained on the driver on the labelled pairs
     compared on Spark, applied on the executors; the model, weights and files are local's."""
-    customers = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str)
-    truth = pd.read_csv(ROOT / "sample_data" / "customers_truth.csv", dtype=str)
-    person = dict(zip(truth["customer_id"], truth["person_id"], strict=True))
+    customers, data, sample = _supervised_customers(tmp_path, model)
     path = ROOT / "rules" / "customers.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    first = lk.dedupe(customers, lk.Rules.from_dict(data), progress=False).pairs
-    sample = first.sample(min(300, len(first)), random_state=0)[["id_l", "id_r"]]
-    sample["label"] = [int(person[a] == person[b])
-                       for a, b in zip(sample["id_l"], sample["id_r"], strict=True)]
-    sample.to_csv(tmp_path / "labels.csv", index=False)
-    data["scoring"] = {"type": "supervised", "labels": str(tmp_path / "labels.csv"),
-                       "model": model}
 
     def rules():
         return lk.Rules.from_dict(data, source=str(path))
@@ -343,19 +352,8 @@ def test_distributed_supervised_scorer_as_locally(spark, tmp_path, monkeypatch):
     """A logistic regression trained on the driver on the labelled pairs (only the records
     the labels name come from Spark), its weights given in the local engine's blocks on the
     executors: the local pairs, weights and clusters."""
-    customers = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str)
-    truth = pd.read_csv(ROOT / "sample_data" / "customers_truth.csv", dtype=str)
-    person = dict(zip(truth["customer_id"], truth["person_id"], strict=True))
-    path = ROOT / "rules" / "customers.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    data["golden"] = None
-    first = lk.dedupe(customers, lk.Rules.from_dict(data), progress=False).pairs
-    sample = first.sample(min(300, len(first)), random_state=0)[["id_l", "id_r"]]
-    sample["label"] = [int(person[a] == person[b])
-                       for a, b in zip(sample["id_l"], sample["id_r"], strict=True)]
-    sample.to_csv(tmp_path / "labels.csv", index=False)
-    data["scoring"] = {"type": "supervised", "labels": str(tmp_path / "labels.csv"),
-                       "model": "logistic_regression"}
+    customers, data, sample = _supervised_customers(tmp_path, "logistic_regression",
+                                                    golden=None)
     local, on_spark = _distributed(customers, lambda: lk.Rules.from_dict(data), tmp_path,
                                    monkeypatch)
     _same_distributed(local, on_spark)

@@ -22,10 +22,8 @@ from linkage.blocking import CandidatePairs
 from linkage.engines.spark._blocking import block, copies
 from linkage.engines.spark._compare import (
     compare,
-    compared_schema,
     exact_frequencies,
     matrix_of,
-    score_batches,
 )
 from linkage.engines.spark._frames import shuffle_partitions
 from linkage.engines.spark._graph import cluster_ids, one_to_one
@@ -34,7 +32,7 @@ from linkage.engines.spark._keep import keeper_ranks
 from linkage.engines.spark._normalize import normalize, records_frame, work_columns
 from linkage.engines.spark._resume import SparkCheckpoint
 from linkage.engines.spark._stages import fit_scorer
-from linkage.engines.spark._supervised import fit_supervised, score_in_local_blocks
+from linkage.engines.spark._supervised import fit_supervised, score_pairs
 from linkage.engines.spark._support import check_supported
 from linkage.engines.spark._text import (
     semantic_pairs,
@@ -253,14 +251,8 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
         with clock.stage("score"), task_errors():
             scorer = _fit(spark, scorer, rules, compared, work, names, sizes, n, mode, model,
                           ids, source)
-            schema = (compared_schema(rules.comparisons, tf_columns)
-                      + ", match_weight double, match_probability double")
-            if scorer.weighs_rows_apart:
-                scored = compared.mapInPandas(
-                    score_batches(scorer, rules.comparisons, tf_columns), schema).cache()
-            else:  # weights that depend on the block: the local engine's (`_supervised`)
-                scored = score_in_local_blocks(compared, scorer, rules.comparisons, tf_columns,
-                                               schema, partitions).cache()
+            scored = score_pairs(compared, scorer, rules.comparisons, tf_columns,
+                                 partitions).cache()
             cached.append(scored)
             table = _collect_pairs(scored)
             matrix = matrix_of(table, rules.comparisons, tf_columns)

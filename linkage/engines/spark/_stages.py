@@ -14,14 +14,12 @@ import pandas as pd
 from linkage.engines.spark._blocking import BlockedPairs, block, copies
 from linkage.engines.spark._compare import (
     compare,
-    compared_schema,
     level_patterns,
-    score_batches,
 )
 from linkage.engines.spark._em import chance_agreement, fit_counts, random_matrix
 from linkage.engines.spark._frames import shuffle_partitions
 from linkage.engines.spark._normalize import normalize
-from linkage.engines.spark._supervised import score_in_local_blocks
+from linkage.engines.spark._supervised import score_pairs
 from linkage.engines.spark._text import semantic_distributed, stage_proposed, stage_stars
 from linkage.engines.spark.session import task_errors
 from linkage.pipeline import check_link_stages, load_model, random_pairs
@@ -113,14 +111,8 @@ def score_on_spark(spark, mode, rules, records, names, raw, fit, clock, bar, cac
 
     with clock.stage("score"), task_errors():
         scorer = fit(rules.scoring, compared, work)
-        schema = (compared_schema(rules.comparisons, tf_columns)
-                  + ", match_weight double, match_probability double")
-        if scorer.weighs_rows_apart:
-            scored = compared.mapInPandas(
-                score_batches(scorer, rules.comparisons, tf_columns), schema).cache()
-        else:  # weights that depend on the block: the local engine's (`_supervised`)
-            scored = score_in_local_blocks(compared, scorer, rules.comparisons, tf_columns,
-                                           schema, partitions).cache()
+        scored = score_pairs(compared, scorer, rules.comparisons, tf_columns,
+                             partitions).cache()
         cached.append(scored)
         if on_scored is not None:
             on_scored(scored, scorer)

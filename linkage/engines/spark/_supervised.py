@@ -16,7 +16,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from linkage.engines.spark._compare import compare, matrix_of, score_batches
+from linkage.engines.spark._compare import (
+    compare,
+    compared_schema,
+    matrix_of,
+    score_batches,
+)
 from linkage.engines.spark._frames import consecutive_positions
 from linkage.pipeline import labelled_pairs, read_labelled
 from linkage.run.compare import SCORE_ROWS
@@ -76,3 +81,13 @@ def score_in_local_blocks(compared, scorer, comparisons: list, tf_columns: list[
 
     return (placed.withColumn("_block", F.floor(F.col("pos") / F.lit(SCORE_ROWS)))
             .groupBy("_block").applyInPandas(block, schema))
+
+
+def score_pairs(compared, scorer, comparisons: list, tf_columns: list[str], partitions: int):
+    """The compared pairs with `match_weight` and `match_probability`: row by row where the
+    scorer weighs each pair apart, else in the local engine's blocks (`score_in_local_blocks`)."""
+    schema = (compared_schema(comparisons, tf_columns)
+              + ", match_weight double, match_probability double")
+    if scorer.weighs_rows_apart:
+        return compared.mapInPandas(score_batches(scorer, comparisons, tf_columns), schema)
+    return score_in_local_blocks(compared, scorer, comparisons, tf_columns, schema, partitions)
