@@ -31,7 +31,7 @@ from linkage.engines.spark._guards import apply_guards_on_spark
 from linkage.engines.spark._keep import keeper_ranks
 from linkage.engines.spark._normalize import normalize, records_frame, work_columns
 from linkage.engines.spark._resume import SparkCheckpoint
-from linkage.engines.spark._stages import fit_scorer
+from linkage.engines.spark._stages import compare_stage, fit_scorer
 from linkage.engines.spark._supervised import fit_supervised, score_pairs
 from linkage.engines.spark._support import check_supported
 from linkage.engines.spark._text import (
@@ -239,14 +239,8 @@ def _run(spark, mode, tables, rules, id_column, model, clock, bar, frames, id_na
 
         scorer = rules.scoring
         tf_columns = scorer.tf_columns
-        with clock.stage("compare"), task_errors():
-            compared, resumed = kept.compared(spark, lambda: compare(
-                blocked.pairs, work, rules.comparisons, names, tf_columns))
-            compared = compared.cache()
-            cached.append(compared)
-            bar.update(1)
-        if resumed:
-            clock.timings["compare"] = 0.0
+        compared = compare_stage(spark, clock, bar, cached, kept, lambda: compare(
+            blocked.pairs, work, rules.comparisons, names, tf_columns))
 
         with clock.stage("score"), task_errors():
             scorer = _fit(spark, scorer, rules, compared, work, names, sizes, n, mode, model,

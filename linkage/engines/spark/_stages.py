@@ -95,19 +95,8 @@ def score_on_spark(spark, mode, rules, records, names, raw, fit, clock, bar, cac
     bar.update(1)
 
     tf_columns = rules.scoring.tf_columns
-    with clock.stage("compare"), task_errors():
-        def compared_pairs():
-            return compare(blocked.pairs, work, rules.comparisons, names, tf_columns)
-
-        if kept is None:
-            compared, resumed = compared_pairs(), False
-        else:
-            compared, resumed = kept.compared(spark, compared_pairs)
-        compared = compared.cache()
-        cached.append(compared)
-        bar.update(1)
-    if resumed:
-        clock.timings["compare"] = 0.0
+    compared = compare_stage(spark, clock, bar, cached, kept, lambda: compare(
+        blocked.pairs, work, rules.comparisons, names, tf_columns))
 
     with clock.stage("score"), task_errors():
         scorer = fit(rules.scoring, compared, work)
@@ -119,6 +108,19 @@ def score_on_spark(spark, mode, rules, records, names, raw, fit, clock, bar, cac
         bar.update(1)
     return Scored(work, normalize_stats, exact_stats, blocked, scorer, scored, centroid)
 
+
+def compare_stage(spark, clock, bar, cached: list, kept, make):
+    """The compare stage of both routes: the compared pairs `make()` gives, or those an
+    earlier run kept (`kept`, --resume; None: none kept), cached; a resumed stage is timed 0
+    s, as the local engine reports it."""
+    with clock.stage("compare"), task_errors():
+        compared, resumed = (make(), False) if kept is None else kept.compared(spark, make)
+        compared = compared.cache()
+        cached.append(compared)
+        bar.update(1)
+    if resumed:
+        clock.timings["compare"] = 0.0
+    return compared
 
 def fit_scorer(spark, scorer, rules, compared, work, names, sizes, mode, model, frequencies):
     """The fitted scorer: loaded from `model`, or fitted as the local engine fits it, from
