@@ -48,7 +48,8 @@ demo: $(BASE)
 
 test: setup chromium $(PANDAS2_STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	# two workers (pytest-xdist): whole files each, the Spark files on one (tests/conftest.py)
+	$(BIN)/python -m pytest -n 2
 	$(PANDAS2)/bin/python -m pytest tests_pandas2
 
 lint: setup

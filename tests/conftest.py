@@ -14,6 +14,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = Path(os.environ.get("LINKAGE_DATASETS", ROOT.parent / "shared" / "datasets"))
 
+# A pytest-xdist worker runs as `python -c`: its `__main__` has neither `__file__` nor
+# `__spec__`, which pyspark.sql.connect (imported by Great Expectations) takes for a doctest
+# run, and it exits the worker. The worker's `__main__` gets an empty file (a process started
+# by `multiprocessing`'s spawn runs it, and nothing happens).
+_MAIN = sys.modules["__main__"]
+if os.environ.get("PYTEST_XDIST_WORKER") and getattr(_MAIN, "__spec__", None) is None \
+        and not hasattr(_MAIN, "__file__"):
+    _MAIN.__file__ = str(ROOT / "tests" / "_xdist_main.py")
+
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Run `python -m linkage ...` as a user would, capturing its output.
@@ -139,3 +148,35 @@ def nulls_as_none(frame: pd.DataFrame) -> pd.DataFrame:
         if frame[column].dtype == object:
             frame[column] = frame[column].where(frame[column].notna(), None)
     return frame
+
+
+
+# pytest-xdist (`make test` runs the suite on two workers, `-n 2`): the files whose tests use
+# the `spark` fixture all go to one worker, so the suite starts one Spark JVM, not one per
+# worker; every other file goes whole to one worker (its module fixtures are set up once).
+SPARK_FILES = frozenset({"test_spark.py", "test_spark_distributed.py", "test_spark_text.py",
+                         "test_spark_guards.py", "test_families.py", "test_gx_docs.py"})
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Work units of whole files, the Spark files one unit. Units go out largest first (the
+    Spark unit is the largest: it starts at once)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FilesAndSpark(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "spark" if Path(path).name in SPARK_FILES else path
+
+    return FilesAndSpark(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test file that uses the `spark` fixture must be in `SPARK_FILES`, or two workers
+    would each start a Spark JVM."""
+    missing = sorted({item.path.name for item in items
+                      if "spark" in getattr(item, "fixturenames", ())} - SPARK_FILES)
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py: add {', '.join(missing)} to SPARK_FILES "
+                                "(its tests use the `spark` fixture)")

@@ -11,24 +11,39 @@ from tests.conftest import ROOT
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
-@pytest.mark.parametrize("start", ["notebooks", "root"])
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_notebook_runs(path, start):
-    """Each notebook runs where Jupyter opens it (its own folder) and from the repository
-    root: `linkage.examples.use_repository()` is the one setting that finds the data."""
-    notebook = nbformat.read(path, as_version=4)
-    folder = path.parent if start == "notebooks" else ROOT
+def _execute(notebook, folder):
+    """Run the notebook's cells in a kernel started in `folder`; the error outputs."""
     client = NotebookClient(notebook, timeout=600, kernel_name="python3",
                             resources={"metadata": {"path": str(folder)}})
     client.execute()
-    errors = [
+    return [
         output
         for cell in notebook.cells
         if cell.cell_type == "code"
         for output in cell.get("outputs", [])
         if output.get("output_type") == "error"
     ]
-    assert not errors
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_runs(path):
+    """Each notebook runs top to bottom where Jupyter opens it (its own folder)."""
+    assert not _execute(nbformat.read(path, as_version=4), path.parent)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_starts_from_the_repository_root(path):
+    """Opened from the repository root instead, the first cell, which calls
+    `linkage.examples.use_repository()` (the one setting that finds the data) and reads the
+    data, runs there too and leaves the kernel in the folder the whole run above worked in; the
+    later cells see the same folder either way, so they are not run twice."""
+    notebook = nbformat.read(path, as_version=4)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert "use_repository()" in code[0].source
+    check = nbformat.v4.new_code_cell(
+        f"import os\nassert os.getcwd() == {str(ROOT.resolve())!r}, os.getcwd()")
+    notebook.cells = [code[0], check]
+    assert not _execute(notebook, ROOT)
 
 
 def test_there_are_notebooks():
