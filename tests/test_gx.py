@@ -353,3 +353,29 @@ def test_suite_is_json_ready_and_runs_in_a_checkpoint(gate, corpus):
     table = gxc.results_table(outcome).set_index("expectation")
     assert table.loc["expect_no_train_eval_leakage", "observed_value"] == 3
     assert table.loc["expect_no_exact_duplicates_after_normalization", "success"]
+
+
+def test_a_gate_script_run_with_python_c_checks_instead_of_exiting_0():
+    """`python -c "..."`: with pyspark installed but not Spark Connect's packages, GX's import
+    of pyspark ended such a process with exit 0 before the gate ran ("Skipping doctests" on
+    standard error), a failed gate passing. Here the gate fails as it must (exit 1), and the
+    process is not left marked interactive."""
+    script = (
+        "import sys, pandas as pd\n"
+        "import linkage.checks.gx as gxc\n"
+        "assert not hasattr(sys, 'ps1')\n"
+        f"frame = pd.read_csv({str(SAMPLE)!r}, dtype=str)\n"
+        "frame = pd.concat([frame, frame.head(50)], ignore_index=True)\n"
+        "frame['customer_id'] = [f'c{i}' for i in range(len(frame))]\n"
+        "exp = gxc.ExpectNoExactDuplicatesAfterNormalization(columns=['email', 'phone'])\n"
+        "context = gxc.ephemeral_context()\n"
+        "batch = (context.data_sources.add_pandas('p').add_dataframe_asset('t')\n"
+        "         .add_batch_definition_whole_dataframe('w'))\n"
+        "ok = batch.get_batch(batch_parameters={'dataframe': frame}).validate(exp).success\n"
+        "print('gate ran', ok)\n"
+        "sys.exit(0 if ok else 1)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd=ROOT, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 1, (run.stdout, run.stderr[-2000:])
+    assert "gate ran False" in run.stdout

@@ -50,13 +50,17 @@ with the message in the result's `exception_info`.
 
 Importing this module imports Great Expectations, with `GX_ANALYTICS_ENABLED=False` set
 beforehand unless the environment already says otherwise; `import linkage` never imports it.
+It also imports in a `python -c` script, where GX's import of pyspark would otherwise end the
+process with exit code 0 (`_not_taken_for_doctests`): a gate that exits 0 without checking.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -66,7 +70,29 @@ from linkage.checks import measures
 from linkage.errors import InputError, RulesError
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")  # set before GX loads: no network
-with warnings.catch_warnings():
+
+
+@contextmanager
+def _not_taken_for_doctests() -> Iterator[None]:
+    """Where pyspark is installed, GX imports `pyspark.sql.connect`, which takes a `__main__`
+    module with neither `__spec__` nor `__file__` (`python -c "..."`, a heredoc on standard
+    input) for pyspark's own doctest run and, when Spark Connect's extra packages (grpcio) are
+    missing, calls `sys.exit(0)` on import: the caller's gate would end with success without
+    checking anything. While GX loads, such a process is marked interactive (`sys.ps1`, the
+    one thing pyspark checks besides), and unmarked after."""
+    main = sys.modules.get("__main__")
+    mark = (main is not None and getattr(main, "__spec__", None) is None
+            and not hasattr(main, "__file__") and not hasattr(sys, "ps1"))
+    if mark:
+        sys.ps1 = ""
+    try:
+        yield
+    finally:
+        if mark:
+            del sys.ps1
+
+
+with warnings.catch_warnings(), _not_taken_for_doctests():
     # GX imports pyspark when it is installed, and pyspark warns about pandas 3 at import.
     warnings.filterwarnings("ignore", message="PySpark does not yet", category=FutureWarning)
     try:
