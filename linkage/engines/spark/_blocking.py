@@ -28,7 +28,7 @@ from linkage.blocking import (
     sub_window,
 )
 from linkage.engines.spark._bands import band_buckets, band_pairs
-from linkage.engines.spark._frames import consecutive_positions, text
+from linkage.engines.spark._frames import consecutive_positions, pinned, text
 from linkage.engines.spark._normalize import local_order
 from linkage.engines.spark._vectors import (
     neighbour_pairs,
@@ -212,7 +212,7 @@ def _sorted_pairs(spark, work, plan: WindowJoin, bit, names, link, partitions):
 
     # Checkpointed: range partitioning reads its input twice (to sample, then to move it).
     keyed = work.mapInPandas(_sort_batches(plan, names), "text string, row long, "
-                             "source byte").localCheckpoint()
+                             "source byte").transform(pinned)
     placed, sorted_count = consecutive_positions(keyed, ["text", "row"], partitions)
     placed = placed.select("pos", "row", "source")
     ahead = placed.select(

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from linkage.engines.spark._compare import exact_tf_columns
-from linkage.engines.spark._frames import consecutive_positions, shuffle_partitions
+from linkage.engines.spark._frames import consecutive_positions, pinned, shuffle_partitions
 from linkage.engines.spark._graph import one_to_one
 from linkage.engines.spark._guards_distributed import (
     check_guard_columns,
@@ -333,9 +333,9 @@ def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, mod
                 # a link has no url, exact or semantic stage: no link is a stage's
                 edges = (kept.withColumn("st", F.lit(-1)) if kept is not None
                          else edges.limit(0))
-            edges = edges.localCheckpoint()
+            edges = edges.transform(pinned)
             split = split_on_spark(spark, rules, scorer, n, edges, scored, ids_of)
-            clusters = cluster_numbers(split.roots, partitions).localCheckpoint()
+            clusters = cluster_numbers(split.roots, partitions).transform(pinned)
             bar.update(1)
 
         with clock.stage("keep"), task_errors():
@@ -346,7 +346,7 @@ def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, mod
                 ranks = keeper_ranks(tables, rules, clusters, id_name, done.centroid)
             if guarded is not None:  # keep_up_to's limits, then the held clusters settled
                 ranks = limited_ranks(ranks, guarded, rules.keep.k)
-            ranks = ranks.localCheckpoint()
+            ranks = ranks.transform(pinned)
             if guarded is not None and guarded.held.limit(1).count():
                 guarded = settle_held(spark, guarded, ranks, ids_table, n, partitions, mode)
             golden = None

@@ -25,7 +25,7 @@ from linkage.engines.spark._compare import (
     exact_frequencies,
     matrix_of,
 )
-from linkage.engines.spark._frames import shuffle_partitions
+from linkage.engines.spark._frames import cluster_checkpoints, shuffle_partitions
 from linkage.engines.spark._graph import cluster_ids, one_to_one
 from linkage.engines.spark._guards import apply_guards_on_spark
 from linkage.engines.spark._keep import keeper_ranks
@@ -170,7 +170,7 @@ def run_distributed_sources(mode: Mode, sources: list, rules: Rules, *, id_colum
                                     dir=os.environ.get("LINKAGE_SPARK_STAGING") or None))
     try:
         with quiet_pyspark(), progress_bar(len(STAGES), "spark", False) as bar, \
-                java_memory_errors(master):
+                java_memory_errors(master), cluster_checkpoints(spark, staging):
             with clock.stage("read"), task_errors():
                 tables = read_tables(spark, sources, rules, id_column, sep, encoding,
                                      rules.rename_right if mode == "link" else None)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -12,6 +16,47 @@ def text(values: pd.Series) -> np.ndarray:
     """A Spark string column as the local engine holds it: object array of str or None
     (pandas 3 hands Arrow strings over with NaN for null)."""
     return as_text(values)
+
+
+def pinned(frame):
+    """`frame` computed now and cut from its lineage, for a result that later steps read more
+    than once or build on in rounds (`DataFrame.transform(pinned)` in a chain).
+
+    On a local master, a local checkpoint: the blocks stay in the one JVM, whose loss ends
+    the run anyway. On a cluster, where an executor can be lost (preempted, killed for its
+    memory) and a local checkpoint's blocks go with it (the job then fails with
+    CHECKPOINT_RDD_BLOCK_ID_NOT_FOUND), a reliable checkpoint into the session's checkpoint
+    folder, which `cluster_checkpoints` points into the run's staging folder; without one
+    (the driver route), a local checkpoint."""
+    from linkage.engines.spark.session import is_local
+
+    context = frame.sparkSession.sparkContext
+    if is_local(context.master) or context.getCheckpointDir() is None:
+        return frame.localCheckpoint()
+    return frame.checkpoint()
+
+
+@contextmanager
+def cluster_checkpoints(spark, staging: Path) -> Iterator[None]:
+    """On a cluster master, the session's checkpoint folder inside `staging` (which the
+    executors share: they write the outputs there) for the run, and the one it had after."""
+    from linkage.engines.spark.session import is_local
+
+    context = spark.sparkContext
+    if is_local(context.master):
+        yield
+        return
+    before = context.getCheckpointDir()
+    context.setCheckpointDir(str(staging / "checkpoints"))
+    try:
+        yield
+    finally:
+        with suppress(Exception):  # the JVM may be gone
+            if before is not None:
+                context.setCheckpointDir(before)
+            else:  # as it was: none (pyspark has no call that unsets it)
+                setter = getattr(context._jsc.sc(), "checkpointDir_$eq")  # a Scala var
+                setter(context._jvm.scala.Option.empty())
 
 
 def shuffle_partitions(spark) -> int:
@@ -32,7 +77,7 @@ def consecutive_positions(df, order: list[str], partitions: int):
 
     ranged = (df.repartitionByRange(max(partitions, 1), *order)
               .withColumn("_pid", F.spark_partition_id())
-              .localCheckpoint())
+              .transform(pinned))
     counts = {row["_pid"]: row["count"] for row in ranged.groupBy("_pid").count().collect()}
     offsets, total = [], 0
     for pid in range(max(counts, default=-1) + 1):

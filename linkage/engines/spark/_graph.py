@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from linkage.engines.spark._frames import pinned
 from linkage.errors import LinkageError
 
 MAX_ROUNDS = 200  # far above what O(log² n) needs for any table that fits a cluster
@@ -72,13 +73,13 @@ def component_labels(edges):
     its component. Also returns the number of rounds run (0 when the edges were stars)."""
     from pyspark.sql import functions as F
 
-    current = _oriented(edges).localCheckpoint()
+    current = _oriented(edges).transform(pinned)
     rounds = 0
     while not _is_star_forest(current):
         if rounds == MAX_ROUNDS:
             raise LinkageError(f"connected components did not converge in {MAX_ROUNDS} "
                                "rounds; this is a bug in linkage, please report it.")
-        current = _small_star(_large_star(current)).localCheckpoint()
+        current = _small_star(_large_star(current)).transform(pinned)
         rounds += 1
     labels = current.select(F.col("c").alias("node"), F.col("p").alias("label")).unionByName(
         current.select(F.col("p").alias("node"), F.col("p").alias("label")).distinct())
@@ -94,7 +95,7 @@ def component_roots(spark, edges, n: int):
     rows = spark.range(n).select(F.col("id").alias("row"))
     found = labels.select(F.col("node").alias("row"), F.col("label").alias("root"))
     return (rows.join(found, "row", "left")
-            .select("row", F.coalesce("root", "row").alias("root")).localCheckpoint())
+            .select("row", F.coalesce("root", "row").alias("root")).transform(pinned))
 
 
 def cluster_ids(edges, n: int) -> tuple[np.ndarray, int]:
@@ -118,7 +119,7 @@ def one_to_one(edges):
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    live = edges.select("l", "r", "w").localCheckpoint()
+    live = edges.select("l", "r", "w").transform(pinned)
     accepted = None
     while not live.isEmpty():
         by_left = Window.partitionBy("l").orderBy(F.col("w").desc(), F.col("r").asc())
@@ -126,8 +127,8 @@ def one_to_one(edges):
         mutual = (live.withColumn("_bl", F.row_number().over(by_left))
                   .withColumn("_br", F.row_number().over(by_right))
                   .where((F.col("_bl") == 1) & (F.col("_br") == 1))
-                  .select("l", "r", "w").localCheckpoint())
+                  .select("l", "r", "w").transform(pinned))
         accepted = mutual if accepted is None else accepted.unionByName(mutual)
         live = (live.join(mutual.select("l"), "l", "left_anti")
-                .join(mutual.select("r"), "r", "left_anti").localCheckpoint())
+                .join(mutual.select("r"), "r", "left_anti").transform(pinned))
     return accepted

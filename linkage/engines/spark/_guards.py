@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from linkage.clustering import connected_components
+from linkage.engines.spark._frames import pinned
 from linkage.engines.spark._graph import component_labels, component_roots
 from linkage.errors import LinkageError
 from linkage.guards import (
@@ -143,7 +144,7 @@ class _SparkState:
                            "x": np.ones(len(pos), dtype=bool)}, "l long, r long, x boolean")
         self.pairs = (self.pairs.join(gone, ["l", "r"], "left")
                       .select("l", "r", "w", (F.col("m") & F.col("x").isNull()).alias("m"))
-                      .localCheckpoint())
+                      .transform(pinned))
 
     def _reroot(self, pos: np.ndarray) -> None:
         """New roots for the records of the clusters whose pairs are `pos`, from the matched
@@ -162,7 +163,7 @@ class _SparkState:
         new = self.frame({"row": rows, "new": rows[first][labels]}, "row long, new long")
         self._roots = (self._roots.join(new, "row", "left")
                        .select("row", F.coalesce("new", "root").alias("root"))
-                       .localCheckpoint())
+                       .transform(pinned))
 
     # -- driver side -----------------------------------------------------------------------
 
@@ -247,7 +248,7 @@ def _domain_thresholds(guard: DomainThresholds, state: _SparkState) -> None:
     inside = F.col("dl").isNotNull() & (F.col("dl") == F.col("dr"))
     now = F.when(inside, F.col("w") >= F.col("t")).otherwise(F.col("m"))
     updated = joined.select("l", "r", "w", now.alias("m"),
-                            (now != F.col("m")).alias("changed")).localCheckpoint()
+                            (now != F.col("m")).alias("changed")).transform(pinned)
     pos = state.positions(updated.where("changed").select("l", "r").toPandas())
     state.pairs = updated.drop("changed")
     state._roots = None  # a lower threshold can join clusters: computed again when needed

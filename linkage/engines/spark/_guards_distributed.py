@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from linkage.engines.spark._frames import text
+from linkage.engines.spark._frames import pinned, text
 from linkage.engines.spark._per_cluster import BUCKET, BUCKET_RECORDS, ID, SIDE, records_of
 from linkage.engines.spark._read import ROW
 from linkage.guards import (
@@ -232,7 +232,7 @@ def guard_edges(spark, guards, tables, edges, id_name: str, n: int, partitions: 
     of_left = roots.select(F.col("row").alias("l"), "root")
     grouped_pairs = edges.join(of_left, "l").select("l", "r", "w", bucket).groupBy(BUCKET)
     out = (grouped_records.cogroup(grouped_pairs)
-           .applyInPandas(_guard_call(guards, columns, threshold), _OUT).localCheckpoint())
+           .applyInPandas(_guard_call(guards, columns, threshold), _OUT).transform(pinned))
     removed = out.where(F.col("kind") == PAIR).select("l", "r")
     decisions = out.where(F.col("kind") == DECISION).select(
         "guard", "record_id", "decision", "detail", F.col("g").alias("_o1"),
@@ -249,10 +249,10 @@ def guard_edges(spark, guards, tables, edges, id_name: str, n: int, partitions: 
                 .withColumn("grp", F.coalesce("_new", "grp")).drop("_grp", "_new"))
 
     states = renamed(out.where(F.col("kind") == STATE).select(
-        F.col("l").alias("row"), "action", "reason", "grp", "lim")).localCheckpoint()
+        F.col("l").alias("row"), "action", "reason", "grp", "lim")).transform(pinned)
     held = renamed(out.where(F.col("kind") == HELD).select(
-        F.col("l").alias("row"), "g", "k", "lim", "guard", "grp")).localCheckpoint()
-    kept = edges.join(removed, ["l", "r"], "left_anti").localCheckpoint()
+        F.col("l").alias("row"), "g", "k", "lim", "guard", "grp")).transform(pinned)
+    kept = edges.join(removed, ["l", "r"], "left_anti").transform(pinned)
     return Guarded(kept, removed, decisions, states, held)
 
 
@@ -333,7 +333,7 @@ def settle_held(spark, guarded: Guarded, ranks, ids, n: int, partitions: int, mo
              .join(ids.select("row", "_id"), "row")
              .join(states, "row", "left")
              .withColumn(BUCKET, F.pmod(F.col("k"), F.lit(buckets))))
-    out = frame.groupBy(BUCKET).applyInPandas(_settle_call(mode), _OUT).localCheckpoint()
+    out = frame.groupBy(BUCKET).applyInPandas(_settle_call(mode), _OUT).transform(pinned)
     settled = out.where(F.col("kind") == STATE).select(
         F.col("l").alias("row"), "action", "reason", "grp")
     limits = guarded.states.select("row", "lim")
@@ -343,7 +343,7 @@ def settle_held(spark, guarded: Guarded, ranks, ids, n: int, partitions: int, mo
         "guard", "record_id", "decision", "detail",
         (F.col("g") + F.lit(2 << 40)).alias("_o1"), F.col("k").alias("_o2"),
         F.col("p").alias("_o3")))
-    return Guarded(guarded.edges, guarded.removed, decisions, states.localCheckpoint(), None)
+    return Guarded(guarded.edges, guarded.removed, decisions, states.transform(pinned), None)
 
 
 def guard_summary(rules, counts: dict) -> dict:

@@ -31,6 +31,7 @@ from linkage.clustering import (
     splits_non_matches,
 )
 from linkage.diagnostics import diagnose_counts
+from linkage.engines.spark._frames import pinned
 from linkage.engines.spark._guards_distributed import DECISIONS, guard_summary
 from linkage.engines.spark._text import matched_pairs, stage_of
 from linkage.io import ParquetFrame, as_text
@@ -251,7 +252,7 @@ def write_outputs(spark, mode, tables, rules, scorer, staging: Path, *, id_name,
             "row", F.col("action").alias("_gaction")), "row", "left")
     action = F.coalesce(F.col("_gaction"), F.when(F.col("kept") | F.lit(mode == "link"),
                                                   F.lit("keep")).otherwise(F.lit("duplicate")))
-    final = final.select("row", "kept", action.alias("action")).localCheckpoint()
+    final = final.select("row", "kept", action.alias("action")).transform(pinned)
     if mode == "dedupe":
         kept_rows = final.where(F.col("action") != "duplicate").select(F.col("row").alias(ROW))
         kept = with_row_id(tables[0], id_name).join(kept_rows, ROW)

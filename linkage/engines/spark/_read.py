@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from linkage.engines.spark._frames import pinned
 from linkage.errors import InputError
 from linkage.run.state import ROW_ID
 
@@ -91,7 +92,7 @@ def _numbered(frame, start: int):
     from pyspark.sql import functions as F
 
     tagged = frame.withColumn("__pid", F.spark_partition_id()).withColumn(
-        "__mid", F.monotonically_increasing_id()).localCheckpoint()
+        "__mid", F.monotonically_increasing_id()).transform(pinned)
     counts = {r["__pid"]: r["count"] for r in tagged.groupBy("__pid").count().collect()}
     offsets, total = [], start
     for pid in range(max(counts, default=-1) + 1):

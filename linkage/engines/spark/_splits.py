@@ -27,6 +27,7 @@ from linkage.clustering import (
     split_weak_links,
     splits_non_matches,
 )
+from linkage.engines.spark._frames import pinned
 from linkage.engines.spark._graph import component_roots
 from linkage.errors import EngineError
 
@@ -101,7 +102,7 @@ def _patch_roots(roots, rows: np.ndarray, left: np.ndarray, right: np.ndarray, s
     new = spark.createDataFrame(pd.DataFrame({"row": rows, "new": rows[first][labels]}),
                                 "row long, new long")
     return (roots.join(new, "row", "left").select("row", F.coalesce("new", "root")
-                                                  .alias("root")).localCheckpoint())
+                                                  .alias("root")).transform(pinned))
 
 
 def split_on_spark(spark, rules, scorer, n: int, edges, scored, ids_of) -> Splits:
@@ -181,9 +182,9 @@ def split_on_spark(spark, rules, scorer, n: int, edges, scored, ids_of) -> Split
 def _apply(spark, out: Splits, rows, left, right, keep, splits, ids_of, removed_parts):
     """The pairs a split removed out of the edges, the new roots of its rows, its records."""
     gone = spark.createDataFrame(pd.DataFrame({"l": rows[left[~keep]], "r": rows[right[~keep]]}),
-                                 "l long, r long").localCheckpoint()
+                                 "l long, r long").transform(pinned)
     removed_parts.append(gone)
-    out.edges = out.edges.join(gone, ["l", "r"], "left_anti").localCheckpoint()
+    out.edges = out.edges.join(gone, ["l", "r"], "left_anti").transform(pinned)
     out.roots = _patch_roots(out.roots, rows, left[keep], right[keep], spark)
     # Each split's rows as positions in `out.ids` (their ids, fetched once per split round).
     offset = len(out.ids)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from linkage.engines.spark._frames import text
+from linkage.engines.spark._frames import pinned, text
 from linkage.engines.spark._graph import component_roots
 from linkage.io import as_text
 from linkage.run.stages import MATCHING_STAGES, stage_bit, stage_reasons
@@ -315,8 +315,8 @@ def semantic_distributed(spark, records, names: dict[str, str], rules: Rules, st
         of_copy = selected.where(F.col("s") != F.col("row")).select("row", "s")
         distance = distance.unionByName(of_copy.join(
             found.select(F.col("row").alias("s"), "d"), "s").select("row", "d"))
-    distance = distance.localCheckpoint()
-    frame = frame.localCheckpoint()
+    distance = distance.transform(pinned)
+    frame = frame.transform(pinned)
     embedded.unpersist()
     selected.unpersist()
     return frame, distance, _finish_stats(stats, spec, frame)
@@ -361,7 +361,7 @@ def _semdedup_on_spark(embedded, spec, count: int):
 
     assigned = embedded.select("row", "v").mapInPandas(
         assign, "row long, c long, d float, v array<float>").cache()
-    found = assigned.groupBy("c").applyInPandas(compare, "l long, r long").localCheckpoint()
-    distances = assigned.select("row", F.col("d")).localCheckpoint()
+    found = assigned.groupBy("c").applyInPandas(compare, "l long, r long").transform(pinned)
+    distances = assigned.select("row", F.col("d")).transform(pinned)
     assigned.unpersist()
     return found, distances

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from linkage.blocking import NeighbourJoin
-from linkage.engines.spark._frames import text
+from linkage.engines.spark._frames import pinned, text
 
 
 def _vector_batches(plan: NeighbourJoin, column: str):
@@ -82,7 +82,7 @@ def neighbour_pairs_distributed(spark, present, count: int, plan: NeighbourJoin,
     if groups == 1:
         grouped = embedded.selectExpr("0L as c", "row", "source", "v")
     else:
-        embedded = embedded.localCheckpoint()
+        embedded = embedded.transform(pinned)
         sample = (embedded.select("row", "v")
                   .sample(fraction=min(1.0, 1.2 * DRIVER_VECTORS / count), seed=seed)
                   .orderBy("row").limit(DRIVER_VECTORS).toPandas())
