@@ -522,3 +522,42 @@ def test_on_a_local_cluster_of_executor_processes_as_the_local_engine(datasets, 
         expected = _table(expected)
         assert list(got.columns) == list(expected.columns), name
         pd.testing.assert_frame_equal(got.astype(str), expected.astype(str), obj=name)
+
+
+# Every rules file of rules/ runs on the distributed route with the local engine's outputs:
+# the dedupe files in the tests named here, the link files in the test below, each on the
+# whole of the data it was written for, read from its CSV files by each engine's own reader.
+_RULES_TESTED_ELSEWHERE = {
+    "customers.yaml": "test_guards_golden_records_keep_diverse_and_resume_as_the_local_engine",
+    "documents.yaml": "tests/test_spark_text.py::test_distributed_text_pipeline_as_locally",
+    "febrl.yaml": "test_febrl3_dedupe_from_a_parquet_file_as_the_local_engine",
+    "labelled_text.yaml": "tests/test_spark_guards.py",
+    "transactions.yaml": "test_transactions_distinct_events_as_the_local_engine",
+}
+_LINK_RULES = {  # rules file: the data's folder (under the data sets), left, right, separator
+    "abt_buy.yaml": ("magellan/abt_buy", "abt.csv", "buy.csv", "|"),
+    "amazon_google.yaml": ("magellan/amazon_google", "amazon.csv", "gp.csv", "#"),
+    "dblp_acm.yaml": ("magellan/dblp_acm", "dblp.csv", "acm.csv", "%"),
+    "link.yaml": (None, "link_left.csv", "link_right.csv", None),
+}
+
+
+def test_every_rules_file_has_a_spark_test():
+    """A rules file added to rules/ needs its Spark test (a line in one of the two maps)."""
+    names = sorted(path.name for path in (ROOT / "rules").glob("*.yaml"))
+    assert names == sorted({**_RULES_TESTED_ELSEWHERE, **_LINK_RULES})
+
+
+@pytest.mark.parametrize("name", sorted(_LINK_RULES))
+def test_the_link_rules_files_on_the_distributed_route_as_locally(spark, datasets, tmp_path,
+                                                                  distributed, name):
+    folder, left, right, sep = _LINK_RULES[name]
+    base = datasets / folder if folder else ROOT / "sample_data"
+    rules = ROOT / "rules" / name
+    local = lk.link(base / left, base / right, _rules(rules), sep=sep, progress=False)
+    on_spark = lk.link(base / left, base / right, _rules(rules), sep=sep, engine="spark",
+                       progress=False)
+    assert type(on_spark).__name__ == "DistributedResult"
+    _same_tables(local, on_spark, ("clusters", "links"))
+    _same_summary(local, on_spark)
+    assert len(local.links) > 20
