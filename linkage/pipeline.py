@@ -546,6 +546,13 @@ def chance_from_sums(cross: int, n_l: int, n_r: int, same_l: int, same_r: int
     return float(cross), float(n_l * n_r * np.sqrt(within_l * within_r))
 
 
+def record_pairs(sizes: list[int]) -> int:
+    """How many record pairs there are: within one table, or left × right when linking."""
+    if len(sizes) == 1:
+        return sizes[0] * (sizes[0] - 1) // 2
+    return sizes[0] * sizes[1]
+
+
 def random_pairs(sizes: list[int], count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Seeded random record pairs: within one table, or left × right when linking."""
     rng = np.random.default_rng(seed)
@@ -982,6 +989,7 @@ def run_local(
                 ri, rj = random_pairs(sizes if mode == "link" else [n], scorer.u_sample_size,
                                       scorer.seed)
                 random_matrix = compare_pairs(rules.comparisons, work, ri, rj)
+                random_matrix.population = record_pairs(sizes if mode == "link" else [n])
             chance = None
             if mode == "link" and isinstance(scorer, FellegiSunter):
                 chance = chance_agreement(rules.comparisons, work, sizes)

@@ -28,6 +28,9 @@ class ComparisonMatrix:
     # pair's agreed value (NaN where the pair is not at the exact level). Filled by the
     # pipeline only for the comparisons a scorer asks for (`Scorer.tf_columns`).
     term_frequencies: dict[str, np.ndarray] = field(default_factory=dict)
+    # For random pairs: how many record pairs they were drawn from (n(n-1)/2 within a table,
+    # left x right when linking), which puts a prior on random pairs on the candidates' scale.
+    population: int | None = None
 
     @property
     def names(self) -> list[str]:

@@ -375,6 +375,7 @@ class FellegiSunter(Scorer):
         )
         data.caps = _disagreement_caps(data)
         data.floors = _disagreement_floors(data)
+        data.population = getattr(random, "population", None)
         rule = _rule_pairs(data)
         random_rule = _random_rule_share(data, random)
         data.prior_independent, data.rule_recall = _independent_prior(data, rule, random_rule)
@@ -750,6 +751,19 @@ class FellegiSunter(Scorer):
         shares = np.full(n_comp, 1.0 / n_comp)
         return m, comps, shares, lam
 
+    def _candidate_prior(self, data: _Data, lam: float) -> float | None:
+        """The prior as a share of the candidate pairs, the scale of the independent
+        estimate. A fixed prior beside u kept as measured on random pairs (`u_estimation:
+        random`, Splink's convention) is the probability that two random records match: on
+        the candidates' scale that times all record pairs over the candidate pairs (blocking
+        taken to keep every match; at most 1). None where the record pairs are not known."""
+        if self.prior is None or self.u_estimation != "random":
+            return lam
+        pairs = float(data.counts.sum())
+        if not data.population or pairs <= 0:
+            return None
+        return min(1.0, lam * data.population / pairs)
+
     def _diagnostics(self, data: _Data, fit: dict, fits: list[dict], components: int,
                      switched: bool, lam: float, rule: np.ndarray,
                      random_rule: float | None, held: tuple[float, float] | None = None
@@ -774,12 +788,15 @@ class FellegiSunter(Scorer):
                 f"within {held[0]:.4g} to {held[1]:.4g}. Label some pairs (`linkage sample "
                 "--active`) to confirm the model."
             )
-        ratio = _prior_ratio(data, lam)
+        on_candidates = self._candidate_prior(data, lam)
+        ratio = None if on_candidates is None else _prior_ratio(data, on_candidates)
         if ratio is not None and not 1.0 / _PRIOR_FACTOR <= ratio <= _PRIOR_FACTOR:
             low, high = independent
+            scale = "" if on_candidates == lam else \
+                f" on random record pairs, {on_candidates:.4g} of the candidate pairs"
             problems.append(
-                f"The prior ({lam:.4g}, {'fixed' if self.prior is not None else 'from EM'}) "
-                f"is {ratio:.3g} times the nearest end of the independent estimate "
+                f"The prior ({lam:.4g}, {'fixed' if self.prior is not None else 'from EM'}"
+                f"{scale}) is {ratio:.3g} times the nearest end of the independent estimate "
                 f"({low:.4g} to {high:.4g}, from the candidate pairs that agree exactly on at "
                 f"least two of {', '.join(fields)} and disagree on none): the model may "
                 "describe another concept than 'same entity'. Label some pairs (`linkage "
@@ -1610,6 +1627,8 @@ class _Data:
     # per comparison, the lowest level the independent rule counts as agreement (see
     # `_agree_level`); empty: the top level
     agree: list[int] = dataclass_field(default_factory=list)
+    # the record pairs the random pairs were drawn from (`ComparisonMatrix.population`)
+    population: int | None = None
     all_patterns: np.ndarray = dataclass_field(init=False)
 
     def agrees(self, k: int) -> int:

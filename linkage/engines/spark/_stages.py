@@ -22,7 +22,7 @@ from linkage.engines.spark._normalize import normalize
 from linkage.engines.spark._supervised import score_pairs
 from linkage.engines.spark._text import semantic_distributed, stage_proposed, stage_stars
 from linkage.engines.spark.session import task_errors
-from linkage.pipeline import check_link_stages, load_model, random_pairs
+from linkage.pipeline import check_link_stages, load_model, random_pairs, record_pairs
 from linkage.scoring import ComparisonMatrix, FellegiSunter
 
 
@@ -145,6 +145,7 @@ def fit_scorer(spark, scorer, rules, compared, work, names, sizes, mode, model, 
             schema="l long, r long, mask long")
         random_compared = compare(drawn, work, comparisons, names, [])
         random = random_matrix(comparisons, *level_patterns(random_compared, len(comparisons)))
+        random.population = record_pairs(sizes if mode == "link" else [sum(sizes)])
     tf = frequencies(compared, comparisons, scorer.tf_columns, scorer)
     chance = chance_agreement(work, comparisons, names) if mode == "link" else None
     return fit_counts(scorer, comparisons, patterns, counts, random=random,
