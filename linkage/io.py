@@ -226,7 +226,12 @@ def _csv_errors(path: Path, encoding: str):
         raise InputError(f"{label}: cannot parse as CSV ({err}). Check `--sep`.") from None
 
 
-def _not_parquet(path: Path, err: Exception) -> InputError:
+def _not_parquet(path: Path, err: Exception) -> Exception:
+    """The error to raise for a Parquet file pyarrow could not read: the memory running out
+    (pyarrow's `ArrowMemoryError` is a `MemoryError`) as it is, which the CLI tells as such,
+    not as a damaged file; anything else as a file to write again."""
+    if isinstance(err, MemoryError):
+        return err
     return InputError(f"{path}: cannot read as Parquet ({err}). Write the file again (it may "
                       "be cut short), or give a .csv name if it is CSV.")
 

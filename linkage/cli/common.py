@@ -68,9 +68,18 @@ class LinkageGroup(click.Group):
                 message = (f"{err.filename}: {err.strerror.lower()}. Check that path: its "
                            "permissions, and the space left where it is.")
             _error(ctx, message, 2)
+        except MemoryError:  # Python's, or pyarrow's ArrowMemoryError ("malloc ... failed")
+            _error(ctx, OUT_OF_MEMORY, 2)
         except Exception:
             _internal_error(ctx)
 
+
+OUT_OF_MEMORY = (
+    "this machine ran out of memory (MemoryError) during the run: the table, or its "
+    "candidate pairs, did not fit. Process it in parts with "
+    "--chunk-rows 1000000 (streams records and pairs through Parquet files), make the "
+    "blocking keys narrower or lower `max_pairs` in the rules (fewer candidate pairs), run it "
+    "on Spark (--engine spark), or free memory for it.")
 
 # What each exit code means (`--json` errors name it as `kind`); 0 and 1 are results, not errors.
 ERROR_KINDS = {2: "bad_input", 3: "unreliable_model", 4: "internal_error"}

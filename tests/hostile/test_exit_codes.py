@@ -151,3 +151,45 @@ def test_bands_that_name_no_number_are_a_usage_error_in_every_verb(workdir):
         assert done.returncode == 2, done.stderr
         expected = "needs at least one number" if bands == "" else "takes numbers separated"
         assert expected in done.stderr and "Traceback" not in done.stderr
+
+
+_LIMITED = """
+import resource, sys
+import pandas, pyarrow.parquet  # loaded before the limit, as a real run has them
+from linkage.cli import main
+
+def data_size():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmData:"):
+                return int(line.split()[1]) * 1024
+
+resource.setrlimit(resource.RLIMIT_DATA, (data_size() + (100 << 20), resource.RLIM_INFINITY))
+sys.exit(main())
+"""
+
+
+def test_a_table_larger_than_the_memory_left_is_a_clear_error_not_a_bug(workdir):
+    """A process that may grow by 100 MB reading a 250 MB table (persons with a long text
+    column): the run cannot hold it. That is the machine's limit, not a bug in linkage: exit
+    2 with what to do (parts, narrower keys, Spark), no traceback, nothing written."""
+    import numpy as np
+
+    from linkage.synth import persons
+
+    records, _ = persons(10_000, seed=11, dup_rate=0.2)
+    noise = np.random.default_rng(3).integers(0, 2**63, size=(len(records), 1_600),
+                                              dtype=np.int64)
+    records["notes"] = [row.tobytes().hex() for row in noise]  # 25.6 kB of text a record
+    records.to_parquet(workdir / "wide.parquet", index=False)
+    del records, noise
+    before = snapshot(workdir)
+    done = subprocess.run(
+        [sys.executable, "-c", _LIMITED, "dedupe", "wide.parquet", "--rules",
+         str(ROOT / "bench" / "persons_scale.yaml"), "--out", "out", "--no-progress"],
+        capture_output=True, text=True, cwd=workdir, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "ran out of memory" in done.stderr and "--chunk-rows" in done.stderr
+    assert "--engine spark" in done.stderr and "Traceback" not in done.stderr
+    assert snapshot(workdir) == before
