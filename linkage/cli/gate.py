@@ -34,9 +34,9 @@ from linkage.cli.common import (
 def check(input_path, rules_path, max_duplicate_rate, id_column, sep, encoding, as_json):
     """A data-quality gate for ETL: exit 0 when INPUT's duplicate rate is at most
     --max-duplicate-rate, 1 when it is above, 2 on bad input or rules (the message says what
-    to fix; also a table this machine's memory cannot hold), 3 when the model is unreliable (a diagnostic, e.g. one giant cluster, says the
-    duplicate rate cannot be trusted; it is printed with what to do), 4 on a bug in linkage:
-    1 always means the gate failed.
+    to fix; also a table this machine's memory cannot hold), 3 when the model is unreliable
+    (a diagnostic, e.g. one giant cluster, says the duplicate rate cannot be trusted; it is
+    printed with what to do), 4 on a bug in linkage: 1 always means the gate failed.
 
     \b
     linkage check sample_data/customers.csv --rules rules/customers.yaml \\

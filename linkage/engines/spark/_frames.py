@@ -26,20 +26,26 @@ def pinned(frame):
     the run anyway. On a cluster, where an executor can be lost (preempted, killed for its
     memory) and a local checkpoint's blocks go with it (the job then fails with
     CHECKPOINT_RDD_BLOCK_ID_NOT_FOUND), a reliable checkpoint into the session's checkpoint
-    folder, which `cluster_checkpoints` points into the run's staging folder; without one
-    (the driver route), a local checkpoint."""
+    folder (`cluster_checkpoints`); without one (the driver route), a local checkpoint."""
     from linkage.engines.spark.session import is_local
 
     context = frame.sparkSession.sparkContext
     if is_local(context.master) or context.getCheckpointDir() is None:
         return frame.localCheckpoint()
-    return frame.checkpoint()
+    # Writing the files is a second job over the frame: cached, it is not computed twice.
+    cached = frame.persist()
+    try:
+        return cached.checkpoint()
+    finally:
+        cached.unpersist()
 
 
 @contextmanager
 def cluster_checkpoints(spark, staging: Path) -> Iterator[None]:
-    """On a cluster master, the session's checkpoint folder inside `staging` (which the
-    executors share: they write the outputs there) for the run, and the one it had after."""
+    """On a cluster master, the session's checkpoint folder for the run: `checkpoints/` in the
+    run's `staging` folder, which the executors share (they write the outputs there) and which
+    goes when the run's files go. Afterwards the folder the session had is set again; where
+    it had none, it keeps the run's (pyspark has no call that unsets one)."""
     from linkage.engines.spark.session import is_local
 
     context = spark.sparkContext
@@ -51,12 +57,9 @@ def cluster_checkpoints(spark, staging: Path) -> Iterator[None]:
     try:
         yield
     finally:
-        with suppress(Exception):  # the JVM may be gone
-            if before is not None:
+        if before is not None:
+            with suppress(Exception):  # the JVM may be gone
                 context.setCheckpointDir(before)
-            else:  # as it was: none (pyspark has no call that unsets it)
-                setter = getattr(context._jsc.sc(), "checkpointDir_$eq")  # a Scala var
-                setter(context._jvm.scala.Option.empty())
 
 
 def shuffle_partitions(spark) -> int:
