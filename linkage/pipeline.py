@@ -556,17 +556,15 @@ def record_pairs(sizes: list[int]) -> int:
 def random_pairs(sizes: list[int], count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Seeded random record pairs: within one table, or left × right when linking."""
     rng = np.random.default_rng(seed)
+    draw = min(count, record_pairs(sizes))
     if len(sizes) == 1:
         n = sizes[0]
-        total = n * (n - 1) // 2
-        draw = min(count, total)
         a = rng.integers(0, n, size=draw * 2)
         b = rng.integers(0, n, size=draw * 2)
         keep = a != b
         a, b = a[keep][:draw], b[keep][:draw]
         return np.minimum(a, b), np.maximum(a, b)
     n_left, n_right = sizes[0], sizes[1]
-    draw = min(count, n_left * n_right)
     return rng.integers(0, n_left, size=draw), n_left + rng.integers(0, n_right, size=draw)
 
 

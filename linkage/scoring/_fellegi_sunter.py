@@ -751,18 +751,25 @@ class FellegiSunter(Scorer):
         shares = np.full(n_comp, 1.0 / n_comp)
         return m, comps, shares, lam
 
+    def _prior_on_random_pairs(self) -> bool:
+        """Whether the prior is the chance that two random records match (fixed beside u kept
+        as measured on random pairs) rather than a share of the candidate pairs."""
+        return self.prior is not None and self.u_estimation == "random"
+
     def _candidate_prior(self, data: _Data, lam: float) -> float | None:
         """The prior as a share of the candidate pairs, the scale of the independent
         estimate. A fixed prior beside u kept as measured on random pairs (`u_estimation:
         random`, Splink's convention) is the probability that two random records match: on
         the candidates' scale that times all record pairs over the candidate pairs (blocking
-        taken to keep every match; at most 1). None where the record pairs are not known."""
-        if self.prior is None or self.u_estimation != "random":
+        taken to keep every match). Not capped at 1: a prior that expects more matches than
+        there are candidate pairs is as wrong as one that expects too few. None where the
+        record pairs are not known."""
+        if not self._prior_on_random_pairs():
             return lam
         pairs = float(data.counts.sum())
         if not data.population or pairs <= 0:
             return None
-        return min(1.0, lam * data.population / pairs)
+        return lam * data.population / pairs
 
     def _diagnostics(self, data: _Data, fit: dict, fits: list[dict], components: int,
                      switched: bool, lam: float, rule: np.ndarray,
@@ -792,8 +799,13 @@ class FellegiSunter(Scorer):
         ratio = None if on_candidates is None else _prior_ratio(data, on_candidates)
         if ratio is not None and not 1.0 / _PRIOR_FACTOR <= ratio <= _PRIOR_FACTOR:
             low, high = independent
-            scale = "" if on_candidates == lam else \
-                f" on random record pairs, {on_candidates:.4g} of the candidate pairs"
+            scale = ""
+            if self._prior_on_random_pairs():
+                expected = lam * float(data.population)
+                scale = (f" on random record pairs: {expected:.4g} matches among the "
+                         f"{data.population:.4g} record pairs, "
+                         + (f"{on_candidates:.3g} times as many as" if on_candidates > 1
+                            else f"{on_candidates:.4g} of") + " the candidate pairs")
             problems.append(
                 f"The prior ({lam:.4g}, {'fixed' if self.prior is not None else 'from EM'}"
                 f"{scale}) is {ratio:.3g} times the nearest end of the independent estimate "
