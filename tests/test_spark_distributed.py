@@ -364,12 +364,16 @@ def test_the_drivers_memory_stays_flat_as_the_table_grows(spark, tmp_path, monke
 # Every rules file of rules/ runs on the distributed route with the local engine's outputs:
 # the dedupe files in the tests named here, the link files in the test below, each on the
 # whole of the data it was written for, read from its CSV files by each engine's own reader.
-_RULES_TESTED_ELSEWHERE = {
-    "customers.yaml": "test_guards_golden_records_keep_diverse_and_resume_as_the_local_engine",
-    "documents.yaml": "tests/test_spark_text.py::test_distributed_text_pipeline_as_locally",
-    "febrl.yaml": "test_febrl3_dedupe_from_a_parquet_file_as_the_local_engine",
-    "labelled_text.yaml": "tests/test_spark_guards.py",
-    "transactions.yaml": "test_transactions_distinct_events_as_the_local_engine",
+_RULES_TESTED_ELSEWHERE = {  # rules file: (test file, test)
+    "customers.yaml": ("test_spark_distributed.py",
+                       "test_guards_golden_records_keep_diverse_and_resume_as_the_local_engine"),
+    "documents.yaml": ("test_spark_text.py", "test_distributed_text_pipeline_as_locally"),
+    "febrl.yaml": ("test_spark_distributed.py",
+                   "test_febrl3_dedupe_from_a_parquet_file_as_the_local_engine"),
+    "labelled_text.yaml": ("test_spark_distributed.py",
+                           "test_labelled_text_rules_on_the_distributed_route_as_locally"),
+    "transactions.yaml": ("test_spark_distributed.py",
+                          "test_transactions_distinct_events_as_the_local_engine"),
 }
 _LINK_RULES = {  # rules file: the data's folder (under the data sets), left, right, separator
     "abt_buy.yaml": ("magellan/abt_buy", "abt.csv", "buy.csv", "|"),
@@ -380,9 +384,13 @@ _LINK_RULES = {  # rules file: the data's folder (under the data sets), left, ri
 
 
 def test_every_rules_file_has_a_spark_test():
-    """A rules file added to rules/ needs its Spark test (a line in one of the two maps)."""
+    """A rules file added to rules/ needs its Spark test (a line in one of the two maps), and
+    each test named for one exists in its file, which reads that rules file."""
     names = sorted(path.name for path in (ROOT / "rules").glob("*.yaml"))
     assert names == sorted({**_RULES_TESTED_ELSEWHERE, **_LINK_RULES})
+    for name, (where, test) in _RULES_TESTED_ELSEWHERE.items():
+        source = (ROOT / "tests" / where).read_text(encoding="utf-8")
+        assert name in source and f"def {test}(" in source, (name, where, test)
 
 
 @pytest.mark.parametrize("name", sorted(_LINK_RULES))
@@ -398,3 +406,19 @@ def test_the_link_rules_files_on_the_distributed_route_as_locally(spark, dataset
     _same_tables(local, on_spark, ("clusters", "links"))
     _same_summary(local, on_spark)
     assert len(local.links) > 20
+
+
+def test_labelled_text_rules_on_the_distributed_route_as_locally(spark, distributed):
+    """rules/labelled_text.yaml (conflicting labels over equal texts, keep_up_to for one
+    domain, a source column) on the sample texts: the local tables, guard decisions and
+    summary (tests/test_spark_guards.py runs it on the driver route)."""
+    data = ROOT / "sample_data" / "labelled_text.csv"
+    rules = ROOT / "rules" / "labelled_text.yaml"
+    local = lk.dedupe(data, _rules(rules), progress=False)
+    on_spark = lk.dedupe(data, _rules(rules), engine="spark", progress=False)
+    assert type(on_spark).__name__ == "DistributedResult"
+    _same_tables(local, on_spark, ("clusters", "deduplicated"))
+    _same_summary(local, on_spark)
+    pd.testing.assert_frame_equal(_table(on_spark.guard_decisions),
+                                  _table(local.guard_decisions))
+    assert len(local.guard_decisions) > 0
