@@ -429,17 +429,24 @@ class DomainThresholds(Guard):
             return
         lo, hi, w, tt = ctx.left[changed], ctx.right[changed], ctx.weight[changed], t[changed]
         dom = values.to_numpy(dtype=object)[lo]
-        verb = np.where(new[changed], "matched", "unmatched")
-        cmp_ = np.where(new[changed], ">=", "<")
+        now = new[changed]
+        verb = np.where(now, "matched", "unmatched")
+        # The records of the changed pairs by side, then by decision (the Spark engine's
+        # distributed route writes its decisions in this order too).
         for a, b in ((lo, hi), (hi, lo)):
-            detail = [
-                f"pair with {ctx.record_id(o)}: weight {_fmt(wi)} {c} threshold {_fmt(ti)} "
-                f"for {self.column}={d!r} (global {_fmt(ctx.threshold)})"
-                for o, wi, c, ti, d in zip(b.tolist(), w, cmp_, tt, dom, strict=True)
-            ]
+            detail = [self.detail(ctx.record_id(o), wi, m, ti, d, ctx.threshold)
+                      for o, wi, m, ti, d in zip(b.tolist(), w, now, tt, dom, strict=True)]
             for v in ("matched", "unmatched"):
                 sel = verb == v
                 ctx.log(self.guard_name, a[sel], v, np.asarray(detail, dtype=object)[sel])
+
+    def detail(self, other: Any, weight: float, matched: bool, threshold: float, value: str,
+               overall: float) -> str:
+        """A decision's detail: the pair with `other`, its weight against the domain
+        `value`'s threshold (and the run's, `overall`)."""
+        sign = ">=" if matched else "<"
+        return (f"pair with {other}: weight {_fmt(weight)} {sign} threshold {_fmt(threshold)} "
+                f"for {self.column}={value!r} (global {_fmt(overall)})")
 
 
 class MustNotLink(Guard):

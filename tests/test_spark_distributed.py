@@ -271,16 +271,43 @@ def test_input_checks_are_spark_aggregates_with_the_local_messages(spark, tmp_pa
     assert str(on_spark.value).split(": ", 1)[1] == str(local.value).split(": ", 1)[1]
 
 
-def test_record_guards_are_refused_on_the_distributed_route_not_gathered(spark, tmp_path,
-                                                                         distributed):
-    customers = pd.read_csv(ROOT / "sample_data" / "customers.csv", dtype=str)
-    path = tmp_path / "customers.parquet"
-    customers.to_parquet(path, index=False)
-    rules = _rules(ROOT / "rules" / "customers.yaml",
-                   guards=[{"type": "domain_thresholds", "column": "source",
-                            "thresholds": {"crm": 2.0}}])
-    with pytest.raises(EngineError, match=r"guards\[0\].*LINKAGE_SPARK_DRIVER_ROWS"):
-        lk.dedupe(path, rules, engine="spark", progress=False)
+def test_domain_thresholds_on_the_distributed_route_as_the_local_engine(spark, tmp_path,
+                                                                        distributed):
+    """`domain_thresholds` re-decides every scored pair before the other guards: a domain's
+    lower threshold matches a pair below the run's (and joins its records' clusters), a higher
+    one unmatches pairs above it; a second domain guard works on what the first left; then the
+    per-cluster guards. Listed out of stage order on purpose. The local engine's pairs (each
+    `is_match`), clusters, decisions in order and summary."""
+    _, path = _customers(tmp_path)
+    rules = ROOT / "rules" / "customers.yaml"
+    guards = [{"type": "must_not_link", "columns": ["source"]},
+              {"type": "domain_thresholds", "column": "source",
+               "thresholds": {"web": -10.0, "crm": 11.5}},
+              {"type": "max_cluster_size", "size": 2},
+              {"type": "domain_thresholds", "column": "city", "name": "by_city",
+               "thresholds": {"서울": 40.0, "부산": -30.0}}]
+    local = lk.dedupe(path, _rules(rules, guards=guards), progress=False)
+    counts = local.summary_data["stages"]["guard"]
+    assert counts["domain_thresholds"]["matched"] > 0
+    assert counts["domain_thresholds"]["unmatched"] > 0 and counts["by_city"]["unmatched"] > 0
+    assert counts["must_not_link"]["split"] > 0 and counts["max_cluster_size"]["split"] > 0
+    on_spark = lk.dedupe(path, _rules(rules, guards=guards), engine="spark", progress=False)
+    assert type(on_spark).__name__ == "DistributedResult"
+    _same_tables(local, on_spark, ("clusters", "deduplicated", "pairs", "guard_decisions"))
+    _same_summary(local, on_spark)
+    # The pair the domain matched below the run's threshold holds its records together.
+    pairs = _table(on_spark.pairs)
+    below = pairs["match_weight"] < local.summary_data["stages"]["score"]["threshold"]
+    added = pairs[pairs["is_match"] & below]
+    assert len(added) == 1
+    clusters = _table(on_spark.clusters).set_index("customer_id")["cluster_id"]
+    assert clusters[added["id_l"].iloc[0]] == clusters[added["id_r"].iloc[0]]
+    # A domain guard alone: nothing runs per cluster.
+    alone = guards[1:2]
+    local = lk.dedupe(path, _rules(rules, guards=alone), progress=False)
+    on_spark = lk.dedupe(path, _rules(rules, guards=alone), engine="spark", progress=False)
+    _same_tables(local, on_spark, ("clusters", "pairs", "guard_decisions"))
+    _same_summary(local, on_spark)
 
 
 def test_a_java_out_of_memory_error_names_the_setting_to_raise():

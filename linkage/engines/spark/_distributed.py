@@ -13,7 +13,7 @@ bucket of whole clusters, `_per_cluster`) and golden records (`build_golden` per
 outputs, written by Spark as Parquet folders (`_outputs`) → summary.json from aggregates.
 
 The driver holds the rules, the fitted model, counts and the few rows of the clusters a split
-acts on. What this route refuses (the record guards, the text stages, ...) is in `refused`,
+acts on. What this route refuses (a keeper policy or guard kind not written for it) is in `refused`,
 checked before Spark reads anything.
 """
 
@@ -29,6 +29,7 @@ from linkage.engines.spark._frames import consecutive_positions, pinned, shuffle
 from linkage.engines.spark._graph import one_to_one
 from linkage.engines.spark._guards_distributed import (
     check_guard_columns,
+    domain_matched,
     guard_edges,
     limited_ranks,
     refused_guard,
@@ -49,6 +50,7 @@ from linkage.engines.spark._supervised import fit_supervised_distributed
 from linkage.engines.spark._text import matched_pairs, stage_of
 from linkage.engines.spark.session import task_errors
 from linkage.errors import EngineError
+from linkage.guards import DomainThresholds
 from linkage.io import as_text
 from linkage.pipeline import move_one_to_one_threshold
 from linkage.run.state import ROW_ID
@@ -311,13 +313,19 @@ def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, mod
         with clock.stage("guard"):
             threshold = float(scorer.threshold)
             # a pair an exact, url or semantic stage proposed is matched whatever its weight
-            edges = scored.where(matched_pairs(rules, threshold)).select(
+            matched, decided = matched_pairs(rules, threshold), None
+            if any(isinstance(g, DomainThresholds) for g in rules.guards):
+                with task_errors():  # they re-decide every scored pair: `_dm`
+                    scored, decided = domain_matched(rules.guards, tables, scored, ids_table,
+                                                     matched, id_name, n, threshold)
+                matched = F.col("_dm")
+            edges = scored.where(matched).select(
                 "l", "r", F.col("match_weight").alias("w"), stage_of(rules).alias("st"))
             guarded = None
             if rules.guards:  # per cluster on the executors (`_guards_distributed`)
                 with task_errors():
                     guarded = guard_edges(spark, rules.guards, tables, edges, id_name, n,
-                                          partitions, threshold)
+                                          partitions, threshold, decided)
                 edges = guarded.edges
             bar.update(1)
 

@@ -1,7 +1,7 @@
 """Guards on the distributed route: each cluster's guards run on the executors, by the local
 guards' own code, the records and matched pairs of whole clusters at a time.
 
-The guards run here (`must_not_link`, `max_cluster_size`, `distinct_events`, `keep_up_to`,
+The guards run per cluster (`must_not_link`, `max_cluster_size`, `distinct_events`, `keep_up_to`,
 `conflicting_labels`) decide a cluster from its records and its matched pairs
 alone, and only ever remove pairs, so a cluster never reaches past the connected component it
 started in. Every
@@ -29,7 +29,11 @@ guards.parquet is written by Spark in the local order; the summary's counts per 
 aggregate. Nothing reaches the driver. `conflicting_labels` with `text` groups records by
 cluster or by equal normalized text: its buckets hold components widened by links between
 records of the same text (`_same_text_links`), so each group is whole in one bucket.
-`domain_thresholds` (a lower threshold joins clusters) is refused on this route for now.
+
+`domain_thresholds` runs first and apart (`domain_matched`): it re-decides every scored pair
+whose records share a listed value (a lower threshold can join clusters, so it cannot run per
+cluster), as a matched flag `_dm` on the scored pairs that the per-cluster guards, pairs.parquet
+and the summary then read; its decisions are made per batch by the guard's own text.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from linkage.engines.spark._read import ROW
 from linkage.guards import (
     ConflictingLabels,
     DistinctEvents,
+    DomainThresholds,
     GuardContext,
     KeepUpTo,
     MaxClusterSize,
@@ -66,11 +71,11 @@ def refused_guard(guard) -> str | None:
     """Why the distributed route does not run `guard` yet, or None."""
     if isinstance(guard, MustNotLink | MaxClusterSize | KeepUpTo | DistinctEvents):
         return None
-    if isinstance(guard, ConflictingLabels):
+    if isinstance(guard, ConflictingLabels | DomainThresholds):
         return None
-    return (f"the {guard.kind!r} guard is not run per cluster; the distributed route runs "
-            "must_not_link, max_cluster_size, keep_up_to, distinct_events and "
-            "conflicting_labels")
+    return (f"the {guard.kind!r} guard is not run on the distributed route; it runs "
+            "domain_thresholds, must_not_link, max_cluster_size, keep_up_to, distinct_events "
+            "and conflicting_labels")
 
 
 def guard_order(guards) -> list[int]:
@@ -152,6 +157,8 @@ def _guard_call(guards, columns: list[str], threshold: float):
                       np.ones(len(pairs), dtype=bool), threshold)
         ctx.run_rows, ctx.keys, ctx.groups = rows, [], {}
         for turn, i in enumerate(order):
+            if isinstance(guards[i], DomainThresholds):  # over every pair (`domain_matched`)
+                continue
             ctx.turn, ctx.guard, ctx.calls = turn, guards[i], 0
             ctx.by_row = isinstance(guards[i], KeepUpTo | ConflictingLabels)
             guards[i]._where = f"guards[{i}]"
@@ -206,37 +213,132 @@ def check_guard_columns(guards, columns: list[str]) -> None:
         guard.validate(empty, f"guards[{i}]")
 
 
+def _domain_values(tables, id_name: str, guard: DomainThresholds):
+    """(row, v, t) of each record whose `column` holds a value the guard lists: the value as
+    the local guard reads it (`column_values`) and its threshold."""
+    from pyspark.sql import functions as F
+
+    from linkage.guards import column_values
+
+    records, _ = records_of(tables, id_name, [guard.column])
+
+    def run(batches):
+        for batch in batches:
+            values = column_values(batch, guard.column)
+            limit = values.map(guard.thresholds).to_numpy(dtype=float, na_value=np.nan)
+            listed = ~np.isnan(limit)
+            yield pd.DataFrame({"row": batch[ROW].to_numpy(dtype=np.int64)[listed],
+                                "v": pd.Series(values.to_numpy(dtype=object)[listed],
+                                               dtype=object),
+                                "t": limit[listed]})
+
+    return (records.select(ROW, F.col(f"`{guard.column}`").alias(guard.column))
+            .mapInPandas(run, "row long, v string, t double"))
+
+
+def _domain_details(guard: DomainThresholds, turn: int, threshold: float, n: int):
+    """mapInPandas over the pairs a domain threshold changed (l, r, w, t, v, now, id_l,
+    id_r): the local guard's decisions, two per pair, with their place in its order (the left
+    records matched, left unmatched, right matched, right unmatched; pairs by (l, r))."""
+
+    def run(batches):
+        for batch in batches:
+            left = batch["l"].to_numpy(dtype=np.int64)
+            right = batch["r"].to_numpy(dtype=np.int64)
+            now = batch["now"].to_numpy(dtype=bool)
+            parts = []
+            for side, (me, other) in enumerate((("id_l", "id_r"), ("id_r", "id_l"))):
+                detail = [guard.detail(o, w, m, t, v, threshold) for o, w, m, t, v in zip(
+                    batch[other].tolist(), batch["w"].tolist(), now.tolist(),
+                    batch["t"].tolist(), batch["v"].tolist(), strict=True)]
+                parts.append(pd.DataFrame({  # text as object: pyspark's arrow takes it
+                    "guard": pd.Series([guard.guard_name] * len(batch), dtype=object),
+                    "record_id": pd.Series([str(i) for i in batch[me].tolist()], dtype=object),
+                    "decision": pd.Series(np.where(now, "matched", "unmatched"), dtype=object),
+                    "detail": pd.Series(detail, dtype=object),
+                    "_o1": np.full(len(batch), turn, dtype=np.int64),
+                    "_o2": 2 * side + (~now).astype(np.int64),
+                    "_o3": left * n + right}))
+            yield pd.concat(parts, ignore_index=True)
+
+    return run
+
+
+def domain_matched(guards, tables, scored, ids, matched, id_name: str, n: int,
+                   threshold: float):
+    """The `domain_thresholds` guards (the first stage: they re-decide every scored pair,
+    even one a stage proposed, and a lower threshold can join clusters) over all of
+    `scored`, in the local order: `scored` with `_dm` (the pair is matched after them;
+    `matched`: the Spark condition before), and their decisions (None without such a guard).
+    """
+    from pyspark.sql import functions as F
+
+    order = guard_order(guards)
+    frame, decisions = scored.withColumn("_dm", matched), None
+    for turn, i in enumerate(order):
+        guard = guards[i]
+        if not isinstance(guard, DomainThresholds):
+            continue
+        values = _domain_values(tables, id_name, guard)
+        joined = (frame.join(values.select(F.col("row").alias("l"), F.col("v").alias("_v"),
+                                           F.col("t").alias("_t")), "l", "left")
+                  .join(values.select(F.col("row").alias("r"), F.col("v").alias("_vr")), "r",
+                        "left"))
+        inside = F.col("_v").isNotNull() & (F.col("_v") == F.col("_vr"))
+        now = F.when(inside, F.col("match_weight") >= F.col("_t")).otherwise(F.col("_dm"))
+        joined = joined.withColumn("_now", now).transform(pinned)
+        changed = (joined.where(F.col("_now") != F.col("_dm"))
+                   .select("l", "r", F.col("match_weight").cast("double").alias("w"),
+                           F.col("_t").alias("t"), F.col("_v").alias("v"),
+                           F.col("_now").alias("now"))
+                   .join(ids.select(F.col("row").alias("l"), F.col("_id").alias("id_l")), "l")
+                   .join(ids.select(F.col("row").alias("r"), F.col("_id").alias("id_r")), "r"))
+        made = changed.mapInPandas(_domain_details(guard, turn, threshold, n),
+                                   DECISIONS + ", _o1 long, _o2 long, _o3 long")
+        decisions = made if decisions is None else decisions.unionByName(made)
+        frame = joined.withColumn("_dm", F.col("_now")).drop("_v", "_t", "_vr", "_now")
+    return frame, decisions
+
+
 def guard_edges(spark, guards, tables, edges, id_name: str, n: int, partitions: int,
-                threshold: float) -> Guarded:
-    """Run `guards` over the clusters of `edges` (matched pairs l, r, w) on the executors."""
+                threshold: float, decided=None) -> Guarded:
+    """Run `guards` over the clusters of `edges` (matched pairs l, r, w) on the executors.
+    `decided`: the decisions `domain_matched` made before, which go first."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     from linkage.engines.spark._graph import component_roots
 
-    wanted = sorted({c for g in guards for cols in g.input_columns().values() for c in cols})
-    records, columns = records_of(tables, id_name, wanted)
-    links = edges.select(F.col("l").alias("a"), F.col("r").alias("b"))
-    for guard in guards:
-        if isinstance(guard, ConflictingLabels) and guard.text:
-            links = links.unionByName(_same_text_links(records, guard))
-    roots = component_roots(spark, links, n)
-    members = roots
-    if not any(isinstance(g, KeepUpTo) for g in guards):  # a lone record gets no decision
-        sizes = roots.groupBy("root").agg(F.count(F.lit(1)).alias("_size"))
-        members = roots.join(sizes.where(F.col("_size") > 1), "root")
-    buckets = max(partitions, -(-n // BUCKET_RECORDS), 1)
-    bucket = F.pmod(F.col("root"), F.lit(buckets)).alias(BUCKET)
-    grouped_records = (records.join(members.select(F.col("row").alias(ROW), bucket), ROW)
-                       .groupBy(BUCKET))
-    of_left = roots.select(F.col("row").alias("l"), "root")
-    grouped_pairs = edges.join(of_left, "l").select("l", "r", "w", bucket).groupBy(BUCKET)
-    out = (grouped_records.cogroup(grouped_pairs)
-           .applyInPandas(_guard_call(guards, columns, threshold), _OUT).transform(pinned))
+    per_cluster = [g for g in guards if not isinstance(g, DomainThresholds)]
+    if per_cluster:
+        wanted = sorted({c for g in per_cluster for cols in g.input_columns().values()
+                         for c in cols})
+        records, columns = records_of(tables, id_name, wanted)
+        links = edges.select(F.col("l").alias("a"), F.col("r").alias("b"))
+        for guard in guards:
+            if isinstance(guard, ConflictingLabels) and guard.text:
+                links = links.unionByName(_same_text_links(records, guard))
+        roots = component_roots(spark, links, n)
+        members = roots
+        if not any(isinstance(g, KeepUpTo) for g in guards):  # a lone record: no decision
+            sizes = roots.groupBy("root").agg(F.count(F.lit(1)).alias("_size"))
+            members = roots.join(sizes.where(F.col("_size") > 1), "root")
+        buckets = max(partitions, -(-n // BUCKET_RECORDS), 1)
+        bucket = F.pmod(F.col("root"), F.lit(buckets)).alias(BUCKET)
+        grouped_records = (records.join(members.select(F.col("row").alias(ROW), bucket), ROW)
+                           .groupBy(BUCKET))
+        of_left = roots.select(F.col("row").alias("l"), "root")
+        grouped_pairs = edges.join(of_left, "l").select("l", "r", "w", bucket).groupBy(BUCKET)
+        out = (grouped_records.cogroup(grouped_pairs)
+               .applyInPandas(_guard_call(guards, columns, threshold), _OUT).transform(pinned))
+    else:  # only domain thresholds: nothing per cluster
+        out = spark.createDataFrame([], _OUT)
     removed = out.where(F.col("kind") == PAIR).select("l", "r")
     decisions = out.where(F.col("kind") == DECISION).select(
         "guard", "record_id", "decision", "detail", F.col("g").alias("_o1"),
         F.col("k").alias("_o2"), F.col("p").alias("_o3"))
+    if decided is not None:
+        decisions = decided.unionByName(decisions).transform(pinned)
     # Review groups numbered per guard by their smallest row, over the whole table.
     name = F.split(F.col("grp"), SEPARATOR).getItem(0)
     numbered = (out.where(F.col("kind") == GROUP).select("grp", "k")

@@ -284,7 +284,8 @@ def write_outputs(spark, mode, tables, rules, scorer, staging: Path, *, id_name,
         outputs["golden"] = _write(golden, staging / "golden.parquet")
 
     # -- pairs.parquet
-    is_match = matched_pairs(rules, threshold)
+    # matched before the edge guards and splits (`_dm`: after the domain thresholds)
+    is_match = F.col("_dm") if "_dm" in scored.columns else matched_pairs(rules, threshold)
     pairs = scored
     removed = [r for r in (None if guarded is None else guarded.removed, split.removed)
                if r is not None]
