@@ -144,6 +144,14 @@ def test_fellegi_sunter_splits_on_a_spark_dataframe_as_the_local_engine(
         local.guard_decisions))  # one row per record of each split cluster, in order
     gathered = on_spark.summary_data["spark"]["records_to_driver"]
     assert 0 < gathered < len(frame)  # the clusters to split, not the table
+    # A Spark DataFrame in, Spark DataFrames out: read by Spark from the run's folders.
+    clusters = on_spark.to_spark("clusters")
+    assert type(clusters) is type(spark_frame) and clusters.count() == len(frame)
+    assert clusters.columns == list(local.clusters.columns)
+    assert clusters.where("action = 'duplicate'").count() == (
+        local.clusters["action"] == "duplicate").sum()
+    with pytest.raises(InputError, match="Its tables: clusters, deduplicated, pairs"):
+        on_spark.to_spark("links")
 
 
 def test_link_febrl4_one_to_one_as_the_local_engine(spark, datasets, tmp_path, distributed):
