@@ -10,8 +10,9 @@ Tools, each a subprocess whose whole process tree is sampled for memory:
 * `linkage`: `linkage dedupe CORPUS --rules bench/text_dedup.yaml` (url, exact, MinHash-LSH at
   Jaccard 0.8 verified exactly, semantic on the 1% `qa` records, jaccard comparison, rule sum,
   cluster cap, keep first).
-* `linkage-spark-distributed`: the same rules without the `max_cluster_size` guard
-  (bench/text_dedup_distributed.yaml: guards are refused there) on Spark's distributed route
+* `linkage-spark-distributed`: the same rules (bench/text_dedup.yaml; runs before 2026-12-06
+  used bench/text_dedup_distributed.yaml, without the `max_cluster_size` guard, which the
+  route refused then) on Spark's distributed route
   (`LINKAGE_SPARK_DRIVER_ROWS=0`: inputs read and outputs written by Spark, no record or pair
   on the driver; docs/SPARK.md).
 * `linkage-spark`: the same with `--engine spark --spark-master local[2]`; an engine that
@@ -68,7 +69,6 @@ VENV_TD = HERE / ".venv-textdedup-spark"
 RULES = HERE / "text_dedup.yaml"
 RECIPE = 2  # raise when bench/text_corpus.py makes other documents: the cache is by recipe
 RULES_MINHASH = HERE / "text_dedup_minhash.yaml"
-RULES_DISTRIBUTED = HERE / "text_dedup_distributed.yaml"
 TOOLS = ("physical", "linkage", "linkage-minhash", "linkage-spark", "linkage-spark-distributed",
          "datatrove", "text-dedup")
 
@@ -301,8 +301,7 @@ def run_tool(tool: str, files: dict, work: Path, timeout: float) -> dict:
         return run_measured(physical_cmd(files, out), env, timeout=timeout)
     if tool.startswith("linkage"):
         shutil.rmtree(out)
-        rules = {"linkage-minhash": RULES_MINHASH,
-                 "linkage-spark-distributed": RULES_DISTRIBUTED}.get(tool, RULES)
+        rules = {"linkage-minhash": RULES_MINHASH}.get(tool, RULES)
         if tool == "linkage-spark-distributed":
             env["LINKAGE_SPARK_DRIVER_ROWS"] = "0"
         return run_measured(linkage_cmd(files, out, tool.startswith("linkage-spark"), rules),
@@ -422,7 +421,7 @@ TOOL_NAMES = {
     "linkage-minhash": "linkage, local engine, MinHash stage alone (bench/text_dedup_minhash.yaml)",
     "linkage-spark": "linkage, `--engine spark --spark-master local[2]`",
     "linkage-spark-distributed": "linkage, `--engine spark --spark-master local[2]`, the "
-                                 "distributed route (bench/text_dedup_distributed.yaml)",
+                                 "distributed route (bench/text_dedup.yaml)",
     "datatrove": "datatrove 0.10.1 MinHash, LocalPipelineExecutor (2 tasks, 2 workers)",
     "text-dedup": "text-dedup 0.4.0 `minhash_spark`, local[2]",
 }

@@ -39,9 +39,35 @@ Examples:
 """
 
 
+INPUT_PARAMS = ("input_path", "inputs", "left", "right", "new_input", "train_path")
+_COMMAND = "linkage.command"  # ctx.meta: the verb and its arguments, for error messages
+
+
+def _inputs(ctx: click.Context) -> list[str]:
+    """The input files the verb was given (its arguments parsed again, nothing run)."""
+    name, cmd, args = ctx.meta.get(_COMMAND, (None, None, None))
+    if cmd is None:
+        return []
+    try:
+        params = cmd.make_context(name, list(args), parent=ctx, resilient_parsing=True).params
+    except Exception:  # the message goes without the names
+        return []
+    given = []
+    for key in INPUT_PARAMS:
+        value = params.get(key)
+        given += [str(v) for v in (value if isinstance(value, tuple | list) else [value])
+                  if v is not None]
+    return given
+
+
 class LinkageGroup(click.Group):
     """The verbs' group: turns every way a command can fail into its exit code and message
     (see the module docstring), under `--json` also as one JSON object on standard output."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        name, cmd, rest = super().resolve_command(ctx, args)
+        ctx.meta[_COMMAND] = (name, cmd, list(rest))
+        return name, cmd, rest
 
     def invoke(self, ctx: click.Context):
         try:
@@ -69,7 +95,8 @@ class LinkageGroup(click.Group):
                            "permissions, and the space left where it is.")
             _error(ctx, message, 2)
         except MemoryError:  # Python's, or pyarrow's ArrowMemoryError ("malloc ... failed")
-            _error(ctx, OUT_OF_MEMORY, 2)
+            inputs = ", ".join(_inputs(ctx))
+            _error(ctx, (f"{inputs}: " if inputs else "") + OUT_OF_MEMORY, 2)
         except Exception:
             _internal_error(ctx)
 

@@ -191,5 +191,6 @@ def test_a_table_larger_than_the_memory_left_is_a_clear_error_not_a_bug(workdir)
         env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 2, done.stderr[-3000:]
     assert "ran out of memory" in done.stderr and "--chunk-rows" in done.stderr
+    assert "error: wide.parquet: this machine ran out of memory" in done.stderr  # names it
     assert "--engine spark" in done.stderr and "Traceback" not in done.stderr
     assert snapshot(workdir) == before
