@@ -694,3 +694,27 @@ def test_the_clusters_agree_with_the_labelled_matches(table, round1):
                                                                     strict=True))
     joined = pairs[[k in key for k in zip(pairs["id_l"], pairs["id_r"], strict=True)]]
     assert joined["is_match"].all()  # the pair that joins them is a match in pairs.parquet
+
+
+def test_a_dedupe_asks_about_the_merges_its_clusters_refused_biggest_first():
+    """Two clusters kept apart although a pair between them scores above the threshold (cut
+    by `split_non_matches`): one label decides every pair between them, so the merge is
+    asked, by its most central records, the merge deciding the most record pairs first, and
+    not again once a pair between the two clusters is labelled."""
+    from linkage.active import _merge_picks
+
+    pairs = pd.DataFrame({
+        "id_l": ["a1", "a2", "b1", "a1", "a2", "c", "a1"],
+        "id_r": ["a2", "a3", "b2", "b1", "b2", "a3", "a3"],
+        "match_weight": [9.0, 8.0, 7.0, 2.0, -3.0, 1.0, -6.0],
+        "is_match": [True, True, True, False, False, False, False],
+    })
+    rows = np.arange(len(pairs))
+    picks = _merge_picks(pairs, rows, np.zeros(len(pairs), bool), 0.0, 5)
+    # A = a1 a2 a3 (a2 is matched with both others), B = b1 b2: a2~b2 speaks for both
+    assert [row for row, _ in picks] == [4, 5]
+    assert "clusters of 3 and 2 records" in picks[0][1] and "6 record pairs" in picks[0][1]
+    known = np.zeros(len(pairs), bool)
+    known[3] = True  # a1~b1 labelled: the A-B merge was asked
+    assert [row for row, _ in _merge_picks(pairs, rows[rows != 3], known, 0.0, 5)] == [5]
+    assert _merge_picks(pairs, rows, np.zeros(len(pairs), bool), 0.0, 1) == picks[:1]
