@@ -19,7 +19,9 @@ labels", the issue's target for 25 labels) is `reference_runs`: the candidate pa
 without labels (its pairs.parquet; a seeded uniform sample of REFERENCE_PAIRS of them where
 there are more) all labelled from the truth, then (a) the same command with `--labels` holding
 them (semi-supervised Fellegi-Sunter, or the logistic supervised scorer where the pipeline picks
-it) and (b) the run's own suggested rules (its rules.yaml) with the scorer replaced by
+it; in a dedupe with the run's rules.yaml and `join_labelled: false`, so that the clusters are the
+scorer's: labels that join their clusters would make every labelled candidate pair right) and
+(b) the run's own suggested rules (its rules.yaml) with the scorer replaced by
 `supervised` (gradient boosting, threshold by cross-validation) trained on those labels. The best
 F1 of (a) and (b) is the reference.
 """
@@ -449,12 +451,17 @@ def reference_runs(case: Case, run0: Path, work: Path, one) -> list[dict]:
     if n_match < 2 or n - n_match < 2:
         return [{**head, "labels": f"all {n}", "round": "all",
                  "error": f"n/a ({n_match} of the {n} candidate pairs are matches)"}]
-    rows = [{**one(f"all {n}", work / "run_all", ["--labels", str(label_file)], "reference"),
-             "round": "all"}]
-    print(_line(rows[-1]), flush=True)
     import yaml
 
     rules = yaml.safe_load((run0 / "rules.yaml").read_text(encoding="utf-8"))
+    same = ["--labels", str(label_file)]
+    if case.mode == "dedupe":  # the scorers' clusters, not the labels' own joins
+        scorers_only = work / "rules_scorers.yaml"
+        scorers_only.write_text(yaml.safe_dump({**rules, "join_labelled": False},
+                                               sort_keys=False), encoding="utf-8")
+        same += ["--rules", str(scorers_only)]
+    rows = [{**one(f"all {n}", work / "run_all", same, "reference"), "round": "all"}]
+    print(_line(rows[-1]), flush=True)
     rules["scoring"] = {"type": "supervised", "labels": str(label_file)}
     rules.pop("one_to_one_threshold", None)  # a record-prior move is for a fitted prior only
     rules_file = work / "rules_supervised.yaml"
@@ -582,7 +589,10 @@ def write_report(results: list[dict], path: Path, command: str, started: str,
         "are more; N is how many) are all labelled from the truth; then two runs: (a) the same "
         "command with `--labels` holding them (the pipeline's own choice: semi-supervised "
         "Fellegi-Sunter, or the logistic supervised scorer where its cross-validation is "
-        "clearly better), and (b) the run's suggested rules (its rules.yaml) with the scorer "
+        "clearly better; in a dedupe with its rules.yaml and `join_labelled: false`, so that "
+        "the clusters are the scorer's, not the labels' own joins, which with every candidate "
+        "pair labelled would be the truth), and (b) the run's suggested rules (its "
+        "rules.yaml) with the scorer "
         "replaced by `supervised` (gradient boosting, threshold by 5-fold cross-validation) "
         "trained on the same labels. The reference is the better F1 of (a) and (b); the "
         "25-label row is held to it. Both see only the candidate pairs blocking proposed, so "

@@ -678,3 +678,51 @@ def non_match_summary(splits: list[dict]) -> dict:
         "pieces": int(sum(s["pieces"] for s in splits)),
         "pairs_removed": int(sum(s["removed"] for s in splits)),
     }
+
+
+# --- labelled pairs: the clusters agree with what a person said -----------------------------
+
+
+def labelled_joins(clusters: np.ndarray, left: np.ndarray, right: np.ndarray,
+                   label: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
+    """Which labelled matches to add as links so that the clusters agree with the labels: a
+    pair a person labelled a match (`label` 1) whose records the clusters keep apart joins
+    their two clusters (a label is a fact about its pair, whichever model the run kept: the
+    model's score of the pair, and the split that cut a chain through it, are estimates),
+    unless the join would put the two records of a labelled non-match (`label` 0) in one
+    cluster. `clusters`: each record's cluster; `left`, `right`: the labelled pairs' rows;
+    `weight`: their match weights, the strongest joined first (in the given order without).
+    Returns a mask over the labelled pairs: True for each labelled match whose join is made
+    (joins that the joins before already made are False)."""
+    clusters = np.asarray(clusters, dtype=np.int64)
+    left = np.asarray(left, dtype=np.int64)
+    right = np.asarray(right, dtype=np.int64)
+    label = np.asarray(label)
+    joined = np.zeros(len(left), dtype=bool)
+    matches = np.flatnonzero(label == 1)
+    if len(matches) == 0:
+        return joined
+    if weight is not None:
+        strength = np.nan_to_num(np.asarray(weight, dtype=float)[matches], nan=-np.inf)
+        matches = matches[np.argsort(-strength, kind="stable")]
+    apart = np.flatnonzero(label == 0)
+    a_apart, b_apart = clusters[left[apart]].tolist(), clusters[right[apart]].tolist()
+    parent: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        root = x
+        while parent.get(root, root) != root:
+            root = parent[root]
+        while parent.get(x, x) != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    for k in matches.tolist():
+        ra, rb = find(int(clusters[left[k]])), find(int(clusters[right[k]]))
+        if ra == rb:
+            continue
+        if any({find(a), find(b)} == {ra, rb} for a, b in zip(a_apart, b_apart, strict=True)):
+            continue  # would put a labelled non-match in one cluster
+        parent[rb] = ra
+        joined[k] = True
+    return joined

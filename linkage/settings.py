@@ -280,6 +280,7 @@ class Rules(Configurable):
         rename_right: dict[str, str] | None = None,
         split_weak_links: bool = True,
         split_non_matches: bool = True,
+        join_labelled: bool = True,
     ):
         self.id_column = id_column
         check(rename_right is None or (isinstance(rename_right, dict) and all(
@@ -303,6 +304,12 @@ class Rules(Configurable):
               "positive weight, see `linkage.clustering.split_non_matches`) or false (keep it "
               "as its matched pairs connect it)", split_non_matches)
         self.split_non_matches = split_non_matches
+        check(isinstance(join_labelled, bool), self, "join_labelled",
+              "must be true (with --labels, a dedupe's clusters agree with them: a labelled "
+              "match the clusters keep apart joins their clusters, see "
+              "`linkage.clustering.labelled_joins`) or false (the labels only fit the model)",
+              join_labelled)
+        self.join_labelled = join_labelled
         columns = [group_by] if isinstance(group_by, str) else list(group_by or [])
         check(group_by is None or (len(columns) > 0 and all(
             isinstance(c, str) and c.strip() for c in columns)), self, "group_by",

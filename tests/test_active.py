@@ -661,3 +661,60 @@ def test_active_picks_halve_the_span_of_thresholds_the_labels_ask_for():
     done = [done[0].assign(label=[0, 0, 0, 1])]
     assert linkage.active._labels_ask(pairs, keys, labelled, weight, done, "link", 0.0,
                                       None) is None
+
+
+def test_the_clusters_agree_with_the_labelled_matches(table, round1):
+    """A labelled match is a fact about its pair, whichever model the guard kept: a dedupe
+    never leaves the two records in different clusters (here no labelled non-match forbids
+    the join), and summary.json says how many clusters the labels joined."""
+    folder, people, _truth = table
+    run0, _todo, first = round1
+    labelled = pd.read_csv(folder / "round1.csv", dtype=str)
+    # a label that contradicts the run without labels: one of its non-matches, said to match
+    clusters0 = pd.read_parquet(run0 / "clusters.parquet").astype({"rec_id": str})
+    cluster0 = dict(zip(clusters0["rec_id"], clusters0["cluster_id"], strict=True))
+    apart = [cluster0[a] != cluster0[b] for a, b in zip(first["id_l"], first["id_r"],
+                                                          strict=True)]
+    row = first[apart].iloc[[0]]
+    said = pd.concat([labelled[labelled["label"] == "1"],
+                      row[["id_l", "id_r"]].assign(label="1")], ignore_index=True)
+    said = said.drop_duplicates(["id_l", "id_r"], keep="last")
+    said.to_csv(folder / "said.csv", index=False)
+    run = folder / "run_said"
+    done = run_cli("dedupe", people, "--id-column", "rec_id", "--labels", folder / "said.csv",
+                   "--out", run)
+    assert done.returncode in (0, 1), done.stderr
+    clusters = pd.read_parquet(run / "clusters.parquet").astype({"rec_id": str})
+    cluster = dict(zip(clusters["rec_id"], clusters["cluster_id"], strict=True))
+    assert all(cluster[a] == cluster[b] for a, b in zip(said["id_l"], said["id_r"], strict=True))
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["labels"]["joined_clusters"] >= 1
+    pairs = pd.read_parquet(run / "pairs.parquet").astype({"id_l": str, "id_r": str})
+    key = set(zip(row["id_l"], row["id_r"], strict=True)) | set(zip(row["id_r"], row["id_l"],
+                                                                    strict=True))
+    joined = pairs[[k in key for k in zip(pairs["id_l"], pairs["id_r"], strict=True)]]
+    assert joined["is_match"].all()  # the pair that joins them is a match in pairs.parquet
+
+
+def test_a_dedupe_asks_about_the_merges_its_clusters_refused_biggest_first():
+    """Two clusters kept apart although a pair between them scores above the threshold (cut
+    by `split_non_matches`): one label decides every pair between them, so the merge is
+    asked, by its most central records, the merge deciding the most record pairs first, and
+    not again once a pair between the two clusters is labelled."""
+    from linkage.active import _merge_picks
+
+    pairs = pd.DataFrame({
+        "id_l": ["a1", "a2", "b1", "a1", "a2", "c", "a1"],
+        "id_r": ["a2", "a3", "b2", "b1", "b2", "a3", "a3"],
+        "match_weight": [9.0, 8.0, 7.0, 2.0, -3.0, 1.0, -6.0],
+        "is_match": [True, True, True, False, False, False, False],
+    })
+    rows = np.arange(len(pairs))
+    picks = _merge_picks(pairs, rows, np.zeros(len(pairs), bool), 0.0, 5)
+    # A = a1 a2 a3 (a2 is matched with both others), B = b1 b2: a2~b2 speaks for both
+    assert [row for row, _ in picks] == [4, 5]
+    assert "clusters of 3 and 2 records" in picks[0][1] and "6 record pairs" in picks[0][1]
+    known = np.zeros(len(pairs), bool)
+    known[3] = True  # a1~b1 labelled: the A-B merge was asked
+    assert [row for row, _ in _merge_picks(pairs, rows[rows != 3], known, 0.0, 5)] == [5]
+    assert _merge_picks(pairs, rows, np.zeros(len(pairs), bool), 0.0, 1) == picks[:1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -198,3 +199,36 @@ def test_record_prior_moves_to_the_cap_where_every_record_has_a_match():
     # the smaller table decides: the same pairs seen from a right table of 1,000 records
     swapped = record_prior_shift(right - 1000, left + 10_000, weight, 10_000, 1000, prior=0.1)
     assert swapped == found
+
+
+def test_labelled_matches_join_their_clusters_unless_a_labelled_non_match_forbids():
+    from linkage.clustering import labelled_joins
+
+    clusters = np.array([0, 0, 1, 1, 2, 3, 3])
+    # rows 1~2: a match the clusters keep apart (joins 0 and 1); 0~3 then joins nothing new;
+    # 4~5: would put the labelled non-match 4~6 in one cluster (refused); 6~0: joins 3 and 0+1
+    left = np.array([1, 0, 4, 4, 6])
+    right = np.array([2, 3, 5, 6, 0])
+    label = np.array([1, 1, 1, 0, 1])
+    joined = labelled_joins(clusters, left, right, label)
+    assert joined.tolist() == [True, False, False, False, True]
+    # where two labelled matches conflict through a labelled non-match (0~1, 1~2, not 0~2),
+    # the stronger is joined
+    three, a, b, y = np.arange(3), np.array([0, 1, 0]), np.array([1, 2, 2]), np.array([1, 1, 0])
+    assert labelled_joins(three, a, b, y).tolist() == [True, False, False]
+    assert labelled_joins(three, a, b, y, np.array([1.0, 5.0, 0.0])).tolist() == [False, True,
+                                                                                   False]
+    assert not labelled_joins(clusters, left, right, np.zeros(5)).any()
+
+
+def test_join_labelled_is_a_rules_key_that_round_trips():
+    from linkage.settings import Rules
+
+    rules = Rules.from_dict({"comparisons": [{"type": "exact", "column": "name"}],
+                             "blocking": [{"type": "keys", "keys": [["name"]]}],
+                             "join_labelled": False})
+    assert rules.join_labelled is False
+    again = Rules.from_dict(yaml.safe_load(rules.to_yaml(explicit=True)))
+    assert again.join_labelled is False
+    assert Rules.from_dict({"comparisons": [{"type": "exact", "column": "name"}],
+                            "blocking": [{"type": "keys", "keys": [["name"]]}]}).join_labelled

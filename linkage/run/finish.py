@@ -19,6 +19,7 @@ import pandas as pd
 
 from linkage.clustering import (
     connected_components,
+    labelled_joins,
     one_to_one,
     split_decisions,
     split_non_matches,
@@ -162,6 +163,15 @@ def finish(state: RunState, tail: Tail, *, sample_records: bool = True) -> Resul
             clusters = connected_components(n, ml, mr)
         else:
             clusters = tail.components(state, ml, mr)
+        joins = labelled_links(state, clusters, weight)
+        if len(joins):  # labelled matches the clusters kept apart: their clusters join
+            matched = matched.copy()
+            matched[joins] = True
+            ml = np.concatenate([ml, pairs.left[joins]])
+            mr = np.concatenate([mr, pairs.right[joins]])
+            mw = np.concatenate([mw, weight[joins]])
+            ms = np.concatenate([ms, staged[joins]])
+            clusters = connected_components(n, ml, mr)
 
     with clock.stage("keep"):
         keeper, is_keeper = tail.keepers(state, clusters, guard.keep_limit)
@@ -227,6 +237,42 @@ def cut_weak_links(rules: Rules, n: int, left: np.ndarray, right: np.ndarray,
                                   labels=labels)
     keep[at[~more]] = False
     return keep, splits + weak, sizes
+
+
+def labelled_links(state: RunState, clusters: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Positions among the candidate pairs of the labelled matches to add as links, so that a
+    dedupe's clusters agree with its labels (`linkage.clustering.labelled_joins`: a labelled
+    match the clusters keep apart joins their clusters, unless that puts a labelled non-match
+    in one cluster); `state.labels_report` says how many (`joined_clusters`). Only in a
+    dedupe without guards (a guard is the rules' own word on which records may never be
+    one), and only for labelled pairs among the candidate pairs (as `linkage sample` picks
+    them). Rules with `join_labelled: false` leave the clusters to the model."""
+    labels = state.kept_labels
+    none = np.zeros(0, dtype=np.int64)
+    if (labels is None or state.mode != "dedupe" or state.rules.guards or len(labels) == 0
+            or state.labels_report is None or not state.rules.join_labelled):
+        return none
+    pairs, n = state.pairs, state.n
+    row = pd.Series(np.arange(n), index=state.ids.astype(str).to_numpy())
+    row = row[~row.index.duplicated()]
+    li = labels["id_l"].astype(str).map(row).to_numpy(dtype=float)
+    ri = labels["id_r"].astype(str).map(row).to_numpy(dtype=float)
+    y = labels["label"].to_numpy(dtype=np.int64)
+    known = ~(np.isnan(li) | np.isnan(ri))
+    li, ri, y = li[known].astype(np.int64), ri[known].astype(np.int64), y[known]
+    key = (np.minimum(pairs.left, pairs.right).astype(np.int64) * n
+           + np.maximum(pairs.left, pairs.right).astype(np.int64))
+    position = pd.Series(np.arange(len(key)), index=key)
+    position = position[~position.index.duplicated()]
+    at = pd.Series(np.minimum(li, ri) * n + np.maximum(li, ri)).map(position).to_numpy()
+    candidate = ~np.isnan(at)
+    # a labelled non-match counts wherever it is; a labelled match joins through its pair
+    use = candidate | (y == 0)
+    at, li, ri, y = at[use], li[use], ri[use], y[use]
+    w = np.where(np.isnan(at), -np.inf, weight[np.nan_to_num(at).astype(np.int64)])
+    joined = labelled_joins(clusters, li, ri, y, w)
+    state.labels_report["joined_clusters"] = int(joined.sum())
+    return at[joined].astype(np.int64)
 
 
 def report_sample(result: Result, records: pd.DataFrame, *, id_name: str,
