@@ -694,6 +694,16 @@ def test_the_clusters_agree_with_the_labelled_matches(table, round1):
                                                                     strict=True))
     joined = pairs[[k in key for k in zip(pairs["id_l"], pairs["id_r"], strict=True)]]
     assert joined["is_match"].all()  # the pair that joins them is a match in pairs.parquet
+    # No record's reason claims a weight at or above the threshold that its link lacks: a
+    # joined pair below it is told as labelled.
+    claims = clusters["reason"].str.extract(r"match weight (-?[\d.]+) >= (-?[\d.]+)\)")
+    claims = claims.dropna().astype(float)
+    assert (claims[0] >= claims[1] - 0.005).all()
+    joined_weight = float(joined["match_weight"].iloc[0])
+    if joined_weight < summary["stages"]["score"]["threshold"]:
+        told = clusters[clusters["rec_id"].isin(set(row["id_l"]) | set(row["id_r"]))]
+        assert told["reason"].str.contains("labelled a match").any() or (
+            told["cluster_size"] > 2).all()
 
 
 def test_a_dedupe_asks_about_the_merges_its_clusters_refused_biggest_first():

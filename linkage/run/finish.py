@@ -170,7 +170,9 @@ def finish(state: RunState, tail: Tail, *, sample_records: bool = True) -> Resul
             ml = np.concatenate([ml, pairs.left[joins]])
             mr = np.concatenate([mr, pairs.right[joins]])
             mw = np.concatenate([mw, weight[joins]])
-            ms = np.concatenate([ms, staged[joins]])
+            # told by their own reason: a joined pair may score below the threshold
+            ms = np.concatenate([ms, np.full(len(joins), len(stage_reasons(rules)),
+                                             dtype=ms.dtype)])
             clusters = connected_components(n, ml, mr)
 
     with clock.stage("keep"):
@@ -179,7 +181,7 @@ def finish(state: RunState, tail: Tail, *, sample_records: bool = True) -> Resul
             mode, ids, state.id_name, state.source, clusters, keeper, is_keeper, (ml, mr, mw),
             state.frames, scorer.threshold, guard, chunk=tail.chunk, folder=tail.folder,
             whole_rows=tail.whole_rows(state),
-            stages=(ms, [text for _, text in stage_reasons(rules)]))
+            stages=(ms, [text for _, text in stage_reasons(rules)] + [LABELLED_JOIN]))
         outputs["pairs"] = tail.pair_table(state, matched)
         if rules.golden is not None and mode == "dedupe":
             outputs["golden"] = build_golden(rules.golden, state.combined, ids, clusters,
@@ -237,6 +239,9 @@ def cut_weak_links(rules: Rules, n: int, left: np.ndarray, right: np.ndarray,
                                   labels=labels)
     keep[at[~more]] = False
     return keep, splits + weak, sizes
+
+
+LABELLED_JOIN = "labelled a match (--labels)"  # the reason of a record a labelled join links
 
 
 def labelled_links(state: RunState, clusters: np.ndarray, weight: np.ndarray) -> np.ndarray:
