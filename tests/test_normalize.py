@@ -621,3 +621,24 @@ def test_ascii_fast_paths_give_what_each_value_gives():
         plain = series[~series.str.contains("[\x0b\x1c-\x1f]")]
         expected = [_digits(v, None) or None for v in plain]
         assert normalize_phone(plain, country=None).tolist() == expected
+
+
+@pytest.mark.parametrize("step", [3, 1 << 15])
+def test_ascii_keep_is_the_regex_over_every_string_boundary(monkeypatch, step):
+    """`ascii_keep` (the bytes of ASCII text a class marks, in one pass) gives what the regex
+    deleting the others gives, for empty strings, a slice of an array, and running counts
+    taken a few strings at a time (`step`) across their boundaries."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from linkage.normalize import _text
+
+    monkeypatch.setattr(_text, "_ENDS_STEP", step)
+    rng = np.random.default_rng(5)
+    words = ["".join(rng.choice(list("a1 2-.9"), size=int(rng.integers(0, 7))))
+             for _ in range(500)]
+    words[10:14] = ["", "", "", ""]
+    for array in (pa.array(words, pa.large_string()), pa.array(words, pa.string()).slice(7)):
+        got = _text.ascii_keep(array, _text._DIGIT_BYTES)
+        assert got.type == array.type
+        assert got.to_pylist() == pc.replace_substring_regex(array, "[^0-9]", "").to_pylist()

@@ -206,10 +206,34 @@ def ascii_keep(values, keep: np.ndarray):
         values.offset:values.offset + len(values) + 1]
     data = np.frombuffer(values.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
     kept = keep[data]
-    ends = np.concatenate(([0], np.cumsum(kept, dtype=np.int64)))
     return pa.LargeStringArray.from_buffers(
-        len(values), pa.py_buffer(ends[offsets - offsets[0]]), pa.py_buffer(data[kept])
-    ).cast(kind)
+        len(values), pa.py_buffer(_kept_ends(kept, offsets - offsets[0])),
+        pa.py_buffer(data[kept])).cast(kind)
+
+
+_ENDS_STEP = 1 << 15  # strings at a time: each step's running count stays in the cache
+
+
+def _kept_ends(kept: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """The offsets of the text that keeps the bytes `kept` marks: for each string boundary
+    (`offsets`, from 0), how many kept bytes lie before it. A running count over a few
+    thousand strings at a time, not one over every byte (an int64 a byte, hundreds of MB
+    written once for a column of a few million values: measured 0.26-0.71 s against 0.1 s
+    for 2.4M phone numbers)."""
+    n = len(offsets) - 1
+    ends = np.zeros(len(offsets), dtype=np.int64)
+    total = 0
+    for start in range(0, n, _ENDS_STEP):
+        stop = min(start + _ENDS_STEP, n)
+        a, b = int(offsets[start]), int(offsets[stop])
+        if b == a:  # only empty strings
+            ends[start + 1:stop + 1] = total
+            continue
+        running = np.cumsum(kept[a:b], dtype=np.int64)
+        at = offsets[start + 1:stop + 1] - a
+        ends[start + 1:stop + 1] = total + np.where(at > 0, running[np.maximum(at - 1, 0)], 0)
+        total += int(running[-1])
+    return ends
 
 
 def replace_integral(values, pattern: str):
