@@ -11,7 +11,7 @@ import pandas as pd
 
 from linkage.errors import InputError
 from linkage.run.disk import comparison_matrix
-from linkage.run.stages import pair_stage, stage_reasons
+from linkage.run.stages import LABELLED_JOIN, pair_stage, stage_reasons
 from linkage.settings import Rules
 
 
@@ -65,7 +65,17 @@ def contributions_table(pairs: pd.DataFrame, rules, scorer) -> list[pd.DataFrame
     return tables
 
 
-def _pair_lines(pairs: pd.DataFrame, rules, scorer) -> list[str]:
+def _labelled_matches(labels: pd.DataFrame | None) -> set[tuple[str, str]]:
+    """The pairs a person labelled a match (`labels.csv`), both ways round, as text ids."""
+    if labels is None or labels.empty:
+        return set()
+    said = labels[labels["label"].astype(str).str.strip() == "1"]
+    ids_l, ids_r = said["id_l"].astype(str), said["id_r"].astype(str)
+    return set(zip(ids_l, ids_r, strict=True)) | set(zip(ids_r, ids_l, strict=True))
+
+
+def _pair_lines(pairs: pd.DataFrame, rules, scorer,
+                labelled: set[tuple[str, str]] = frozenset()) -> list[str]:
     reasons = [text for _, text in stage_reasons(rules)]
     stages = pair_stage(rules, pairs["blockers"].to_numpy())
     lines = []
@@ -75,10 +85,13 @@ def _pair_lines(pairs: pd.DataFrame, rules, scorer) -> list[str]:
         weight, threshold = pair["match_weight"], scorer.threshold
         # `is_match` is the run's verdict: a stage's pair matches whatever its weight.
         verdict = "match" if pair.get("is_match", weight >= threshold) else "no match"
-        if stage >= 0:
+        joined = (verdict == "match" and weight < threshold
+                  and (str(pair["id_l"]), str(pair["id_r"])) in labelled)
+        if stage >= 0 or joined:  # a stage's pair, or a labelled match the clusters joined
+            said = reasons[stage] if stage >= 0 else LABELLED_JOIN
             side = ">=" if weight >= threshold else "<"
             lines.append(f"  pair {pair['id_l']} ~ {pair['id_r']}: {verdict} by "
-                         f"{reasons[stage]}; match weight {weight:.2f} {side} threshold "
+                         f"{said}; match weight {weight:.2f} {side} threshold "
                          f"{threshold:g}")
         else:
             lines.append(f"  pair {pair['id_l']} ~ {pair['id_r']}: match weight "
@@ -99,8 +112,10 @@ def _guard_lines(decisions: pd.DataFrame | None, record_id: Any) -> list[str]:
 
 
 def explain_text(clusters, pairs, rules, scorer, record_id, other_id=None,
-                 decisions: pd.DataFrame | None = None) -> str:
+                 decisions: pd.DataFrame | None = None,
+                 labels: pd.DataFrame | None = None) -> str:
     record = _find(clusters, record_id)
+    labelled = _labelled_matches(labels)
     ids_l, ids_r = pairs["id_l"].astype(str), pairs["id_r"].astype(str)
     me = str(record_id)
     lines = [
@@ -116,7 +131,7 @@ def explain_text(clusters, pairs, rules, scorer, record_id, other_id=None,
             lines.append("  no candidate pair reached the threshold")
         else:
             lines.append(f"  linked by {len(touching)} pair(s):")
-            lines += _pair_lines(touching, rules, scorer)
+            lines += _pair_lines(touching, rules, scorer, labelled)
         return "\n".join(lines)
     other = _find(clusters, other_id)
     you = str(other_id)
@@ -129,7 +144,7 @@ def explain_text(clusters, pairs, rules, scorer, record_id, other_id=None,
                      "blocking key of theirs is equal)" + (", but other pairs join their "
                                                           "clusters" if same else ""))
     else:
-        lines += _pair_lines(pair, rules, scorer)
+        lines += _pair_lines(pair, rules, scorer, labelled)
     return "\n".join(lines)
 
 
@@ -150,4 +165,8 @@ def explain_run(run_dir: str | Path, record_id: Any, other_id: Any = None) -> st
         scorer = scorer.fit(comparison_matrix(pairs.iloc[:0], rules))
     guards = run_dir / "guards.parquet"
     decisions = pd.read_parquet(guards) if guards.exists() else None
-    return explain_text(clusters, pairs, rules, scorer, record_id, other_id, decisions)
+    labels = run_dir / "labels.csv"
+    labels = (pd.read_csv(labels, dtype=str, keep_default_na=False) if labels.exists()
+              else None)
+    return explain_text(clusters, pairs, rules, scorer, record_id, other_id, decisions,
+                        labels)

@@ -50,7 +50,7 @@ class Result:
     def explain(self, record_id: Any, other_id: Any = None) -> str:
         """Why a record is in its cluster, or why two records were or were not linked."""
         return explain_text(self.clusters, self.pairs, self.rules, self.scorer, record_id,
-                            other_id, self.guard_decisions)
+                            other_id, self.guard_decisions, self.labels)
 
     def waterfall(self, id_l: Any, id_r: Any):
         """The waterfall chart (SVG, shown inline in notebooks) of one scored pair's match

@@ -31,7 +31,7 @@ from linkage.guards import GuardContext, apply_guards
 from linkage.keep import CENTROID_DISTANCE, id_rank, keeper_rank
 from linkage.result import Result
 from linkage.run.outputs import pair_frame, record_outputs, whole_rows
-from linkage.run.stages import matched_by_stage, stage_matches, stage_reasons
+from linkage.run.stages import LABELLED_JOIN, matched_by_stage, stage_matches, stage_reasons
 from linkage.run.summary import (
     add_diagnostics,
     build_summary,
@@ -239,9 +239,6 @@ def cut_weak_links(rules: Rules, n: int, left: np.ndarray, right: np.ndarray,
                                   labels=labels)
     keep[at[~more]] = False
     return keep, splits + weak, sizes
-
-
-LABELLED_JOIN = "labelled a match (--labels)"  # the reason of a record a labelled join links
 
 
 def labelled_links(state: RunState, clusters: np.ndarray, weight: np.ndarray) -> np.ndarray:

@@ -22,6 +22,11 @@ def stage_bit(rules: Rules, stage: str) -> int:
     return 1 << (len(rules.blocking) + STAGE_BITS.index(stage))
 
 
+# What links a pair a person labelled a match that the clusters had kept apart (told after the
+# stages' reasons: `linkage.run.finish.labelled_links`, `linkage.explain`).
+LABELLED_JOIN = "labelled a match (--labels)"
+
+
 def stage_reasons(rules: Rules) -> list[tuple[str, str]]:
     """(name, what it means) of each stage in the rules, in the order a pair proposed by
     several is told by: the plainest evidence first."""
