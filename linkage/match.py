@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from linkage.blocking import KeyGroups
-from linkage.errors import InputError, LinkageWarning
+from linkage.errors import InputError, LinkageWarning, user_stacklevel
 from linkage.io import as_text, read
 from linkage.normalize import as_text as value_text
 from linkage.run.compare import compare_pairs
@@ -92,7 +92,7 @@ def _records_for_match(result) -> tuple[pd.DataFrame, np.ndarray]:
         "the run's input is not a file that can be read again, so records are matched "
         f"against its {len(result.deduplicated):,} kept records only. Load the run from its "
         "folder (Result.load) with its input in place to match against every record.",
-        LinkageWarning, stacklevel=4)
+        LinkageWarning, stacklevel=user_stacklevel())
     rows = pd.Index(result.clusters[id_name].astype(str)).get_indexer(
         result.deduplicated[id_name].astype(str))
     return result.deduplicated, rows

@@ -28,7 +28,7 @@ from linkage.clustering import (
     split_joining_weights,
     splits_non_matches,
 )
-from linkage.errors import InputError, LinkageWarning
+from linkage.errors import InputError, LinkageWarning, user_stacklevel
 from linkage.io import (
     ParquetFrame,
     ParquetSink,
@@ -481,7 +481,7 @@ def labelled_pairs(scorer, rules: Rules, ids: pd.Series, source: np.ndarray, mod
             f"{path}: {int((~known).sum())} labelled pair(s) name ids not in the input; "
             "they are left out.",
             LinkageWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     li = rows[0][known].to_numpy(np.int64)
     ri = rows[1][known].to_numpy(np.int64)

@@ -18,7 +18,7 @@ import pandas as pd
 
 from linkage._schema import did_you_mean
 from linkage.blocking import BlockingInput, CandidatePairs, blocker_names, oversized_message
-from linkage.errors import BudgetError, InputError, LinkageWarning, RulesError
+from linkage.errors import BudgetError, InputError, LinkageWarning, RulesError, user_stacklevel
 from linkage.io import as_text, read, write_atomically
 from linkage.normalize import lost_values
 from linkage.pipeline import stage_groups, stage_stats, union_pairs
@@ -193,7 +193,7 @@ def _new_records(source, records: pd.DataFrame, id_name: str, sep, encoding) -> 
     extra = [c for c in have if c not in records.columns]
     if extra:
         warnings.warn(f"{name}: column(s) {', '.join(extra)} are not in the run's records; "
-                      "they are left out.", LinkageWarning, stacklevel=3)
+                      "they are left out.", LinkageWarning, stacklevel=user_stacklevel())
     frame = frame[list(records.columns)]
     _check_new_ids(frame, records, id_name, name)
     return _aligned(frame, records, name)
@@ -329,7 +329,7 @@ def block_new(rules, work: dict[str, np.ndarray], n_old: int, rows: np.ndarray |
         for s in gone:
             s.blocker = name
             warnings.warn(oversized_message(s, rules.max_block_size), LinkageWarning,
-                          stacklevel=2)
+                          stacklevel=user_stacklevel())
         skipped.extend(gone)
         a, b = rows[a], rows[b]
         code = np.unique(np.minimum(a, b) * n + np.maximum(a, b))

@@ -419,6 +419,24 @@ def test_oversized_block_is_sub_blocked_with_warning():
     assert pairs.estimated == {"by_city": 11, "by_phone": 4}
 
 
+def test_a_run_s_warnings_point_at_the_users_line():
+    """A warning raised deep in a run (a sub-blocked block, from the pipeline's blocking)
+    names the user's call as its place, not a line inside linkage (`user_stacklevel`)."""
+    import linkage as lk
+    from linkage.synth import persons
+
+    records, _ = persons(1_000, seed=1, dup_rate=0.2)
+    rules = lk.Rules.from_dict({
+        "blocking": [{"keys": [["city"]]}], "max_block_size": 10,
+        "comparisons": [{"type": "exact", "column": "surname"}],
+        "scoring": {"type": "rule_sum", "threshold": 1,
+                    "weights": {"surname": {"exact": 1.0, "else": 0.0}}}})
+    with pytest.warns(LinkageWarning, match="sub-blocked") as record:
+        lk.dedupe(records, rules, progress=False)
+    places = {(w.filename, w.lineno) for w in record if issubclass(w.category, LinkageWarning)}
+    assert {f for f, _ in places} == {__file__}
+
+
 def test_oversized_block_without_another_column_is_skipped():
     data = table(city=["seoul"] * 5 + ["busan"] * 2)
     with pytest.warns(LinkageWarning, match="skipped a block of 5"):

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linkage.blocking._blockers import Blocker, BlockingInput, KeyBlocker, SkippedBlock
-from linkage.errors import BudgetError, LinkageWarning
+from linkage.errors import BudgetError, LinkageWarning, user_stacklevel
 
 
 @dataclass
@@ -91,7 +91,8 @@ def block(
             prop.left, prop.right = prop.left[same], prop.right[same]
         for s in prop.skipped:
             s.blocker = name
-            warnings.warn(oversized_message(s, max_block_size), LinkageWarning, stacklevel=2)
+            warnings.warn(oversized_message(s, max_block_size), LinkageWarning,
+                          stacklevel=user_stacklevel())
         skipped.extend(prop.skipped)
         code = prop.left.astype(np.int64)
         code *= n

@@ -42,7 +42,7 @@ import pandas as pd
 
 from linkage._schema import SchemaViolation, check, did_you_mean
 from linkage.comparators import NULL_LEVEL, Comparison
-from linkage.errors import InputError, LinkageWarning
+from linkage.errors import InputError, LinkageWarning, user_stacklevel
 from linkage.options import UEstimation
 from linkage.scoring._base import ComparisonMatrix, Scorer
 
@@ -484,7 +484,7 @@ class FellegiSunter(Scorer):
                 "describe the non-matches that blocking lets through. Use "
                 "`u_estimation: em`, or fix `prior`.",
                 LinkageWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
         if not converged:
             still = [n for n, d in moved.items() if d >= self.tolerance]
@@ -497,7 +497,7 @@ class FellegiSunter(Scorer):
                 f"{self.tolerance:g}. Raise `max_iterations`, loosen `tolerance`, or fix some "
                 "parameters with `fixed_m` / `fixed_u`.",
                 LinkageWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
 
         # Term-frequency adjustment scales u at the exact level by how common the agreed value
@@ -907,7 +907,7 @@ class FellegiSunter(Scorer):
                 "called it the matches; the classes were swapped back. Check the comparisons, "
                 "or fix `prior`.",
                 LinkageWarning,
-                stacklevel=4,
+                stacklevel=user_stacklevel(),
             )
             m, u = u, m
             if self.prior is None:
@@ -1052,7 +1052,7 @@ class FellegiSunter(Scorer):
                 f"FellegiSunter: `tf_adjust` names `{name}`, but the comparison matrix has no "
                 f"term frequencies for it, so its exact level uses the plain u.",
                 LinkageWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
             return values
         freqs = np.asarray(freqs, dtype=np.float64)

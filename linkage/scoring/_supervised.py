@@ -51,7 +51,7 @@ import pandas as pd
 
 from linkage._schema import check, did_you_mean, is_default, plain
 from linkage.comparators import NULL_LEVEL, Comparison
-from linkage.errors import InputError, LinkageWarning
+from linkage.errors import InputError, LinkageWarning, user_stacklevel
 from linkage.options import SupervisedModel, SupervisedTarget
 from linkage.scoring._base import ComparisonMatrix, Scorer
 
@@ -428,7 +428,7 @@ class Supervised(Scorer):
                 f"Supervised: only {min(n_match, n_non)} labelled pairs of the rarer class, so "
                 f"cross-validation uses {folds} folds instead of cv={self.cv}.",
                 LinkageWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=self.seed)
         cv_p = cross_val_predict(self.new_model(), features, target, cv=splitter,
@@ -444,7 +444,7 @@ class Supervised(Scorer):
                     "cross-validation; using the one with the best precision. Label more "
                     "pairs, add comparisons, or lower `min_precision`.",
                     LinkageWarning,
-                    stacklevel=2,
+                    stacklevel=user_stacklevel(),
                 )
         else:
             chosen = self.probability_threshold
@@ -619,7 +619,7 @@ class Supervised(Scorer):
                 f"{source} was saved with scikit-learn {doc.get('sklearn_version')}, this is "
                 f"{sklearn.__version__}: the refitted model may score slightly differently.",
                 LinkageWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         scorer._set_learned(comparisons, features, target, threshold, cv)  # type: ignore[arg-type]
         return scorer

@@ -35,7 +35,7 @@ from linkage.engines.spark._vectors import (
     neighbour_pairs_distributed,
     present_records,
 )
-from linkage.errors import BudgetError, LinkageWarning
+from linkage.errors import BudgetError, LinkageWarning, user_stacklevel
 from linkage.pipeline import identity_columns
 from linkage.run.stages import stage_bit
 from linkage.settings import Rules
@@ -357,7 +357,7 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
     if total > rules.max_pairs:
         raise _budget_error(rules, estimated, per_key, total)
     for s in skipped:
-        warnings.warn(oversized_message(s, limit), LinkageWarning, stacklevel=3)
+        warnings.warn(oversized_message(s, limit), LinkageWarning, stacklevel=user_stacklevel())
 
     proposals = list(sorted_pairs)
     proposals += [band_pairs(bands, work, names, link, limit, b) for b, bands in banded.items()]
