@@ -666,9 +666,10 @@ def test_report_picks_helpers_equal_the_pandas_ones():
 
 @pytest.mark.parametrize("labelled", [False, True])
 def test_a_run_picks_from_its_rows_what_the_ids_pick(tmp_path, labelled):
-    """Issue 18: a dedupe hands the report its accepted pairs as rows (pairs.parquet's
-    is_match rows, in order, labelled joins included); the picks equal those that looking
-    the pairs' ids up gives, as a report re-rendered from the run folder does."""
+    """Issue 18: a dedupe hands the report its pairs as rows (in the order of pairs.parquet,
+    is_match with the labelled joins); the picks (nearest the threshold, removed records'
+    weights, clusters) equal those that reading pairs.parquet and looking the pairs' ids up
+    gives, as a report re-rendered from the run folder does."""
     from linkage.api import dedupe
     from linkage.report import _records
 
@@ -690,4 +691,6 @@ def test_a_run_picks_from_its_rows_what_the_ids_pick(tmp_path, labelled):
         assert run.summary()["labels"]["joined_clusters"] >= 1
     from_rows = run._report_picked
     assert from_rows.largest and from_rows.weakest and from_rows.removed
+    assert from_rows.above and from_rows.below
+    assert any(weight is not None for *_, weight in from_rows.removed)
     assert _records._pick(run) == from_rows

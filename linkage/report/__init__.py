@@ -70,14 +70,14 @@ class ReportPage:
 
 
 def sample_records(result: Result, records: pd.DataFrame, *, id_name: str, source,
-                   edges=None) -> pd.DataFrame:
+                   pair_rows=None) -> pd.DataFrame:
     """The input records report.html shows (removed records beside their keepers, pairs near
     the threshold, the largest and weakest clusters): a few dozen rows, picked in one pass
-    over the pairs (`_records.sample`; `edges`: a dedupe run's accepted pairs as rows, see
+    over the pairs (`_records.sample`; `pair_rows`: a dedupe run's pairs as rows, see
     `_records.pick`)."""
     from linkage.report._records import sample
 
-    return sample(result, records, id_name=id_name, source=source, edges=edges)
+    return sample(result, records, id_name=id_name, source=source, pair_rows=pair_rows)
 
 
 def render_html(result: Result, *, labels: pd.DataFrame | str | Path | None = None,

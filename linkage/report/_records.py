@@ -165,21 +165,30 @@ def _first_by_hash(text, count: int) -> np.ndarray:
                     dtype=np.int64)
 
 
-def pick(result: Result, *, edges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-         ) -> Picked:
+def pick(result: Result, *, pair_rows: PairRows | None = None) -> Picked:
     """The records and pairs the report shows (see the module's text). Kept on the result: a
     run picks once for report_records.parquet and once more for its page.
 
-    `edges`: a dedupe run's accepted pairs as the run holds them (the rows, in clusters.parquet,
-    of their two records, and their weights, in the order of pairs.parquet): the pairs whose
-    `is_match` is true, which are otherwise found again from their ids. The same picks."""
+    `pair_rows`: a dedupe run's pairs as the run holds them (`PairRows`), which are otherwise
+    read again from pairs.parquet and their records found by id. The same picks."""
     cached = getattr(result, "_report_picked", None)
     if cached is None:
-        cached = result._report_picked = _pick(result, edges)
+        cached = result._report_picked = _pick(result, pair_rows)
     return cached
 
 
-def _pick(result: Result, edges=None) -> Picked:
+@dataclass
+class PairRows:
+    """Every candidate pair of a dedupe run in the order of pairs.parquet: its two records'
+    rows (the rows of clusters.parquet: ids are unique), `match_weight` and `is_match`."""
+
+    left: np.ndarray
+    right: np.ndarray
+    weight: np.ndarray
+    matched: np.ndarray
+
+
+def _pick(result: Result, pair_rows: PairRows | None = None) -> Picked:
     picked = Picked()
     clusters = result.clusters
     if clusters is None or len(clusters) == 0:
@@ -196,7 +205,7 @@ def _pick(result: Result, edges=None) -> Picked:
         else np.full(len(frame), "", dtype=object)
     keys = _Keys(sides, ids)
     if link:
-        edges = None  # a link run's accepted pairs are its links
+        pair_rows = None  # a link run's accepted pairs are its links
 
     # -- removed records, each with the record kept in its place
     removed_pairs: list[tuple[str, str]] = []
@@ -215,9 +224,12 @@ def _pick(result: Result, edges=None) -> Picked:
     pairs = result.pairs
     side_l, side_r = ("left", "right") if link else ("", "")
     by_links = link and result.links is not None and len(result.links) > 0
-    position = None if edges is not None else _Lookup(sides, ids, fast)
-    scanned = _scan(pairs, _threshold(result), removed_pairs,
-                    edges=None if by_links or edges is not None else (position, side_l, side_r))
+    position = None if pair_rows is not None else _Lookup(sides, ids, fast)
+    if pair_rows is not None and fast is not None:  # ids as Arrow text: the pairs' id text
+        scanned = _scan_rows(pair_rows, ids, _threshold(result), removed_pairs)
+    else:
+        scanned = _scan(pairs, _threshold(result), removed_pairs, edges=None
+                        if by_links or pair_rows is not None else (position, side_l, side_r))
     picked.removed = [(("", a), ("", b), scanned.weights.get((a, b))) for a, b in removed_pairs]
     for name, nearest in (("above", scanned.above), ("below", scanned.below)):
         setattr(picked, name, [((side_l, a), (side_r, b), w, m) for _, a, b, w, m in nearest])
@@ -225,9 +237,11 @@ def _pick(result: Result, edges=None) -> Picked:
         return picked
 
     # -- the largest clusters and the weakest
-    if edges is not None:
-        a, b = (np.asarray(e, dtype=np.int64) for e in edges[:2])
-        w = np.asarray(edges[2], dtype=float)
+    if pair_rows is not None:
+        accepted = np.flatnonzero(pair_rows.matched)
+        a = np.asarray(pair_rows.left[accepted], dtype=np.int64)
+        b = np.asarray(pair_rows.right[accepted], dtype=np.int64)
+        w = np.asarray(pair_rows.weight[accepted], dtype=float)
     elif by_links:
         links = result.links
         a = position.positions(side_l, _text(links["id_l"]))
@@ -239,7 +253,7 @@ def _pick(result: Result, edges=None) -> Picked:
     else:
         a = position.positions_of(side_l, scanned.edge_a)
         b = position.positions_of(side_r, scanned.edge_b)
-    if not by_links and edges is None:
+    if not by_links and pair_rows is None:
         w = np.concatenate(scanned.edge_w) if scanned.edge_w else np.zeros(0, dtype=float)
     picked.largest, picked.weakest = _clusters(frame, keys, a, b, w)
     return picked
@@ -381,6 +395,23 @@ def _batches(pairs, columns: list[str]):
                                           for c in columns], names=columns)
 
 
+def _nearest(weight: np.ndarray, threshold: float):
+    """("above", rows, distances) and ("below", ...): the rows of the finite `weight`s on that
+    side of `threshold` nearest it (the `BORDERLINE_SHOWN` nearest, with all tied with the
+    last), and their distance to it, signed so that nearest is lowest."""
+    finite = np.isfinite(weight)
+    for name, mask, sign in (("above", finite & (weight >= threshold), 1.0),
+                             ("below", finite & (weight < threshold), -1.0)):
+        rows = np.flatnonzero(mask)
+        if not len(rows):
+            continue
+        signed = sign * weight[rows]
+        if len(rows) > BORDERLINE_SHOWN:
+            cut = np.partition(signed, BORDERLINE_SHOWN - 1)[BORDERLINE_SHOWN - 1]
+            rows, signed = rows[signed <= cut], signed[signed <= cut]
+        yield name, rows, signed
+
+
 def _scan(pairs, threshold: float | None, removed: list[tuple[str, str]], *,
           edges: tuple[_Lookup, str, str] | None) -> _Scanned:
     """One pass over the pairs, a batch at a time, keeping only: the `BORDERLINE_SHOWN` pairs
@@ -415,16 +446,7 @@ def _scan(pairs, threshold: float | None, removed: list[tuple[str, str]], *,
             scanned.edge_b.append(batch.column(1).take(at))
             scanned.edge_w.append(weight[rows])
         if threshold is not None:
-            finite = np.isfinite(weight)
-            for name, mask, sign in (("above", finite & (weight >= threshold), 1.0),
-                                     ("below", finite & (weight < threshold), -1.0)):
-                rows = np.flatnonzero(mask)
-                if not len(rows):
-                    continue
-                signed = sign * weight[rows]
-                if len(rows) > BORDERLINE_SHOWN:  # the nearest, with all tied with the last
-                    cut = np.partition(signed, BORDERLINE_SHOWN - 1)[BORDERLINE_SHOWN - 1]
-                    rows, signed = rows[signed <= cut], signed[signed <= cut]
+            for name, rows, signed in _nearest(weight, threshold):
                 left, right = text(batch, rows)
                 kept = getattr(scanned, name) + [
                     (float(d), a, b, float(weight[i]), bool(is_match[i]))
@@ -438,6 +460,34 @@ def _scan(pairs, threshold: float | None, removed: list[tuple[str, str]], *,
             for a, b, i in zip(left, right, rows, strict=True):
                 if (a, b) in wanted:
                     scanned.weights[(a, b)] = scanned.weights[(b, a)] = float(weight[i])
+    return scanned
+
+
+def _scan_rows(rows: PairRows, ids: _Ids, threshold: float | None,
+               removed: list[tuple[str, str]]) -> _Scanned:
+    """What `_scan` keeps (but the accepted pairs), from the pairs as the run holds them,
+    with `ids` (as Arrow text) the text of each record's id: the same rows, in pair order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    scanned = _Scanned()
+    weight = np.asarray(rows.weight, dtype=float)
+    if threshold is not None:
+        for name, at, signed in _nearest(weight, threshold):
+            left, right = ids[rows.left[at]], ids[rows.right[at]]
+            setattr(scanned, name, sorted(
+                (float(d), a, b, float(weight[i]), bool(rows.matched[i]))
+                for d, a, b, i in zip(signed, left, right, at, strict=True))[:BORDERLINE_SHOWN])
+    if removed:
+        wanted = {(a, b) for a, b in removed} | {(b, a) for a, b in removed}
+        names = pa.array(sorted({a for a, _ in removed} | {b for _, b in removed}),
+                         pa.large_string())
+        named = np.asarray(pc.is_in(ids.arrow, value_set=names).to_numpy(zero_copy_only=False),
+                           dtype=bool)  # the records of those ids
+        at = np.flatnonzero(named[rows.left] & named[rows.right])
+        for a, b, i in zip(ids[rows.left[at]], ids[rows.right[at]], at, strict=True):
+            if (a, b) in wanted:
+                scanned.weights[(a, b)] = scanned.weights[(b, a)] = float(weight[i])
     return scanned
 
 
@@ -563,13 +613,14 @@ def _sizes_above_one(cluster: np.ndarray) -> pd.Series:
 
 
 def sample(result: Result, records: pd.DataFrame, *, id_name: str,
-           source: np.ndarray | None = None, edges=None) -> pd.DataFrame:
+           source: np.ndarray | None = None, pair_rows: PairRows | None = None
+           ) -> pd.DataFrame:
     """The rows of `records` (the run's input records, in the order of clusters.parquet, as
     the pipeline holds them) that the report shows: the columns the rules read, as text
-    (missing stays missing), the id first, `record_side` first in a link run. `edges`: as
+    (missing stays missing), the id first, `record_side` first in a link run. `pair_rows`: as
     `pick`'s."""
     link = result.mode == "link"
-    wanted = pick(result, edges=edges).keys()
+    wanted = pick(result, pair_rows=pair_rows).keys()
     columns = [c for c in dict.fromkeys([id_name, *result.rules.columns(),
                                          *result.rules.report_columns]) if c in records.columns]
     sides = np.where(np.asarray(source) == 0, "left", "right") if link and source is not None \
