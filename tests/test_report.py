@@ -621,6 +621,11 @@ def test_record_lookup_helpers_equal_the_python_ones():
         for count in (1, 12, len(text) + 5):
             assert _records._first_by_hash(text, count).tolist() == \
                 np.lexsort((text, hexed))[:count].tolist()
+            # hashed from the Arrow bytes of some of the records: the same order
+            some = np.flatnonzero(rng.random(len(ids)) < 0.5)
+            assert _records._first_by_hash(_records._Ids(ids, arrow).subset(some),
+                                           count).tolist() == \
+                _records._first_by_hash(text[some], count).tolist()
     assert _records._arrow_text(pd.Series(["a", None])) is None
     assert _records._arrow_text(pd.Series([1.0, 2.0])) is None
     for cluster in (rng.integers(0, 30, 300), rng.integers(-3, 30, 300),
@@ -630,3 +635,62 @@ def test_record_lookup_helpers_equal_the_python_ones():
         got = _records._sizes_above_one(cluster).sort_index()
         assert got.index.tolist() == expected.index.tolist()
         assert got.tolist() == expected.tolist()
+
+
+def test_report_picks_helpers_equal_the_pandas_ones():
+    """Issue 18: each cluster's joining edge (the last tree edge of its cluster, weakest last)
+    by numpy as by a pandas sort and groupby; a few values of an Arrow-chunked column read one
+    by one as `_text` of `iloc` gives them."""
+    import pyarrow as pa
+
+    from linkage.report import _records
+
+    rng = np.random.default_rng(5)
+    for cluster in (rng.integers(0, 40, 300), np.array([10**12, 10**12, 5, 7, 7, 7] * 9)):
+        edges = rng.permutation(len(cluster))
+        got = _records._joining_edges(cluster, edges)
+        frame = pd.DataFrame({"cluster": cluster, "edge": edges, "rank": np.arange(len(edges))})
+        expected = frame.sort_values(["cluster", "rank"], kind="stable").groupby(
+            "cluster", sort=True).tail(1).set_index("cluster")["edge"]
+        assert got.index.tolist() == expected.index.tolist()
+        assert got.tolist() == expected.tolist() and got.index.dtype == expected.index.dtype
+    chunked = pa.chunked_array([pa.array([f"r{i}" for i in range(k, k + 50)]) for k in (0, 50)])
+    for values in (pd.Series(chunked.to_pylist(), dtype="string[pyarrow]"),
+                   pd.Series(pd.arrays.ArrowExtensionArray(chunked)),
+                   pd.Series(["a", None, "c"], dtype="string[pyarrow]"),
+                   pd.Series(np.arange(100)), pd.Series(chunked.to_pylist(), dtype=object)):
+        rows = [k for k in (0, 49, 50, 99, 2) if k < len(values)]
+        assert _records._take_text(values, rows).tolist() == \
+            _records._text(values.iloc[rows]).tolist()
+
+
+@pytest.mark.parametrize("labelled", [False, True])
+def test_a_run_picks_from_its_rows_what_the_ids_pick(tmp_path, labelled):
+    """Issue 18: a dedupe hands the report its pairs as rows (in the order of pairs.parquet,
+    is_match with the labelled joins); the picks (nearest the threshold, removed records'
+    weights, clusters) equal those that reading pairs.parquet and looking the pairs' ids up
+    gives, as a report re-rendered from the run folder does."""
+    from linkage.api import dedupe
+    from linkage.report import _records
+
+    labels = None
+    if labelled:  # a low pair between two clusters, said to match: the labels join them
+        first = dedupe(ROOT / "sample_data/customers.csv", ROOT / "rules/customers.yaml",
+                       progress=False)
+        pairs = first.pairs.to_pandas() if hasattr(first.pairs, "to_pandas") else first.pairs
+        cluster = dict(zip(first.clusters["customer_id"].astype(str),
+                           first.clusters["cluster_id"], strict=True))
+        apart = pairs[[cluster[str(a)] != cluster[str(b)]
+                       for a, b in zip(pairs["id_l"], pairs["id_r"], strict=True)]]
+        low = apart.nsmallest(1, "match_weight")
+        labels = tmp_path / "labels.csv"
+        low[["id_l", "id_r"]].assign(label=1).to_csv(labels, index=False)
+    run = dedupe(ROOT / "sample_data/customers.csv", ROOT / "rules/customers.yaml",
+                 progress=False, labels=labels)
+    if labelled:
+        assert run.summary()["labels"]["joined_clusters"] >= 1
+    from_rows = run._report_picked
+    assert from_rows.largest and from_rows.weakest and from_rows.removed
+    assert from_rows.above and from_rows.below
+    assert any(weight is not None for *_, weight in from_rows.removed)
+    assert _records._pick(run) == from_rows

@@ -69,13 +69,15 @@ class ReportPage:
         return f"<linkage report, {len(self.html):,} characters>"
 
 
-def sample_records(result: Result, records: pd.DataFrame, *, id_name: str, source) -> pd.DataFrame:
+def sample_records(result: Result, records: pd.DataFrame, *, id_name: str, source,
+                   pair_rows=None) -> pd.DataFrame:
     """The input records report.html shows (removed records beside their keepers, pairs near
     the threshold, the largest and weakest clusters): a few dozen rows, picked in one pass
-    over the pairs (`_records.sample`)."""
+    over the pairs (`_records.sample`; `pair_rows`: a dedupe run's pairs as rows, see
+    `_records.pick`)."""
     from linkage.report._records import sample
 
-    return sample(result, records, id_name=id_name, source=source)
+    return sample(result, records, id_name=id_name, source=source, pair_rows=pair_rows)
 
 
 def render_html(result: Result, *, labels: pd.DataFrame | str | Path | None = None,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import pairwise, repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -74,6 +74,24 @@ def _text(values: pd.Series) -> np.ndarray:
     return values.astype(str).to_numpy(dtype=object)
 
 
+def _take_text(values: pd.Series, rows) -> np.ndarray:
+    """`_text(values.iloc[rows])` for a few `rows`. A column of text held in Arrow chunks is
+    read a value at a time: pandas would first join all its chunks."""
+    rows = [int(i) for i in np.asarray(rows, dtype=np.int64).reshape(-1)]
+    dtype = values.dtype
+    arrow_backed = (isinstance(dtype, pd.StringDtype) and "pyarrow" in str(dtype.storage)) \
+        or isinstance(dtype, pd.ArrowDtype)
+    if arrow_backed and rows:
+        import pyarrow as pa
+
+        column = pa.array(values)
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            found = [column[i].as_py() for i in rows]
+            if all(isinstance(x, str) for x in found):
+                return np.array(found, dtype=object)
+    return _text(values.iloc[rows])
+
+
 def _arrow_text(values):
     """`values` as an Arrow string array holding what `_text` gives, where that is sure: no
     missing value, and strings or integers (whose text Arrow writes as Python does). None
@@ -113,28 +131,64 @@ def _order_key(text: np.ndarray) -> np.ndarray:
     return np.frombuffer(digests, dtype=">u8").astype(np.uint64)
 
 
-def _first_by_hash(text: np.ndarray, count: int) -> np.ndarray:
-    """The positions in `text` of the `count` first ids by (`_order_key`, id, position)."""
-    key = _order_key(text)
+def _arrow_order_key(text) -> np.ndarray:
+    """`_order_key` of an Arrow array of text (large_string, no missing value), hashed from
+    its UTF-8 bytes as they lie in the array: no Python string is made."""
+    import pyarrow as pa
+
+    text = text.cast(pa.large_string())
+    _, offsets, data = text.buffers()
+    offsets = np.frombuffer(offsets, dtype=np.int64)[text.offset:text.offset + len(text) + 1]
+    data = b"" if data is None else data.to_pybytes()
+    blake2b = hashlib.blake2b
+    at = offsets.tolist()
+    digests = b"".join([blake2b(data[start:stop], digest_size=8).digest()
+                        for start, stop in pairwise(at)])
+    return np.frombuffer(digests, dtype=">u8").astype(np.uint64)
+
+
+def _first_by_hash(text, count: int) -> np.ndarray:
+    """The positions in `text` (ids as text: an array, or an `_Ids` of some records) of the
+    `count` first ids by (`_order_key`, id, position)."""
+    if isinstance(text, _Ids) and text.arrow is not None:
+        key = _arrow_order_key(text.arrow)
+    else:
+        text = text[np.arange(len(text))] if isinstance(text, _Ids) else text
+        key = _order_key(text)
     if len(key) > count:  # only the candidates: those at most the count-th smallest key
         cut = np.partition(key, count - 1)[count - 1]
         near = np.flatnonzero(key <= cut)
     else:
         near = np.arange(len(key))
-    return np.array(sorted(near.tolist(), key=lambda i: (key[i], text[i], i))[:count],
+    near_text = dict(zip(near.tolist(), text[near].tolist(), strict=True))
+    return np.array(sorted(near.tolist(), key=lambda i: (key[i], near_text[i], i))[:count],
                     dtype=np.int64)
 
 
-def pick(result: Result) -> Picked:
+def pick(result: Result, *, pair_rows: PairRows | None = None) -> Picked:
     """The records and pairs the report shows (see the module's text). Kept on the result: a
-    run picks once for report_records.parquet and once more for its page."""
+    run picks once for report_records.parquet and once more for its page.
+
+    `pair_rows`: a dedupe run's pairs as the run holds them (`PairRows`), which are otherwise
+    read again from pairs.parquet and their records found by id. The same picks."""
     cached = getattr(result, "_report_picked", None)
     if cached is None:
-        cached = result._report_picked = _pick(result)
+        cached = result._report_picked = _pick(result, pair_rows)
     return cached
 
 
-def _pick(result: Result) -> Picked:
+@dataclass
+class PairRows:
+    """Every candidate pair of a dedupe run in the order of pairs.parquet: its two records'
+    rows (the rows of clusters.parquet: ids are unique), `match_weight` and `is_match`."""
+
+    left: np.ndarray
+    right: np.ndarray
+    weight: np.ndarray
+    matched: np.ndarray
+
+
+def _pick(result: Result, pair_rows: PairRows | None = None) -> Picked:
     picked = Picked()
     clusters = result.clusters
     if clusters is None or len(clusters) == 0:
@@ -150,7 +204,8 @@ def _pick(result: Result) -> Picked:
     sides = _text(frame["source"]) if link and "source" in frame.columns \
         else np.full(len(frame), "", dtype=object)
     keys = _Keys(sides, ids)
-    position = _Lookup(sides, ids, fast)
+    if link:
+        pair_rows = None  # a link run's accepted pairs are its links
 
     # -- removed records, each with the record kept in its place
     removed_pairs: list[tuple[str, str]] = []
@@ -158,20 +213,23 @@ def _pick(result: Result) -> Picked:
         removed = np.flatnonzero((frame["action"] == "duplicate").to_numpy(dtype=bool,
                                                                          na_value=False))
         if len(removed):
-            removed_ids = ids[removed]
-            chosen = removed[_first_by_hash(removed_ids, REMOVED_SHOWN)]
+            chosen = removed[_first_by_hash(ids.subset(removed), REMOVED_SHOWN)]
             chosen_ids = ids[chosen]
             order = np.argsort(chosen_ids, kind="stable")
             chosen, chosen_ids = chosen[order], chosen_ids[order]
-            representative = _text(frame["representative_id"].iloc[chosen])
+            representative = _take_text(frame["representative_id"], chosen)
             removed_pairs = list(zip(chosen_ids.tolist(), representative.tolist(),
                                      strict=True))
 
     pairs = result.pairs
     side_l, side_r = ("left", "right") if link else ("", "")
     by_links = link and result.links is not None and len(result.links) > 0
-    scanned = _scan(pairs, _threshold(result), removed_pairs,
-                    edges=None if by_links else (position, side_l, side_r))
+    position = None if pair_rows is not None else _Lookup(sides, ids, fast)
+    if pair_rows is not None and fast is not None:  # ids as Arrow text: the pairs' id text
+        scanned = _scan_rows(pair_rows, ids, _threshold(result), removed_pairs)
+    else:
+        scanned = _scan(pairs, _threshold(result), removed_pairs, edges=None
+                        if by_links or pair_rows is not None else (position, side_l, side_r))
     picked.removed = [(("", a), ("", b), scanned.weights.get((a, b))) for a, b in removed_pairs]
     for name, nearest in (("above", scanned.above), ("below", scanned.below)):
         setattr(picked, name, [((side_l, a), (side_r, b), w, m) for _, a, b, w, m in nearest])
@@ -179,7 +237,12 @@ def _pick(result: Result) -> Picked:
         return picked
 
     # -- the largest clusters and the weakest
-    if by_links:
+    if pair_rows is not None:
+        accepted = np.flatnonzero(pair_rows.matched)
+        a = np.asarray(pair_rows.left[accepted], dtype=np.int64)
+        b = np.asarray(pair_rows.right[accepted], dtype=np.int64)
+        w = np.asarray(pair_rows.weight[accepted], dtype=float)
+    elif by_links:
         links = result.links
         a = position.positions(side_l, _text(links["id_l"]))
         b = position.positions(side_r, _text(links["id_r"]))
@@ -190,7 +253,7 @@ def _pick(result: Result) -> Picked:
     else:
         a = position.positions_of(side_l, scanned.edge_a)
         b = position.positions_of(side_r, scanned.edge_b)
-    if not by_links:
+    if not by_links and pair_rows is None:
         w = np.concatenate(scanned.edge_w) if scanned.edge_w else np.zeros(0, dtype=float)
     picked.largest, picked.weakest = _clusters(frame, keys, a, b, w)
     return picked
@@ -219,7 +282,16 @@ class _Ids:
         self.values, self.arrow = values, arrow
 
     def __len__(self) -> int:
-        return len(self.values)
+        return len(self.values) if self.arrow is None else len(self.arrow)
+
+    def subset(self, rows: np.ndarray) -> _Ids:
+        """The ids of these records, as their own `_Ids`."""
+        import pyarrow as pa
+
+        values = self.values.iloc[rows].reset_index(drop=True) if self.arrow is None \
+            else self.values.iloc[:0]
+        arrow = None if self.arrow is None else self.arrow.take(pa.array(rows, pa.int64()))
+        return _Ids(values, arrow)
 
     def __getitem__(self, rows):
         if np.ndim(rows) == 0:
@@ -323,6 +395,23 @@ def _batches(pairs, columns: list[str]):
                                           for c in columns], names=columns)
 
 
+def _nearest(weight: np.ndarray, threshold: float):
+    """("above", rows, distances) and ("below", ...): the rows of the finite `weight`s on that
+    side of `threshold` nearest it (the `BORDERLINE_SHOWN` nearest, with all tied with the
+    last), and their distance to it, signed so that nearest is lowest."""
+    finite = np.isfinite(weight)
+    for name, mask, sign in (("above", finite & (weight >= threshold), 1.0),
+                             ("below", finite & (weight < threshold), -1.0)):
+        rows = np.flatnonzero(mask)
+        if not len(rows):
+            continue
+        signed = sign * weight[rows]
+        if len(rows) > BORDERLINE_SHOWN:
+            cut = np.partition(signed, BORDERLINE_SHOWN - 1)[BORDERLINE_SHOWN - 1]
+            rows, signed = rows[signed <= cut], signed[signed <= cut]
+        yield name, rows, signed
+
+
 def _scan(pairs, threshold: float | None, removed: list[tuple[str, str]], *,
           edges: tuple[_Lookup, str, str] | None) -> _Scanned:
     """One pass over the pairs, a batch at a time, keeping only: the `BORDERLINE_SHOWN` pairs
@@ -357,16 +446,7 @@ def _scan(pairs, threshold: float | None, removed: list[tuple[str, str]], *,
             scanned.edge_b.append(batch.column(1).take(at))
             scanned.edge_w.append(weight[rows])
         if threshold is not None:
-            finite = np.isfinite(weight)
-            for name, mask, sign in (("above", finite & (weight >= threshold), 1.0),
-                                     ("below", finite & (weight < threshold), -1.0)):
-                rows = np.flatnonzero(mask)
-                if not len(rows):
-                    continue
-                signed = sign * weight[rows]
-                if len(rows) > BORDERLINE_SHOWN:  # the nearest, with all tied with the last
-                    cut = np.partition(signed, BORDERLINE_SHOWN - 1)[BORDERLINE_SHOWN - 1]
-                    rows, signed = rows[signed <= cut], signed[signed <= cut]
+            for name, rows, signed in _nearest(weight, threshold):
                 left, right = text(batch, rows)
                 kept = getattr(scanned, name) + [
                     (float(d), a, b, float(weight[i]), bool(is_match[i]))
@@ -380,6 +460,34 @@ def _scan(pairs, threshold: float | None, removed: list[tuple[str, str]], *,
             for a, b, i in zip(left, right, rows, strict=True):
                 if (a, b) in wanted:
                     scanned.weights[(a, b)] = scanned.weights[(b, a)] = float(weight[i])
+    return scanned
+
+
+def _scan_rows(rows: PairRows, ids: _Ids, threshold: float | None,
+               removed: list[tuple[str, str]]) -> _Scanned:
+    """What `_scan` keeps (but the accepted pairs), from the pairs as the run holds them,
+    with `ids` (as Arrow text) the text of each record's id: the same rows, in pair order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    scanned = _Scanned()
+    weight = np.asarray(rows.weight, dtype=float)
+    if threshold is not None:
+        for name, at, signed in _nearest(weight, threshold):
+            left, right = ids[rows.left[at]], ids[rows.right[at]]
+            setattr(scanned, name, sorted(
+                (float(d), a, b, float(weight[i]), bool(rows.matched[i]))
+                for d, a, b, i in zip(signed, left, right, at, strict=True))[:BORDERLINE_SHOWN])
+    if removed:
+        wanted = {(a, b) for a, b in removed} | {(b, a) for a, b in removed}
+        names = pa.array(sorted({a for a, _ in removed} | {b for _, b in removed}),
+                         pa.large_string())
+        named = np.asarray(pc.is_in(ids.arrow, value_set=names).to_numpy(zero_copy_only=False),
+                           dtype=bool)  # the records of those ids
+        at = np.flatnonzero(named[rows.left] & named[rows.right])
+        for a, b, i in zip(ids[rows.left[at]], ids[rows.right[at]], at, strict=True):
+            if (a, b) in wanted:
+                scanned.weights[(a, b)] = scanned.weights[(b, a)] = float(weight[i])
     return scanned
 
 
@@ -400,25 +508,24 @@ def _clusters(frame: pd.DataFrame, keys: _Keys, a: np.ndarray, b: np.ndarray,
         return [], []
     # The maximum spanning forest: strongest pairs first, ties by the records' positions.
     lo, hi = np.minimum(a, b), np.maximum(a, b)
-    order = np.lexsort((hi, lo, -w))
+    pair_key = lo.astype(np.int64) * n + hi  # orders as (lo, hi)
+    by_key = np.argsort(pair_key, kind="stable")
+    order = by_key[np.argsort(-w[by_key], kind="stable")]  # as np.lexsort((hi, lo, -w))
     cost = np.empty(len(order), dtype=np.float64)
     cost[order] = np.arange(1, len(order) + 1, dtype=np.float64)
     graph = coo_matrix((cost, (lo, hi)), shape=(n, n)).tocsr()  # duplicates: summed, rare
     tree = minimum_spanning_tree(graph).tocoo()
     # Each tree edge's pair: where a pair repeats, its last one (as a dict of pairs would).
-    pair_key = lo.astype(np.int64) * n + hi
-    by_key = np.argsort(pair_key, kind="stable")
     tree_key = tree.row.astype(np.int64) * n + tree.col
     at = np.searchsorted(pair_key[by_key], tree_key, side="right") - 1
     found = (at >= 0) & (pair_key[by_key][np.clip(at, 0, None)] == tree_key)
     tree_edges = by_key[at[found]].astype(np.int64)
     if not len(tree_edges):
         return [], []
-    te_cluster = cluster[lo[tree_edges]]
-    te_cost = cost[tree_edges]
-    joins = pd.DataFrame({"cluster": te_cluster, "edge": tree_edges, "cost": te_cost})
-    joins = joins.sort_values(["cluster", "cost"], kind="stable").groupby(
-        "cluster", sort=True).tail(1).set_index("cluster")["edge"]
+    in_tree = np.zeros(len(w), dtype=bool)
+    in_tree[tree_edges] = True
+    tree_by_cost = order[in_tree[order]]  # the tree edges, weakest last
+    joins = _joining_edges(cluster[lo[tree_by_cost]], tree_by_cost)
     joins = joins[joins.index.isin(several.index)]
     if joins.empty:
         return [], []
@@ -430,21 +537,26 @@ def _clusters(frame: pd.DataFrame, keys: _Keys, a: np.ndarray, b: np.ndarray,
     _, component = connected_components(
         coo_matrix((np.ones(len(rest)), (lo[rest], hi[rest])), shape=(n, n)), directed=False)
 
-    size_of = several.to_dict()
     # Only the few shown are sorted: the clusters at least as large as the CLUSTERS_SHOWN-th
     # largest, and those whose joining pair is at most as strong as the (2 x CLUSTERS_SHOWN)-th
     # weakest (enough for the weakest once the largest are taken out), each by its full key.
     size = several.reindex(joins.index).to_numpy()
     strength = w[joins.to_numpy()]
     count = min(CLUSTERS_SHOWN, len(joins))
-    big = joins.index[size >= np.partition(size, len(size) - count)[len(size) - count]]
-    largest = sorted(big, key=lambda c: (-size_of[c], str(c)))[:CLUSTERS_SHOWN]
+    is_big = size >= np.partition(size, len(size) - count)[len(size) - count]
     count = min(2 * CLUSTERS_SHOWN, len(joins))
-    weak = joins.index[strength <= np.partition(strength, count - 1)[count - 1]]
+    is_weak = strength <= np.partition(strength, count - 1)[count - 1]
+    big, weak = joins.index[is_big], joins.index[is_weak]
+    size_of = dict(zip(big.tolist(), size[is_big].tolist(), strict=True))  # the candidates'
+    size_of.update(zip(weak.tolist(), size[is_weak].tolist(), strict=True))
+    largest = sorted(big, key=lambda c: (-size_of[c], str(c)))[:CLUSTERS_SHOWN]
     weakest_order = sorted(weak, key=lambda c: (w[joins[c]], -size_of[c], str(c)))
     weakest = [c for c in weakest_order if c not in largest][:CLUSTERS_SHOWN]
     chosen = set(largest) | set(weakest)
-    rows = np.flatnonzero(pd.Series(cluster).isin(chosen).to_numpy())
+    if cluster.dtype.kind in "iu":  # a few ids: a comparison each over the column
+        rows = np.flatnonzero(np.isin(cluster, np.array(sorted(chosen), dtype=cluster.dtype)))
+    else:
+        rows = np.flatnonzero(pd.Series(cluster).isin(chosen).to_numpy())
     representative = frame.get("representative_id")
     by_cluster: dict[Any, list[int]] = {}
     for i in rows:
@@ -456,7 +568,7 @@ def _clusters(frame: pd.DataFrame, keys: _Keys, a: np.ndarray, b: np.ndarray,
         members = by_cluster[c]
         rep = None
         if representative is not None:
-            rep_id = _text(representative.iloc[[members[0]]])[0]
+            rep_id = _take_text(representative, [members[0]])[0]
             rep = next((keys[i] for i in members if keys[i][1] == rep_id), None)
         rank = sorted(members, key=lambda i: (i not in (x, y), keys[i] != rep,
                                               keys[i][0], keys[i][1]))
@@ -469,6 +581,22 @@ def _clusters(frame: pd.DataFrame, keys: _Keys, a: np.ndarray, b: np.ndarray,
                        representative=rep)
 
     return [build(c) for c in largest], [build(c) for c in weakest]
+
+
+def _joining_edges(edge_cluster: np.ndarray, edges: np.ndarray) -> pd.Series:
+    """Each cluster's joining edge: of the tree `edges` (weakest last) and their clusters, the
+    last of each cluster; indexed by cluster, in the clusters' order."""
+    if (edge_cluster.dtype.kind in "iu" and len(edge_cluster) and edge_cluster.min() >= 0
+            and edge_cluster.max() < 4 * len(edge_cluster) + 1024):
+        last = np.full(int(edge_cluster.max()) + 1, -1, dtype=np.int64)
+        np.maximum.at(last, edge_cluster, np.arange(len(edges), dtype=np.int64))
+        has = np.flatnonzero(last >= 0)
+        return pd.Series(edges[last[has]],
+                         index=pd.Index(has.astype(edge_cluster.dtype, copy=False)))
+    rank = np.arange(len(edges))
+    joins = pd.DataFrame({"cluster": edge_cluster, "edge": edges, "rank": rank})
+    return joins.sort_values(["cluster", "rank"], kind="stable").groupby(
+        "cluster", sort=True).tail(1).set_index("cluster")["edge"]
 
 
 def _sizes_above_one(cluster: np.ndarray) -> pd.Series:
@@ -485,12 +613,14 @@ def _sizes_above_one(cluster: np.ndarray) -> pd.Series:
 
 
 def sample(result: Result, records: pd.DataFrame, *, id_name: str,
-           source: np.ndarray | None = None) -> pd.DataFrame:
+           source: np.ndarray | None = None, pair_rows: PairRows | None = None
+           ) -> pd.DataFrame:
     """The rows of `records` (the run's input records, in the order of clusters.parquet, as
     the pipeline holds them) that the report shows: the columns the rules read, as text
-    (missing stays missing), the id first, `record_side` first in a link run."""
+    (missing stays missing), the id first, `record_side` first in a link run. `pair_rows`: as
+    `pick`'s."""
     link = result.mode == "link"
-    wanted = pick(result).keys()
+    wanted = pick(result, pair_rows=pair_rows).keys()
     columns = [c for c in dict.fromkeys([id_name, *result.rules.columns(),
                                          *result.rules.report_columns]) if c in records.columns]
     sides = np.where(np.asarray(source) == 0, "left", "right") if link and source is not None \

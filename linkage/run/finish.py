@@ -209,8 +209,14 @@ def finish(state: RunState, tail: Tail, *, sample_records: bool = True) -> Resul
     result = Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
     if sample_records:
         with clock.stage("report"):  # the records report.html shows: one pass over the pairs
+            pair_rows = None
+            if mode == "dedupe":  # pairs.parquet's rows as the run holds them
+                from linkage.report._records import PairRows
+
+                pair_rows = PairRows(pairs.left, pairs.right,
+                                     weight.astype(np.float64, copy=False), matched)
             result.records = report_sample(result, state.combined, id_name=state.id_name,
-                                           source=state.source)
+                                           source=state.source, pair_rows=pair_rows)
     return result
 
 
@@ -278,8 +284,13 @@ def labelled_links(state: RunState, clusters: np.ndarray, weight: np.ndarray) ->
 
 
 def report_sample(result: Result, records: pd.DataFrame, *, id_name: str,
-                  source: np.ndarray) -> pd.DataFrame:
-    """The input records report.html shows (`linkage.report._records`): a few dozen rows."""
+                  source: np.ndarray, pair_rows=None) -> pd.DataFrame:
+    """The input records report.html shows (`linkage.report._records`): a few dozen rows.
+    `pair_rows`: a dedupe's candidate pairs as rows (`_records.PairRows`: pairs.left, right,
+    the weights and `matched`, in the order of pairs.parquet, whose is_match is `matched`).
+    Ids are unique (`validate_tables`), so a row is the record its id names in
+    clusters.parquet, whose rows are the run's."""
     from linkage.report import sample_records
 
-    return sample_records(result, records, id_name=id_name, source=source)
+    return sample_records(result, records, id_name=id_name, source=source,
+                          pair_rows=pair_rows)
