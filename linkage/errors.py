@@ -42,11 +42,11 @@ def user_stacklevel() -> int:
     """The `stacklevel` for `warnings.warn` that points at the first line outside linkage (the
     user's call), however deep in the library the warning is raised: called in the argument
     list of that `warnings.warn`."""
+    import inspect
     import os
-    import sys
 
     package = os.path.dirname(os.path.abspath(__file__)) + os.sep
-    frame, level = sys._getframe(1), 1  # the function that warns: stacklevel 1
+    frame, level = inspect.currentframe().f_back, 1  # the function that warns: stacklevel 1
     while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(
             package):
         frame, level = frame.f_back, level + 1

@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from linkage.options import RedactMode, ScoreScale
+from linkage.report._records import PairRows
 
 if TYPE_CHECKING:
     from linkage.result import Result
 
-__all__ = ["ReportPage", "inline", "render_html", "write_report"]
+__all__ = ["PairRows", "ReportPage", "inline", "render_html", "write_report"]
 
 _SECTIONS = [("diagnostics", "Model warnings"), ("overview", "Overview"),
              ("stages", "Stage counts"), ("scores", "Scores"),

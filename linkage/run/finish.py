@@ -211,7 +211,7 @@ def finish(state: RunState, tail: Tail, *, sample_records: bool = True) -> Resul
         with clock.stage("report"):  # the records report.html shows: one pass over the pairs
             pair_rows = None
             if mode == "dedupe":  # pairs.parquet's rows as the run holds them
-                from linkage.report._records import PairRows
+                from linkage.report import PairRows
 
                 pair_rows = PairRows(pairs.left, pairs.right,
                                      weight.astype(np.float64, copy=False), matched)
