@@ -706,7 +706,14 @@ def labelled_joins(clusters: np.ndarray, left: np.ndarray, right: np.ndarray,
         strength = np.nan_to_num(np.asarray(weight, dtype=float)[matches], nan=-np.inf)
         matches = matches[np.argsort(-strength, kind="stable")]
     apart = np.flatnonzero(label == 0)
-    a_apart, b_apart = clusters[left[apart]].tolist(), clusters[right[apart]].tolist()
+    # Each cluster's clusters it may not join (a labelled non-match between them), kept for
+    # the clusters as they join: a check is a set lookup, not a pass over the non-matches.
+    forbidden: dict[int, set[int]] = {}
+    for x, y in zip(clusters[left[apart]].tolist(), clusters[right[apart]].tolist(),
+                    strict=True):
+        if x != y:  # one already in one cluster forbids nothing more
+            forbidden.setdefault(x, set()).add(y)
+            forbidden.setdefault(y, set()).add(x)
     parent: dict[int, int] = {}
 
     def find(x: int) -> int:
@@ -721,8 +728,13 @@ def labelled_joins(clusters: np.ndarray, left: np.ndarray, right: np.ndarray,
         ra, rb = find(int(clusters[left[k]])), find(int(clusters[right[k]]))
         if ra == rb:
             continue
-        if any({find(a), find(b)} == {ra, rb} for a, b in zip(a_apart, b_apart, strict=True)):
+        if rb in forbidden.get(ra, ()):
             continue  # would put a labelled non-match in one cluster
         parent[rb] = ra
+        moved = forbidden.pop(rb, set())
+        for other in moved:  # rb's non-matches are ra's now
+            forbidden[other].discard(rb)
+            forbidden[other].add(ra)
+        forbidden.setdefault(ra, set()).update(moved)
         joined[k] = True
     return joined
