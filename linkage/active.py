@@ -827,16 +827,13 @@ def _merge_picks(pairs: pd.DataFrame, open_rows: np.ndarray, known: np.ndarray,
     decides = size[lo[between]] * size[hi[between]]
     order = np.lexsort((-weight[between], -(central[a[between]] + central[b[between]]),
                         key, -decides))
-    out, seen = [], set()
-    for row in between[order].tolist():
-        if int(lo[row] * n_ids + hi[row]) in seen:
-            continue
-        seen.add(int(lo[row] * n_ids + hi[row]))
+    ranked = between[order]
+    _, first = np.unique(key[order], return_index=True)  # each merge's first pair, in order
+    out = []
+    for row in ranked[np.sort(first)][:count].tolist():
         x, y = int(size[ca[row]]), int(size[cb[row]])
         out.append((int(row), f"merge: clusters of {x} and {y} records the model matches but "
                               f"keeps apart (the label decides {x * y} record pairs)"))
-        if len(out) == count:
-            break
     return out
 
 
