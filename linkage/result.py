@@ -52,6 +52,32 @@ class Result:
         return explain_text(self.clusters, self.pairs, self.rules, self.scorer, record_id,
                             other_id, self.guard_decisions, self.labels)
 
+    def to_spark(self, name: str, spark=None):
+        """The output table `name` (clusters, pairs, deduplicated, links, golden, review,
+        guard_decisions) as a Spark DataFrame: a table held as Parquet (a distributed Spark
+        run's folders, a run in chunks) is read by Spark from its files, which the DataFrame
+        keeps alive; a table in memory is handed over as Arrow. `spark`: the session (the
+        active one, else a new one)."""
+        from pyspark.sql import SparkSession
+
+        from linkage.io import ParquetFrame
+
+        tables = ("clusters", "pairs", "deduplicated", "links", "golden", "review",
+                  "guard_decisions")
+        table = getattr(self, name, None) if name in tables else None
+        if table is None:
+            held = [t for t in tables if getattr(self, t, None) is not None]
+            raise InputError(f"to_spark({name!r}): this run has no such table. Its tables: "
+                             f"{', '.join(held)}.")
+        spark = spark or SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+        if isinstance(table, ParquetFrame):
+            frame = spark.read.parquet(str(table.path))
+            frame._linkage_table = table  # its files go with the last object that holds it
+            return frame
+        import pyarrow as pa
+
+        return spark.createDataFrame(pa.Table.from_pandas(table, preserve_index=False))
+
     def waterfall(self, id_l: Any, id_r: Any):
         """The waterfall chart (SVG, shown inline in notebooks) of one scored pair's match
         weight: each comparison's contribution, the prior, and the threshold."""

@@ -124,6 +124,12 @@ def test_a_spark_dataframe_is_a_table_like_any_other(spark):
         for name in ("clusters", "pairs", "deduplicated"):
             pd.testing.assert_frame_equal(getattr(got, name), getattr(expected, name),
                                           obj=f"{engine}: {name}")
+    # and the tables go back to Spark (in memory: handed over as Arrow)
+    clusters = expected.to_spark("clusters", spark)
+    assert clusters.columns == list(expected.clusters.columns)
+    back = clusters.select("customer_id", "action", "cluster_id").collect()
+    for k, column in enumerate(("customer_id", "action", "cluster_id")):
+        assert [str(row[k]) for row in back] == expected.clusters[column].astype(str).tolist()
 
 
 def test_cli_dedupe_customers_on_spark_writes_the_local_files(spark, tmp_path):

@@ -150,7 +150,7 @@ def test_fellegi_sunter_splits_on_a_spark_dataframe_as_the_local_engine(
     assert clusters.columns == list(local.clusters.columns)
     assert clusters.where("action = 'duplicate'").count() == (
         local.clusters["action"] == "duplicate").sum()
-    with pytest.raises(InputError, match="Its tables: clusters, deduplicated, pairs"):
+    with pytest.raises(InputError, match="Its tables: clusters, pairs, deduplicated"):
         on_spark.to_spark("links")
 
 

@@ -34,7 +34,6 @@ from linkage.diagnostics import diagnose_counts
 from linkage.engines.spark._frames import pinned
 from linkage.engines.spark._guards_distributed import DECISIONS, guard_summary
 from linkage.engines.spark._text import matched_pairs, stage_of
-from linkage.errors import InputError
 from linkage.io import ParquetFrame, as_text
 from linkage.result import Result
 from linkage.run.stages import stage_bit, stage_reasons
@@ -110,34 +109,10 @@ class ParquetFolder(ParquetFrame):
     def __repr__(self) -> str:
         return f"<ParquetFolder {self.path.name}: {len(self):,} rows x {len(self.columns)} columns>"
 
-    def to_spark(self, spark=None):
-        """The table as a Spark DataFrame read from the folder by Spark (nothing reaches the
-        driver). The DataFrame holds this object, so the folder stays while it is used."""
-        from pyspark.sql import SparkSession
-
-        spark = spark or SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
-        frame = spark.read.parquet(str(self.path))
-        frame._linkage_folder = self  # the folder is removed with the last object holding it
-        return frame
-
 
 class DistributedResult(Result):
     """The `Result` of a distributed run: its tables are Parquet folders; its report is built
     from summary.json's counts (no table is read back to the driver for it)."""
-
-    def to_spark(self, name: str, spark=None):
-        """The output table `name` (clusters, deduplicated, links, pairs, golden, review,
-        guard_decisions) as a Spark DataFrame, read by Spark from its Parquet folder: a Spark
-        DataFrame in, Spark DataFrames out. The folder is the run's staging copy, removed with
-        the last object that holds it; `write` the result to keep the tables."""
-        table = getattr(self, name, None)
-        if not isinstance(table, ParquetFolder):
-            held = [n for n in ("clusters", "deduplicated", "links", "pairs", "golden",
-                                "review", "guard_decisions")
-                    if isinstance(getattr(self, n, None), ParquetFolder)]
-            raise InputError(f"to_spark({name!r}): this run has no such table as a Spark "
-                             f"Parquet folder. Its tables: {', '.join(held)}.")
-        return table.to_spark(spark)
 
     def report_view(self) -> Result:
         import dataclasses
