@@ -699,19 +699,18 @@ def test_the_clusters_agree_with_the_labelled_matches(table, round1):
     claims = clusters["reason"].str.extract(r"match weight (-?[\d.]+) >= (-?[\d.]+)\)")
     claims = claims.dropna().astype(float)
     assert (claims[0] >= claims[1] - 0.005).all()
-    joined_weight = float(joined["match_weight"].iloc[0])
-    if joined_weight < summary["stages"]["score"]["threshold"]:
-        told = clusters[clusters["rec_id"].isin(set(row["id_l"]) | set(row["id_r"]))]
-        assert told["reason"].str.contains("labelled a match").any() or (
-            told["cluster_size"] > 2).all()
+    # the pair the label joined scores below the threshold (as the run without labels kept
+    # its records apart): its records say the label linked them
+    assert float(joined["match_weight"].iloc[0]) < summary["stages"]["score"]["threshold"]
+    told = clusters[clusters["rec_id"].isin(set(row["id_l"]) | set(row["id_r"]))]
+    assert told["reason"].str.contains("labelled a match (--labels)", regex=False).any()
     # `linkage explain` of the two says the label joined them, from the run folder's files
     a, b = row["id_l"].iloc[0], row["id_r"].iloc[0]
     done = run_cli("explain", run, a, b)
     assert done.returncode == 0, done.stderr
     assert "same cluster" in done.stdout
-    if joined_weight < summary["stages"]["score"]["threshold"]:
-        assert f"{a} ~ {b}: match by labelled a match (--labels)" in done.stdout.replace(
-            f"{b} ~ {a}", f"{a} ~ {b}")
+    assert f"{a} ~ {b}: match by labelled a match (--labels)" in done.stdout.replace(
+        f"{b} ~ {a}", f"{a} ~ {b}")
 
 
 def test_a_dedupe_asks_about_the_merges_its_clusters_refused_biggest_first():
