@@ -78,6 +78,16 @@ class BlockingInput:
             self._keys[name] = codes
         return self._keys[name]
 
+    def prepare_keys(self, keys: list[list[KeyPart]]) -> None:
+        """`key_codes` of several keys, computed side by side (threads: each key's hash table
+        releases the GIL), each stored as `key_codes` stores it."""
+        from linkage.parallel import thread_map
+
+        todo = list({tuple(map(str, parts)): parts for parts in keys
+                     if tuple(map(str, parts)) not in self._keys}.values())
+        if len(todo) > 1:
+            thread_map(self.key_codes, todo)
+
     def same_group(self, left: np.ndarray, right: np.ndarray) -> np.ndarray | None:
         """Which pairs (left[i], right[i]) are inside one group (None: no groups)."""
         return None if self.group is None else self.group[left] == self.group[right]

@@ -43,6 +43,8 @@ def blocker_names(blockers: list[Blocker]) -> list[str]:
 
 def estimate(blockers: list[Blocker], data: BlockingInput, max_block_size: int) -> dict[str, int]:
     """Pairs each blocker would propose (an upper bound: keys of one blocker may overlap)."""
+    data.prepare_keys([parts for b in blockers if isinstance(b, KeyBlocker)
+                       for parts in b.key_parts])
     return {
         name: b.estimate(data, max_block_size)
         for name, b in zip(blocker_names(blockers), blockers, strict=True)

@@ -299,8 +299,12 @@ def renumbered(codes: np.ndarray) -> np.ndarray:
 
 
 def _factorized(codes: np.ndarray) -> np.ndarray:
-    out, _ = pd.factorize(codes, use_na_sentinel=True)
-    out = out.astype(np.int64)
+    from linkage.parallel import factorize
+
+    if codes.dtype.kind in "iu":  # -1 a value like any other, as pandas numbers integers
+        out = factorize(codes)
+    else:
+        out = pd.factorize(codes, use_na_sentinel=True)[0].astype(np.int64)
     out[codes < 0] = -1
     return out
 

@@ -11,6 +11,10 @@ import pandas as pd
 from linkage.normalize import EncodedColumn
 from linkage.scoring import ComparisonMatrix
 
+# Pairs from which the comparisons run in threads: below, a comparison takes milliseconds and
+# the progress bar is updated after each one.
+PARALLEL_PAIRS = 200_000
+
 
 def compare_pairs(
     comparisons: list,
@@ -26,11 +30,17 @@ def compare_pairs(
     `work` holds each column as an object array of values, or as an `EncodedColumn` (what the
     local engine keeps), which is compared once per distinct pair of values.
     """
+    from linkage.parallel import thread_map
+
     k = len(comparisons)
     levels = np.empty((len(left), k), dtype=np.int8)
     sims = np.empty((len(left), k), dtype=np.float32)
     tf: dict[str, np.ndarray] = {}
-    for c, comparison in enumerate(comparisons):
+
+    def one(c: int) -> None:
+        # Comparisons run side by side (their codes' gathers and hash tables release the
+        # GIL); each writes its own column of `levels` and `sims`, and its own `tf` entry.
+        comparison = comparisons[c]
         values = work[comparison.column]
         if isinstance(values, EncodedColumn):
             levels[:, c], sims[:, c] = comparison.compare_codes(values, left, right)
@@ -45,9 +55,19 @@ def compare_pairs(
                 tf[comparison.output_name] = encoded_frequencies(values, left, exact)
             else:
                 tf[comparison.output_name] = term_frequencies(values, left, exact)
+
+    if len(left) < PARALLEL_PAIRS:
+        for c in range(k):
+            one(c)
+            if bar is not None:
+                bar.update(1)
+    else:
+        thread_map(one, range(k))
         if bar is not None:
-            bar.update(1)
-    return ComparisonMatrix(list(comparisons), levels, sims, tf)
+            bar.update(k)
+    return ComparisonMatrix(list(comparisons), levels, sims,
+                            {c.output_name: tf[c.output_name] for c in comparisons
+                             if c.output_name in tf})
 
 
 def _mark_swaps(comparison, own, other, left: np.ndarray, right: np.ndarray,

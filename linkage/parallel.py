@@ -1,0 +1,129 @@
+"""The machine's cores for work that releases the GIL: Arrow's and pandas' hash tables over
+millions of values, Arrow's take and Parquet. A run is otherwise one thread, so on two cores it
+used one (measured at 10M records: 86 s of user time in 114 s).
+
+Everything here gives the same result as the serial code, in the same order: work is split
+into independent pieces, and the pieces' results are put together in a fixed order, whatever
+order the threads finish in. Nothing here changes an output byte; `threads() == 1` (one core,
+or `LINKAGE_THREADS=1`) runs the serial code itself.
+
+`LINKAGE_THREADS` caps the threads (default: the cores this process may run on, at most 8).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+MAX_THREADS = 8  # hash tables and gathers are memory-bound: more threads than this gain little
+# Values from which one hash table is built by several threads (`factorize`): below, a
+# thread's start and the split cost more than they save (about 5 ms per million values).
+PARALLEL_VALUES = 1_000_000
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_SIZE = 0
+_LOCK = threading.Lock()
+_WORKER = threading.local()
+
+
+def threads() -> int:
+    """Threads a run may use: `LINKAGE_THREADS` if set, else the cores this process may run
+    on, at most `MAX_THREADS`."""
+    given = os.environ.get("LINKAGE_THREADS", "").strip()
+    if given:
+        try:
+            return max(1, int(given))
+        except ValueError:
+            from linkage.errors import InputError
+
+            raise InputError(f"LINKAGE_THREADS must be a whole number of threads, such as 2. "
+                             f"Got {given!r} instead.") from None
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_THREADS))
+
+
+def _pool(size: int) -> ThreadPoolExecutor:
+    global _POOL, _POOL_SIZE
+    with _LOCK:
+        if _POOL is None or size != _POOL_SIZE:
+            if _POOL is not None:
+                _POOL.shutdown(wait=False)
+            _POOL = ThreadPoolExecutor(max_workers=size, thread_name_prefix="linkage",
+                                       initializer=_mark_worker)
+            _POOL_SIZE = size
+        return _POOL
+
+
+def _mark_worker() -> None:
+    _WORKER.inside = True
+
+
+def in_worker() -> bool:
+    """Whether this code runs in one of the pool's threads (work there runs serially: a
+    piece of parallel work never waits on the pool it runs in)."""
+    return bool(getattr(_WORKER, "inside", False))
+
+
+def thread_map(function: Callable[[Any], Any], items: Iterable[Any]) -> list:
+    """`[function(item) for item in items]`, the items spread over `threads()` threads; the
+    results in the items' order. An exception is raised as the serial loop would raise it:
+    that of the first item (in order) that failed."""
+    items = list(items)
+    size = min(threads(), len(items))
+    if size <= 1 or in_worker():
+        return [function(item) for item in items]
+    futures = [_pool(threads()).submit(function, item) for item in items]
+    return [future.result() for future in futures]
+
+
+def factorize(values: np.ndarray) -> np.ndarray:
+    """`pd.factorize(values)[0]` of an integer array (codes numbered in order of each value's
+    first appearance, every value a value), with its hash table split over the threads: each
+    thread numbers the values whose hash falls in its share (every copy of a value lies in
+    one share, in order), and the shares' numbers are merged by where each value first
+    appears. The same codes as pandas', about 1.7x faster on two cores at 10M values."""
+    import pandas as pd
+
+    values = np.asarray(values)
+    parts = threads()
+    if parts <= 1 or len(values) < PARALLEL_VALUES or values.dtype.kind not in "iu" \
+            or values.dtype.itemsize != 8 or in_worker():
+        return pd.factorize(values)[0].astype(np.int64, copy=False)
+    bits = max(1, int(parts - 1).bit_length())
+    # Fibonacci hashing: the top bits of value * 2^64/phi spread any set of integers evenly
+    share = ((values.view(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+             >> np.uint64(64 - bits)).astype(np.uint8)
+
+    def number(part: int):
+        rows = np.flatnonzero(share == part)
+        local = pd.factorize(values[rows])[0].astype(np.int64, copy=False)
+        first = np.empty(len(local), dtype=bool)  # where each local code first appears
+        if len(local):
+            first[0] = True
+            np.greater(local[1:], np.maximum.accumulate(local[:-1]), out=first[1:])
+        return rows, local, rows[first]
+
+    pieces = thread_map(number, range(1 << bits))
+    share = None
+    appears = np.zeros(len(values), dtype=bool)
+    for _, _, firsts in pieces:
+        appears[firsts] = True
+    rank = np.cumsum(appears, dtype=np.int64)
+    rank -= 1
+    del appears
+    out = np.empty(len(values), dtype=np.int64)
+
+    def place(piece) -> None:
+        rows, local, firsts = piece
+        out[rows] = rank[firsts][local]
+
+    thread_map(place, pieces)
+    return out

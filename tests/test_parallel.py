@@ -1,0 +1,116 @@
+"""Work spread over the cores (`linkage.parallel`) gives what the serial code gives, byte for
+byte: the hash tables split over threads, the columns encoded side by side, the normalize
+steps in waves, the comparisons and blocking keys in threads."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import linkage as lk
+from linkage.errors import InputError
+from linkage.normalize import renumbered
+from linkage.parallel import PARALLEL_VALUES, factorize, thread_map, threads
+from linkage.pipeline import normalize_waves
+from linkage.settings import Normalize
+
+
+@pytest.mark.parametrize("distinct", [1, 7, 5_000, 2_000_000])
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+def test_factorize_in_threads_numbers_as_pandas(monkeypatch, distinct, dtype):
+    monkeypatch.setenv("LINKAGE_THREADS", "4")
+    rng = np.random.default_rng(distinct)
+    values = (rng.integers(0, distinct, PARALLEL_VALUES + 12_345) * 7_919).astype(dtype)
+    if dtype == np.int64:
+        values[::97] = -1  # -1 is a value like any other
+        values[5] = np.iinfo(np.int64).min
+    assert np.array_equal(factorize(values), pd.factorize(values)[0])
+
+
+def test_renumbered_of_compound_codes_in_threads_as_serially(monkeypatch):
+    rng = np.random.default_rng(3)
+    codes = rng.integers(-1, 400_000, PARALLEL_VALUES * 2) * 1_000_003  # not in order
+    monkeypatch.setenv("LINKAGE_THREADS", "1")
+    serial = renumbered(codes)
+    monkeypatch.setenv("LINKAGE_THREADS", "2")
+    assert np.array_equal(renumbered(codes), serial)
+    assert serial[codes < 0].tolist() == [-1] * int((codes < 0).sum())
+
+
+def test_thread_map_keeps_order_and_raises_the_first_error(monkeypatch):
+    monkeypatch.setenv("LINKAGE_THREADS", "3")
+    assert thread_map(lambda x: x * x, range(50)) == [x * x for x in range(50)]
+
+    def fail(x):
+        if x in (3, 7):
+            raise ValueError(f"item {x}")
+        return x
+
+    with pytest.raises(ValueError, match="item 3"):
+        thread_map(fail, range(10))
+    # inside a worker, work runs serially (a worker never waits on its own pool)
+    assert thread_map(lambda x: thread_map(lambda y: x + y, range(3)), range(4)) == [
+        [x, x + 1, x + 2] for x in range(4)]
+
+
+def test_linkage_threads_is_read_and_checked(monkeypatch):
+    monkeypatch.setenv("LINKAGE_THREADS", "3")
+    assert threads() == 3
+    monkeypatch.setenv("LINKAGE_THREADS", "many")
+    with pytest.raises(InputError, match="LINKAGE_THREADS must be a whole number"):
+        threads()
+    monkeypatch.delenv("LINKAGE_THREADS")
+    assert 1 <= threads() <= 8
+
+
+def test_normalize_waves_keep_every_dependency():
+    steps = [Normalize("first", "name"), Normalize("last", "name"),
+             Normalize("first", "text", output="first_raw"),  # reads first after step 0
+             Normalize("dob", "date"), Normalize("last", "text"),  # writes last again
+             Normalize("city", "text"), Normalize("first", "name")]  # after step 2 read it
+    waves = normalize_waves(steps)
+    level = {id(s): k for k, wave in enumerate(waves) for s in wave}
+    assert sorted(map(id, steps)) == sorted(level)
+    assert level[id(steps[2])] > level[id(steps[0])]
+    assert level[id(steps[4])] > level[id(steps[1])]
+    assert level[id(steps[6])] > level[id(steps[2])]
+    assert level[id(steps[6])] > level[id(steps[0])]
+    assert level[id(steps[3])] == level[id(steps[5])] == level[id(steps[0])] == 0
+    for wave in waves:  # in rules order within a wave
+        assert [steps.index(s) for s in wave] == sorted(steps.index(s) for s in wave)
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.iterdir())
+            if p.suffix == ".parquet" or p.name in ("model.json", "rules.yaml")}
+
+
+def test_a_run_in_threads_writes_the_bytes_of_a_run_in_one(tmp_path, monkeypatch):
+    """Comparisons in threads from `PARALLEL_PAIRS` pairs; set to 0 here so that a generator
+    table of 20,000 records takes every threaded path (columns, normalize waves, keys,
+    comparisons, the split hash tables) and the serial one."""
+    import linkage.parallel as parallel
+    import linkage.run.compare as compare
+    from linkage.suggest import suggest_rules
+    from linkage.synth import traps
+
+    _, (table,), _ = traps(20_000, trap="persons", seed=7)
+    path = tmp_path / "persons.parquet"
+    table.to_parquet(path, index=False)
+    rules = suggest_rules([table]).rules
+    assert len(rules["normalize"]) > 1 and len(rules["comparisons"]) > 1
+    monkeypatch.setattr(compare, "PARALLEL_PAIRS", 0)
+    monkeypatch.setattr(parallel, "PARALLEL_VALUES", 1_000)
+    digests = []
+    for count in ("1", "2"):
+        monkeypatch.setenv("LINKAGE_THREADS", count)
+        out = tmp_path / f"out{count}"
+        lk.dedupe(str(path), rules, progress=False).write(out)
+        digests.append(_digests(out))
+    assert digests[0] == digests[1]
+    assert {"clusters.parquet", "pairs.parquet", "deduplicated.parquet"} <= set(digests[0])
