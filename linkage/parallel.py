@@ -12,6 +12,7 @@ or `LINKAGE_THREADS=1`) runs the serial code itself.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -82,6 +83,39 @@ def thread_map(function: Callable[[Any], Any], items: Iterable[Any]) -> list:
         return [function(item) for item in items]
     futures = [_pool(threads()).submit(function, item) for item in items]
     return [future.result() for future in futures]
+
+
+class Pending:
+    """Work started by `beside`: `result()` waits for it and gives its value or raises its
+    error; `wait()` waits and keeps quiet (for a caller that is raising an error of its own,
+    so that nothing it started goes on writing after it)."""
+
+    def __init__(self, future=None, value: Any = None, error: BaseException | None = None):
+        self._future, self._value, self._error = future, value, error
+
+    def result(self) -> Any:
+        if self._future is not None:
+            return self._future.result()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def wait(self) -> None:
+        if self._future is not None:
+            with contextlib.suppress(BaseException):  # the caller's own error is on its way
+                self._future.result()
+
+
+def beside(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Pending:
+    """`function(*args, **kwargs)` on a thread of the pool, beside the caller's own work;
+    run at once (its error kept for `result()`) where there is one thread, or inside a
+    worker."""
+    if threads() <= 1 or in_worker():
+        try:
+            return Pending(value=function(*args, **kwargs))
+        except Exception as error:  # raised by `result()`, as a thread's is
+            return Pending(error=error)
+    return Pending(future=_pool(threads()).submit(function, *args, **kwargs))
 
 
 def factorize(values: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ import pytest
 import linkage as lk
 from linkage.errors import InputError
 from linkage.normalize import renumbered
-from linkage.parallel import PARALLEL_VALUES, factorize, thread_map, threads
+from linkage.parallel import PARALLEL_VALUES, beside, factorize, thread_map, threads
 from linkage.pipeline import normalize_waves
 from linkage.settings import Normalize
 
@@ -106,11 +106,22 @@ def test_a_run_in_threads_writes_the_bytes_of_a_run_in_one(tmp_path, monkeypatch
     assert len(rules["normalize"]) > 1 and len(rules["comparisons"]) > 1
     monkeypatch.setattr(compare, "PARALLEL_PAIRS", 0)
     monkeypatch.setattr(parallel, "PARALLEL_VALUES", 1_000)
-    digests = []
+    for chunk_rows in (None, 3_000):  # in memory; streamed (the output tables in threads)
+        digests = []
+        for count in ("1", "2"):
+            monkeypatch.setenv("LINKAGE_THREADS", count)
+            out = tmp_path / f"out{count}_{chunk_rows}"
+            lk.dedupe(str(path), rules, progress=False, chunk_rows=chunk_rows).write(out)
+            digests.append(_digests(out))
+        assert digests[0] == digests[1], chunk_rows
+        assert {"clusters.parquet", "pairs.parquet", "deduplicated.parquet"} <= set(digests[0])
+
+
+def test_work_beside_gives_its_value_or_its_error_when_asked(monkeypatch):
     for count in ("1", "2"):
         monkeypatch.setenv("LINKAGE_THREADS", count)
-        out = tmp_path / f"out{count}"
-        lk.dedupe(str(path), rules, progress=False).write(out)
-        digests.append(_digests(out))
-    assert digests[0] == digests[1]
-    assert {"clusters.parquet", "pairs.parquet", "deduplicated.parquet"} <= set(digests[0])
+        assert beside(sum, [1, 2, 3]).result() == 6
+        failed = beside(int, "not a number")
+        failed.wait()  # quiet: the caller has an error of its own
+        with pytest.raises(ValueError, match="not a number"):
+            failed.result()

@@ -29,6 +29,7 @@ from linkage.clustering import (
 from linkage.golden import build_golden
 from linkage.guards import GuardContext, apply_guards
 from linkage.keep import CENTROID_DISTANCE, id_rank, keeper_rank
+from linkage.parallel import beside
 from linkage.result import Result
 from linkage.run.outputs import pair_frame, record_outputs, whole_rows
 from linkage.run.stages import LABELLED_JOIN, matched_by_stage, stage_matches, stage_reasons
@@ -176,13 +177,21 @@ def finish(state: RunState, tail: Tail, *, sample_records: bool = True) -> Resul
             clusters = connected_components(n, ml, mr)
 
     with clock.stage("keep"):
-        keeper, is_keeper = tail.keepers(state, clusters, guard.keep_limit)
-        outputs = record_outputs(
-            mode, ids, state.id_name, state.source, clusters, keeper, is_keeper, (ml, mr, mw),
-            state.frames, scorer.threshold, guard, chunk=tail.chunk, folder=tail.folder,
-            whole_rows=tail.whole_rows(state),
-            stages=(ms, [text for _, text in stage_reasons(rules)] + [LABELLED_JOIN]))
-        outputs["pairs"] = tail.pair_table(state, matched)
+        # pairs.parquet is made on a thread of its own, beside the records' tables
+        pairing = beside(tail.pair_table, state, matched) if tail.folder is not None else None
+        try:
+            keeper, is_keeper = tail.keepers(state, clusters, guard.keep_limit)
+            outputs = record_outputs(
+                mode, ids, state.id_name, state.source, clusters, keeper, is_keeper,
+                (ml, mr, mw), state.frames, scorer.threshold, guard, chunk=tail.chunk,
+                folder=tail.folder, whole_rows=tail.whole_rows(state),
+                stages=(ms, [text for _, text in stage_reasons(rules)] + [LABELLED_JOIN]))
+        except BaseException:
+            if pairing is not None:
+                pairing.wait()
+            raise
+        outputs["pairs"] = (tail.pair_table(state, matched) if pairing is None
+                            else pairing.result())
         if rules.golden is not None and mode == "dedupe":
             outputs["golden"] = build_golden(rules.golden, state.combined, ids, clusters,
                                              state.id_name)

@@ -14,6 +14,7 @@ import pandas as pd
 
 from linkage.errors import InputError
 from linkage.io import ParquetFrame, ParquetSink
+from linkage.parallel import beside
 from linkage.run.chunks import DEFAULT_CHUNK_ROWS
 from linkage.run.state import ROW_ID, Table
 from linkage.scoring import ComparisonMatrix
@@ -91,23 +92,24 @@ def record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, acce
     kept = is_keeper | guarded
     review = actions == "review"
     reviewed = None  # the input rows of the review records, when taken in the pass
+    taking = None
     if mode == "dedupe" and whole_rows is not None:
-        deduplicated, reviewed = _take_rows(whole_rows, chunk or DEFAULT_CHUNK_ROWS, kept,
-                                            review, None if chunk is None else folder)
+        # read and written on a thread of its own, beside the clusters table below
+        taking = beside(_take_rows, whole_rows, chunk or DEFAULT_CHUNK_ROWS, kept, review,
+                       None if chunk is None else folder)
+    try:
+        out = _cluster_table(n, chunk, folder, guard, cluster_rows)
+    except BaseException:
+        if taking is not None:
+            taking.wait()
+        raise
+    if taking is not None:
+        deduplicated, reviewed = taking.result()
     if chunk is None:
-        out = {"clusters": cluster_rows(0, n)}
         if mode == "dedupe":
             out["deduplicated"] = (frames[0].loc[kept].reset_index(drop=True)
                                    if whole_rows is None else deduplicated)
     else:
-        # The first record that has a review group stands in for the column's type.
-        grouped = np.flatnonzero(~pd.isna(np.asarray(guard.review_group, dtype=object)))
-        like = cluster_rows(0, min(n, 1))
-        if len(grouped):
-            like = cluster_rows(int(grouped[0]), int(grouped[0]) + 1)
-        out = {"clusters": _streamed(folder / "clusters.parquet", cluster_rows(0, 0), like,
-                                     (cluster_rows(a, min(a + chunk, n))
-                                      for a in range(0, n, chunk)))}
         if mode == "dedupe" and whole_rows is not None:
             out["deduplicated"] = deduplicated
         elif mode == "dedupe":
@@ -140,6 +142,21 @@ def record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, acce
     if guard.decisions:
         out["guards"] = pd.DataFrame(guard.decisions).astype({"record_id": str})
     return out
+
+
+def _cluster_table(n: int, chunk: int | None, folder: Path | None, guard, cluster_rows) -> dict:
+    """`{"clusters": ...}`: clusters.parquet's table, in memory, or with `chunk` written part
+    by part into `folder`."""
+    if chunk is None:
+        return {"clusters": cluster_rows(0, n)}
+    # The first record that has a review group stands in for the column's type.
+    grouped = np.flatnonzero(~pd.isna(np.asarray(guard.review_group, dtype=object)))
+    like = cluster_rows(0, min(n, 1))
+    if len(grouped):
+        like = cluster_rows(int(grouped[0]), int(grouped[0]) + 1)
+    return {"clusters": _streamed(folder / "clusters.parquet", cluster_rows(0, 0), like,
+                                  (cluster_rows(a, min(a + chunk, n))
+                                   for a in range(0, n, chunk)))}
 
 
 def _streamed(path: Path, empty: pd.DataFrame, like: pd.DataFrame, parts) -> ParquetFrame:
