@@ -404,42 +404,52 @@ class KeyBlocker(Blocker):
         return out
 
     def propose(self, data: BlockingInput, max_block_size: int) -> Proposal:
-        lefts, rights, skipped = [], [], []
-        for parts in self._parts:
-            codes = data.key_codes(parts)
-            rows, starts, sizes = groups(codes)
-            big = sizes > max_block_size
-            if big.any():
-                sub = self.sub_parts(parts, data)
-                window = sub_window(len(sub))
-                how = ""
-                if sub:
-                    how = (f"sorted neighbourhood on {', '.join(map(str, sub))}, "
-                           f"window {window}")
-                    member = np.repeat(big, sizes)
-                    big_rows = rows[member]
-                    block = np.repeat(np.arange(len(sizes)), sizes)[member]
-                    for part in sub:
-                        a, b = neighbours(big_rows, block, sort_ranks(part, data.key_columns),
-                                          window, data.source)
-                        lefts.append(a)
-                        rights.append(b)
-                key = "[" + ", ".join(map(str, parts)) + "]"
-                for s, size in zip(starts[big], sizes[big], strict=True):
-                    value = key_values(parts, data.key_columns, rows[s : s + 1])
-                    skipped.append(SkippedBlock(self.name or "", key, value, int(size), how))
-            keep = (sizes >= 2) & ~big
-            member = np.repeat(keep, sizes)
-            rows, sizes = rows[member], sizes[keep]
-            if data.source is None:
-                new_starts = np.cumsum(sizes) - sizes
-                a, b = pairs_within(rows, new_starts, sizes)
-            else:
-                a, b = _cross_pairs(rows, codes, data.source)
-            lefts.append(a)
-            rights.append(b)
+        from linkage.parallel import thread_map
+
+        # each key's pairs on a thread (sorting and pairing release the GIL), in key order
+        done = thread_map(lambda parts: self._propose_key(parts, data, max_block_size),
+                          self._parts)
+        lefts = [a for lefts, _, _ in done for a in lefts]
+        rights = [b for _, rights, _ in done for b in rights]
+        skipped = [s for _, _, skipped in done for s in skipped]
         return Proposal(np.concatenate(lefts), np.concatenate(rights), skipped)
 
+    def _propose_key(self, parts: list[KeyPart], data: BlockingInput, max_block_size: int):
+        """One key's pairs: (left arrays, right arrays, the blocks it sub-blocked)."""
+        lefts, rights, skipped = [], [], []
+        codes = data.key_codes(parts)
+        rows, starts, sizes = groups(codes)
+        big = sizes > max_block_size
+        if big.any():
+            sub = self.sub_parts(parts, data)
+            window = sub_window(len(sub))
+            how = ""
+            if sub:
+                how = (f"sorted neighbourhood on {', '.join(map(str, sub))}, "
+                       f"window {window}")
+                member = np.repeat(big, sizes)
+                big_rows = rows[member]
+                block = np.repeat(np.arange(len(sizes)), sizes)[member]
+                for part in sub:
+                    a, b = neighbours(big_rows, block, sort_ranks(part, data.key_columns),
+                                      window, data.source)
+                    lefts.append(a)
+                    rights.append(b)
+            key = "[" + ", ".join(map(str, parts)) + "]"
+            for s, size in zip(starts[big], sizes[big], strict=True):
+                value = key_values(parts, data.key_columns, rows[s : s + 1])
+                skipped.append(SkippedBlock(self.name or "", key, value, int(size), how))
+        keep = (sizes >= 2) & ~big
+        member = np.repeat(keep, sizes)
+        rows, sizes = rows[member], sizes[keep]
+        if data.source is None:
+            new_starts = np.cumsum(sizes) - sizes
+            a, b = pairs_within(rows, new_starts, sizes)
+        else:
+            a, b = _cross_pairs(rows, codes, data.source)
+        lefts.append(a)
+        rights.append(b)
+        return lefts, rights, skipped
 
     def estimate_new(self, data: BlockingInput, is_new: np.ndarray,
                      max_block_size: int) -> int:
