@@ -125,3 +125,15 @@ def test_work_beside_gives_its_value_or_its_error_when_asked(monkeypatch):
         failed.wait()  # quiet: the caller has an error of its own
         with pytest.raises(ValueError, match="not a number"):
             failed.result()
+
+
+def test_the_command_line_keeps_freed_memory_unless_glibc_is_told_otherwise(monkeypatch):
+    import sys
+
+    from linkage.cli.common import keep_freed_memory
+
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    monkeypatch.delenv("MALLOC_TOP_PAD_", raising=False)
+    assert keep_freed_memory() is sys.platform.startswith("linux")
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "131072")  # the user's own word wins
+    assert keep_freed_memory() is False
