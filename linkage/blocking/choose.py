@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from linkage.blocking._keys import KEY_FUNCTIONS, KeyPart
+from linkage.parallel import thread_map
 
 SAMPLE_ROWS = 100_000  # rows profiled and measured, all tables together
 # A key may propose PAIRS_PER_RECORD pairs per record (enough for recall on corrupted data,
@@ -367,6 +368,15 @@ def _covered(key: list[str], chosen: list[list[str]]) -> list[str] | None:
     return None
 
 
+def _quietly(function, *args):
+    """`function(*args)`, None where it raises what `choose_keys` passes over (a column
+    the normalizers removed, a bad part): the estimate then says so itself."""
+    try:
+        return function(*args)
+    except (KeyError, ValueError):
+        return None
+
+
 def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None,
                 max_pairs: int, sizes: list[int] | None = None,
                 coded: dict[str, tuple[np.ndarray, np.ndarray]] | None = None):
@@ -390,15 +400,33 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
     windows: list[dict] = []
     total = 0
 
+    known: dict[tuple, int | None] = {}
+
     def estimate(key: list[str]) -> int | None:
-        try:
-            return measure.pairs(key)
-        except (KeyError, ValueError):  # a column the normalizers removed, a bad part
-            return None
+        if tuple(key) not in known:
+            try:
+                known[tuple(key)] = measure.pairs(key)
+            except (KeyError, ValueError):  # a column the normalizers removed, a bad part
+                known[tuple(key)] = None
+        return known[tuple(key)]
+
+    def estimates(keys: list[list[str]]) -> list[int | None]:
+        # each key's parts first, one thread per column (a part's table is shared), then
+        # the keys side by side: their sorts release the GIL
+        parts: dict[str | None, dict[str, None]] = {}
+        for text in (t for key in keys for t in key):
+            part = _quietly(KeyPart.parse, text)
+            parts.setdefault(None if part is None else part.column, {})[text] = None
+        thread_map(lambda texts: [_quietly(measure.part, t) for t in texts], parts.values())
+        return thread_map(estimate, keys)
 
     rescue = rescue_keys(profiles)
-    candidates = [(key, estimate(key)) for key in candidate_keys(profiles)]
+    keys_tried = candidate_keys(profiles)
+    candidates = list(zip(keys_tried, estimates(keys_tried), strict=True))
     candidates = [(key, count) for key, count in candidates if count is not None]
+    over = [[*key, part] for key, count in candidates if count > budget
+            for part in refinements(profiles, key)]
+    estimates(over)  # the refinements the loop below may weigh, measured side by side
     # Likely matches: pairs sharing a key that proposes at most one pair per record.
     likely = measure.likely_matches([k for k, c in candidates if 0 < c <= min(budget, n)])
 
