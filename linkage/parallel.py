@@ -85,6 +85,33 @@ def thread_map(function: Callable[[Any], Any], items: Iterable[Any]) -> list:
     return [future.result() for future in futures]
 
 
+def dependent_map(tasks: list[tuple[Callable[..., Any], list[int]]]) -> list:
+    """Run `tasks`, each `(function, deps)`: `function(*results of the tasks deps names)`,
+    where `deps` are positions of earlier tasks. A task starts on the pool as soon as a thread
+    is free and runs once its dependencies are done, so independent chains (a column's
+    encoding and its normalize steps) go side by side. The results in task order; an error
+    is raised as the serial loop would raise it: that of the first task (in order) that
+    failed. (Tasks are queued in order and each waits only on earlier ones, which a thread
+    has already taken: no thread ever waits on a task still queued behind it.)"""
+    for k, (_, deps) in enumerate(tasks):
+        if any(not 0 <= d < k for d in deps):
+            raise ValueError(f"task {k} depends on {deps}: only earlier tasks may be named")
+    if min(threads(), len(tasks)) <= 1 or in_worker():
+        results: list = []
+        for function, deps in tasks:
+            results.append(function(*(results[d] for d in deps)))
+        return results
+    pool = _pool(threads())
+    futures: list = []
+
+    def run(function, dep_futures):
+        return function(*(f.result() for f in dep_futures))
+
+    for function, deps in tasks:
+        futures.append(pool.submit(run, function, [futures[d] for d in deps]))
+    return [future.result() for future in futures]
+
+
 class Pending:
     """Work started by `beside`: `result()` waits for it and gives its value or raises its
     error; `wait()` waits and keeps quiet (for a caller that is raising an error of its own,

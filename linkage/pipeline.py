@@ -9,6 +9,7 @@ a chunk of records or pairs at a time, streaming its outputs to Parquet (`run_lo
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 import weakref
@@ -640,7 +641,7 @@ def normalize_columns(rules: Rules, records: pd.DataFrame, ids: pd.Series, *,
     """Every column the rules read, encoded (`EncodedColumn`) and normalized, with per-step
     stats: records changed and records missing after the step. With `chunk_rows`, records
     are encoded and distinct values normalized that many at a time."""
-    from linkage.parallel import thread_map
+    from linkage.parallel import dependent_map
 
     def encoded(column: str) -> EncodedColumn:
         if chunk_rows is None or len(records) <= chunk_rows:
@@ -648,42 +649,28 @@ def normalize_columns(rules: Rules, records: pd.DataFrame, ids: pd.Series, *,
         return encode_chunks(records[column].iloc[start:start + chunk_rows]
                              for start in range(0, len(records), chunk_rows))
 
-    # Columns are hashed in threads (Arrow's hash table releases the GIL), as are the steps
-    # of one wave: steps that read nothing an earlier step of theirs writes, in rules order.
-    columns = rules.columns()
-    work: dict[str, EncodedColumn] = dict(zip(columns, thread_map(encoded, columns),
-                                              strict=True))
-
-    def normalized(step):
-        source = work[step.column] if len(step.inputs) == 1 else encode_series(pd.Series(
-            step.joined({c: work[c].values() for c in step.inputs}), dtype=object))
+    def normalized(step, *sources: EncodedColumn):
+        source = sources[0] if len(step.inputs) == 1 else encode_series(pd.Series(
+            step.joined({c: s.values() for c, s in zip(step.inputs, sources, strict=True)}),
+            dtype=object))
         return normalize_encoded(step, source, ids, chunk_rows=chunk_rows)
 
+    # Each column is encoded, then normalized step by step, on the pool: a step waits for
+    # the columns it reads as the steps before it left them, so one column's steps run
+    # beside another's (Arrow's hash tables release the GIL).
+    columns = rules.columns()
+    tasks: list = [(functools.partial(encoded, c), []) for c in columns]
+    latest = {c: k for k, c in enumerate(columns)}
+    for step in rules.normalize:
+        tasks.append((functools.partial(normalized, step), [latest[c] for c in step.inputs]))
+        latest[step.target] = len(tasks) - 1
+    done = dependent_map(tasks)
+    work: dict[str, EncodedColumn] = dict(zip(columns, done[:len(columns)], strict=True))
     stats = {}
-    for wave in normalize_waves(rules.normalize):
-        for step, (column, counts) in zip(wave, thread_map(normalized, wave), strict=True):
-            work[step.target] = column
-            stats[step.target] = {"normalizer": step.type, "from": step.column, **counts}
+    for step, (column, counts) in zip(rules.normalize, done[len(columns):], strict=True):
+        work[step.target] = column
+        stats[step.target] = {"normalizer": step.type, "from": step.column, **counts}
     return work, stats
-
-
-def normalize_waves(steps: list) -> list[list]:
-    """The normalize steps in waves that can run side by side: a step joins the wave after the
-    last earlier step it depends on (one that writes a column it reads or writes, or reads the
-    column it writes). Run wave by wave, each wave's results stored in step order, they give
-    what running them one by one gives."""
-    waves: list[list] = []
-    level: list[int] = []
-    for k, step in enumerate(steps):
-        reads = set(step.inputs) | {step.column}
-        after = [level[i] for i, earlier in enumerate(steps[:k])
-                 if earlier.target in reads or earlier.target == step.target
-                 or step.target in (set(earlier.inputs) | {earlier.column})]
-        level.append(max(after, default=-1) + 1)
-        if level[-1] == len(waves):
-            waves.append([])
-        waves[level[-1]].append(step)
-    return waves
 
 
 class _InMemory:

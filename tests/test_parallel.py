@@ -1,6 +1,6 @@
 """Work spread over the cores (`linkage.parallel`) gives what the serial code gives, byte for
-byte: the hash tables split over threads, the columns encoded side by side, the normalize
-steps in waves, the comparisons and blocking keys in threads."""
+byte: the hash tables split over threads, the columns encoded and normalized side by side,
+the comparisons and blocking keys in threads, the output tables of a streamed run."""
 
 from __future__ import annotations
 
@@ -14,9 +14,14 @@ import pytest
 import linkage as lk
 from linkage.errors import InputError
 from linkage.normalize import renumbered
-from linkage.parallel import PARALLEL_VALUES, beside, factorize, thread_map, threads
-from linkage.pipeline import normalize_waves
-from linkage.settings import Normalize
+from linkage.parallel import (
+    PARALLEL_VALUES,
+    beside,
+    dependent_map,
+    factorize,
+    thread_map,
+    threads,
+)
 
 
 @pytest.mark.parametrize("distinct", [1, 7, 5_000, 2_000_000])
@@ -67,21 +72,36 @@ def test_linkage_threads_is_read_and_checked(monkeypatch):
     assert 1 <= threads() <= 8
 
 
-def test_normalize_waves_keep_every_dependency():
-    steps = [Normalize("first", "name"), Normalize("last", "name"),
-             Normalize("first", "text", output="first_raw"),  # reads first after step 0
-             Normalize("dob", "date"), Normalize("last", "text"),  # writes last again
-             Normalize("city", "text"), Normalize("first", "name")]  # after step 2 read it
-    waves = normalize_waves(steps)
-    level = {id(s): k for k, wave in enumerate(waves) for s in wave}
-    assert sorted(map(id, steps)) == sorted(level)
-    assert level[id(steps[2])] > level[id(steps[0])]
-    assert level[id(steps[4])] > level[id(steps[1])]
-    assert level[id(steps[6])] > level[id(steps[2])]
-    assert level[id(steps[6])] > level[id(steps[0])]
-    assert level[id(steps[3])] == level[id(steps[5])] == level[id(steps[0])] == 0
-    for wave in waves:  # in rules order within a wave
-        assert [steps.index(s) for s in wave] == sorted(steps.index(s) for s in wave)
+def test_dependent_tasks_see_their_inputs_as_the_serial_loop_left_them(monkeypatch):
+    """A column's steps in a chain; a step reads what the steps before it wrote, even where a
+    later step writes the same column again (each task is handed its inputs' results)."""
+    import time
+
+    def slow(value, seconds=0.0):
+        time.sleep(seconds)
+        return value
+
+    tasks = [(lambda: slow("first", 0.05), []),               # 0: column first
+             (lambda: slow("last"), []),                       # 1: column last
+             (lambda a: slow(a + ">name", 0.05), [0]),         # 2: first normalized
+             (lambda a: a + ">raw", [0]),                      # 3: reads first before step 2
+             (lambda a, b: a + "+" + b, [2, 1]),                # 4: joins two columns
+             (lambda a: a + ">again", [2])]                    # 5: first normalized again
+    for count in ("1", "2", "4"):
+        monkeypatch.setenv("LINKAGE_THREADS", count)
+        assert dependent_map(tasks) == ["first", "last", "first>name", "first>raw",
+                                        "first>name+last", "first>name>again"]
+
+    def fail(message):
+        raise ValueError(message)
+
+    broken = [(lambda: 1, []), (lambda a: fail("step 1"), [0]), (lambda a: a, [1]),
+              (lambda: fail("step 3"), [])]
+    monkeypatch.setenv("LINKAGE_THREADS", "2")
+    with pytest.raises(ValueError, match="step 1"):  # the first in order, as serially
+        dependent_map(broken)
+    with pytest.raises(ValueError, match="only earlier tasks"):
+        dependent_map([(lambda a: a, [0])])
 
 
 def _digests(folder: Path) -> dict[str, str]:
@@ -126,14 +146,3 @@ def test_work_beside_gives_its_value_or_its_error_when_asked(monkeypatch):
         with pytest.raises(ValueError, match="not a number"):
             failed.result()
 
-
-def test_the_command_line_keeps_freed_memory_unless_glibc_is_told_otherwise(monkeypatch):
-    import sys
-
-    from linkage.cli.common import keep_freed_memory
-
-    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
-    monkeypatch.delenv("MALLOC_TOP_PAD_", raising=False)
-    assert keep_freed_memory() is sys.platform.startswith("linux")
-    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "131072")  # the user's own word wins
-    assert keep_freed_memory() is False

@@ -70,7 +70,6 @@ class LinkageGroup(click.Group):
         return name, cmd, rest
 
     def invoke(self, ctx: click.Context):
-        keep_freed_memory()
         try:
             done = super().invoke(ctx)
             sys.stdout.flush()  # a closed pipe fails here, not at exit
@@ -100,29 +99,6 @@ class LinkageGroup(click.Group):
             _error(ctx, (f"{inputs}: " if inputs else "") + OUT_OF_MEMORY, 2)
         except Exception:
             _internal_error(ctx)
-
-
-def keep_freed_memory() -> bool:
-    """Have glibc's malloc keep memory a command frees, for its next arrays, instead of
-    giving it back to the system at once (a process of the command line only: it ends with
-    the command). A run frees and allocates arrays of millions of rows dozens of times, and
-    memory given back must be faulted in and zeroed again by the kernel: at 10M records
-    system time 39 -> 29 s and the run 114 -> 105 s (bench/RESULTS_10M.md), peak memory the
-    same. Left alone where the user set glibc's own variables, and off glibc. Returns whether
-    it was set."""
-    if not sys.platform.startswith("linux") or any(
-            v in os.environ for v in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_")):
-        return False
-    import ctypes
-
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    # M_TRIM_THRESHOLD (-1): freed memory at the heap's top kept up to 2 GiB; M_TOP_PAD (-2):
-    # the heap grows by 1 GiB more than asked, so that growing it is rare
-    return bool(mallopt(-1, (1 << 31) - 1)) and bool(mallopt(-2, 1 << 30))
 
 
 OUT_OF_MEMORY = (
