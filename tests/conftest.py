@@ -158,16 +158,31 @@ SPARK_FILES = frozenset({"test_spark.py", "test_spark_distributed.py", "test_spa
                          "test_spark_guards.py", "test_families.py", "test_gx_docs.py"})
 
 
+# Files of few tests that take long (serial seconds on 2 cores, measured): xdist sends units
+# out by their number of tests, which would leave these for last, one worker running them
+# while the other has nothing left to do. They go out next after the Spark unit instead.
+LONG_FEW = ("test_spark_processes.py",  # 150 s in 2 tests: Spark JVMs in subprocesses
+            "test_labels_trees.py")  # 23 s in 1 test
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """Work units of whole files, the Spark files one unit. Units go out largest first (the
-    Spark unit is the largest: it starts at once)."""
+    Spark unit is the largest: it starts at once), then the `LONG_FEW` files, then the rest by
+    their number of tests."""
     from xdist.scheduler import LoadScopeScheduling
 
     class FilesAndSpark(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
             return "spark" if Path(path).name in SPARK_FILES else path
+
+        def _assign_work_unit(self, node) -> None:
+            for scope in [s for s in self.workqueue if Path(s).name in LONG_FEW][::-1]:
+                self.workqueue.move_to_end(scope, last=False)
+            if "spark" in self.workqueue:
+                self.workqueue.move_to_end("spark", last=False)
+            super()._assign_work_unit(node)
 
     return FilesAndSpark(config, log)
 
