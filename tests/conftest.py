@@ -24,15 +24,17 @@ if os.environ.get("PYTEST_XDIST_WORKER") and getattr(_MAIN, "__spec__", None) is
     _MAIN.__file__ = str(ROOT / "tests" / "_xdist_main.py")
 
 
-def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """Run `python -m linkage ...` as a user would, capturing its output.
+def run_cli(*args: str, cwd: Path | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run `python -m linkage ...` as a user would, capturing its output; in `env`, the whole
+    environment of the run, if given (else this process's).
 
     Each run is a process of its own, forked from a server that has done the imports once
     (tests/_cli_server.py): the same exit code and output as a fresh `python -m linkage`,
     without a second of imports per run. `LINKAGE_TEST_FRESH_CLI=1` starts a fresh
     interpreter for every run instead."""
     command = [sys.executable, "-m", "linkage", *map(str, args)]
-    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    env = {**(os.environ if env is None else env), "PYTHONIOENCODING": "utf-8"}
     server = _cli_server()
     if server is None:
         return subprocess.run(command, capture_output=True, text=True, cwd=cwd or ROOT,

@@ -25,16 +25,15 @@ from linkage.normalize._encoded import encode_chunks, encode_series
 from linkage.pipeline import run_local
 from linkage.run.state import Table
 from linkage.synth import persons
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_cli
 
 
 def _cli(*args, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """The CLI run in a process of its own (`run_cli`), with `env`'s chunk settings only."""
     extra = {k: v for k, v in (env or {}).items() if v is not None}
     base = {k: v for k, v in os.environ.items()
             if k not in ("LINKAGE_CHUNK_ROWS", "LINKAGE_ROW_GROUP_ROWS")}
-    return subprocess.run([sys.executable, "-m", "linkage", *map(str, args), "--no-progress"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=600,
-                          env={**base, "PYTHONIOENCODING": "utf-8", **extra})
+    return run_cli(*args, "--no-progress", env={**base, **extra})
 
 
 def _files(folder) -> dict[str, bytes]:
@@ -188,8 +187,6 @@ def test_a_bad_chunk_size_is_named(tmp_path, datasets):
 
 
 def test_cli_chunk_rows_gives_the_same_files(tmp_path):
-    from tests.conftest import run_cli
-
     outs = []
     for extra in ([], ["--chunk-rows", "300"]):
         out = tmp_path / f"out{len(outs)}"
