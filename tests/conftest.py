@@ -163,7 +163,7 @@ SPARK_FILES = frozenset({"test_spark.py", "test_spark_distributed.py", "test_spa
 # Files of few tests that take long (serial seconds on 2 cores, measured): xdist sends units
 # out by their number of tests, which would leave these for last, one worker running them
 # while the other has nothing left to do. They go out next after the Spark unit instead.
-LONG_FEW = ("test_spark_processes.py",  # 150 s in 2 tests: Spark JVMs in subprocesses
+LONG_FEW = ("test_spark_processes.py",  # 115-150 s in 2 tests: Spark JVMs in subprocesses
             "test_labels_trees.py")  # 23 s in 1 test
 
 
