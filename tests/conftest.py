@@ -24,15 +24,17 @@ if os.environ.get("PYTEST_XDIST_WORKER") and getattr(_MAIN, "__spec__", None) is
     _MAIN.__file__ = str(ROOT / "tests" / "_xdist_main.py")
 
 
-def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """Run `python -m linkage ...` as a user would, capturing its output.
+def run_cli(*args: str, cwd: Path | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run `python -m linkage ...` as a user would, capturing its output; in `env`, the whole
+    environment of the run, if given (else this process's).
 
     Each run is a process of its own, forked from a server that has done the imports once
     (tests/_cli_server.py): the same exit code and output as a fresh `python -m linkage`,
     without a second of imports per run. `LINKAGE_TEST_FRESH_CLI=1` starts a fresh
     interpreter for every run instead."""
     command = [sys.executable, "-m", "linkage", *map(str, args)]
-    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    env = {**(os.environ if env is None else env), "PYTHONIOENCODING": "utf-8"}
     server = _cli_server()
     if server is None:
         return subprocess.run(command, capture_output=True, text=True, cwd=cwd or ROOT,
@@ -158,16 +160,31 @@ SPARK_FILES = frozenset({"test_spark.py", "test_spark_distributed.py", "test_spa
                          "test_spark_guards.py", "test_families.py", "test_gx_docs.py"})
 
 
+# Files of few tests that take long (serial seconds on 2 cores, measured): xdist sends units
+# out by their number of tests, which would leave these for last, one worker running them
+# while the other has nothing left to do. They go out next after the Spark unit instead.
+LONG_FEW = ("test_spark_processes.py",  # 115-150 s in 2 tests: Spark JVMs in subprocesses
+            "test_labels_trees.py")  # 23 s in 1 test
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """Work units of whole files, the Spark files one unit. Units go out largest first (the
-    Spark unit is the largest: it starts at once)."""
+    Spark unit is the largest: it starts at once), then the `LONG_FEW` files, then the rest by
+    their number of tests."""
     from xdist.scheduler import LoadScopeScheduling
 
     class FilesAndSpark(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
             return "spark" if Path(path).name in SPARK_FILES else path
+
+        def _assign_work_unit(self, node) -> None:
+            for scope in [s for s in self.workqueue if Path(s).name in LONG_FEW][::-1]:
+                self.workqueue.move_to_end(scope, last=False)
+            if "spark" in self.workqueue:
+                self.workqueue.move_to_end("spark", last=False)
+            super()._assign_work_unit(node)
 
     return FilesAndSpark(config, log)
 
