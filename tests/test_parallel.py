@@ -112,14 +112,14 @@ def _digests(folder: Path) -> dict[str, str]:
 
 def test_a_run_in_threads_writes_the_bytes_of_a_run_in_one(tmp_path, monkeypatch):
     """Comparisons in threads from `PARALLEL_PAIRS` pairs; set to 0 here so that a generator
-    table of 20,000 records takes every threaded path (columns, normalize waves, keys,
-    comparisons, the split hash tables) and the serial one."""
+    table of 6,000 records takes every threaded path (columns and their normalize steps,
+    keys, comparisons, the split hash tables, a streamed run's tables) and the serial one."""
     import linkage.parallel as parallel
     import linkage.run.compare as compare
     from linkage.suggest import suggest_rules
     from linkage.synth import traps
 
-    _, (table,), _ = traps(20_000, trap="persons", seed=7)
+    _, (table,), _ = traps(6_000, trap="persons", seed=7)
     path = tmp_path / "persons.parquet"
     table.to_parquet(path, index=False)
     rules = suggest_rules([table]).rules
