@@ -343,7 +343,8 @@ def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, mod
                          else edges.limit(0))
             edges = edges.transform(pinned, lazy=True)  # kept by the components' first round
             split = split_on_spark(spark, rules, scorer, n, edges, scored, ids_of)
-            clusters = cluster_numbers(split.roots, partitions).transform(pinned)
+            # pinned by the keeper's first job, which reads every record's cluster
+            clusters = cluster_numbers(split.roots, partitions).transform(pinned, lazy=True)
             bar.update(1)
 
         with clock.stage("keep"), task_errors():
