@@ -30,7 +30,7 @@ from linkage.clustering import (
     split_summary,
     splits_non_matches,
 )
-from linkage.diagnostics import diagnose_counts
+from linkage.diagnostics import diagnose_counts, giant_possible, inconsistent_possible
 from linkage.engines.spark._frames import pinned
 from linkage.engines.spark._guards_distributed import DECISIONS, guard_summary
 from linkage.engines.spark._text import matched_pairs, stage_of
@@ -370,7 +370,8 @@ def _summary(spark, mode, tables, rules, scorer, n, sizes, id_column, normalize_
             F.sum((F.col("match_weight") >= F.lit(threshold)).cast("long")).alias("above"),
             F.sum(is_match.cast("long")).alias("matched"),
             F.max((is_match & identical).cast("int")).alias("identical"),
-            F.sum((is_match & ~identical).cast("long")).alias("own")]
+            F.sum((is_match & ~identical).cast("long")).alias("own"),
+            F.sum((~is_match).cast("long")).alias("unmatched")]
     for c, comparison in enumerate(comparisons):
         for level in range(-1, len(comparison.level_labels)):
             sums.append(F.sum((F.col(f"lev{c}") == level).cast("long")).alias(f"l{c}_{level + 1}"))
@@ -464,15 +465,21 @@ def _summary(spark, mode, tables, rules, scorer, n, sizes, id_column, normalize_
             split.splits, np.array([split.largest_before]))
     if splits_non_matches(rules, scorer):
         summary["stages"]["cluster"]["split_non_matches"] = non_match_summary(split.splits)
-    # Clusters holding a scored pair that is not a match (`_inconsistent`).
-    roots_l = clusters.select(F.col("row").alias("l"), F.col("cluster_id").alias("_cl"))
-    roots_r = clusters.select(F.col("row").alias("r"), F.col("cluster_id").alias("_cr"))
-    flagged = (pairs.where(~is_match).select("l", "r").join(roots_l, "l").join(roots_r, "r")
-               .where(F.col("_cl") == F.col("_cr")).select("_cl").distinct().count())
+    # Clusters holding a scored pair that is not a match (`_inconsistent`): counted where
+    # the diagnostic could name them (the joins and the job are most of a small run's summary).
+    flagged = 0
+    if inconsistent_possible(several, int(counted["unmatched"] or 0)):
+        roots_l = clusters.select(F.col("row").alias("l"), F.col("cluster_id").alias("_cl"))
+        roots_r = clusters.select(F.col("row").alias("r"), F.col("cluster_id").alias("_cr"))
+        flagged = (pairs.where(~is_match).select("l", "r").join(roots_l, "l")
+                   .join(roots_r, "r").where(F.col("_cl") == F.col("_cr")).select("_cl")
+                   .distinct().count())
     linked_records = sum(by_size[s] for s in by_size if s > 1)
     giant = {"largest": largest, "linked": linked_records, "matched_pairs": matched}
     has_identical = bool(counted["identical"])
-    if has_identical:  # the giant-cluster test reads the model's own links (`add_diagnostics`)
+    # The giant-cluster test reads the model's own links (`add_diagnostics`), whose components
+    # lie inside the clusters: counted where a cluster is large enough for the test to fire.
+    if has_identical and giant_possible(n, largest):
         giant = _own_components(spark, pairs.where(is_match & ~identical), n,
                                 int(counted["own"] or 0))
     summary["diagnostics"], summary["model_reliable"] = diagnose_counts(
