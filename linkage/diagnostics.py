@@ -242,6 +242,20 @@ def _giant_counts(summary: dict, n: int, largest: int, linked: int, matched_pair
     return []
 
 
+def giant_possible(n: int, largest: int) -> bool:
+    """Whether `_giant_counts` can name a giant cluster when no cluster or component it is
+    given holds more than `largest` records (its bar is never below GIANT_FACTOR records nor
+    GIANT_SHARE of them): an engine that counts the components of the model's own links only
+    to feed it can skip them otherwise."""
+    return n > 0 and largest > max(GIANT_SHARE * n, GIANT_FACTOR)
+
+
+def inconsistent_possible(several: int, unmatched: int) -> bool:
+    """Whether `_inconsistent_counts` can warn when at most `unmatched` clusters hold a scored
+    non-match (each such cluster holds one of the `unmatched` pairs at least)."""
+    return several > 0 and unmatched > INCONSISTENT_WARNING * several
+
+
 def _inconsistent(clusters: np.ndarray, left: np.ndarray, right: np.ndarray,
                   matched: np.ndarray) -> list[dict]:
     if len(clusters) == 0:

@@ -10,6 +10,8 @@ import re
 import pandas as pd
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import linkage
 from linkage.settings import Rules
@@ -155,3 +157,33 @@ def test_a_fixed_prior_on_random_pairs_is_checked_on_the_candidates_scale(prior,
     assert summary["model_reliable"] is not flagged
     if flagged:
         assert "on random record pairs" in problems[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.integers(1, 5_000), st.integers(1, 10**7)), st.data())
+def test_a_count_skipped_as_unable_to_fire_never_changes_a_diagnostic(n, data):
+    """The Spark route skips the model's own components and the inconsistent clusters' count
+    where `giant_possible` / `inconsistent_possible` say no value they could take fires the
+    diagnostic: then none does (own components lie inside the clusters; a cluster holding a
+    non-match holds one of the non-matched pairs)."""
+    from linkage.diagnostics import (
+        _giant_counts,
+        _inconsistent_counts,
+        giant_possible,
+        inconsistent_possible,
+    )
+
+    edge = int(max(0.01 * n, 10))  # near where the test's bar starts
+    largest = data.draw(st.one_of(st.integers(1, n), st.integers(max(edge - 2, 1), edge * 3))
+                        .filter(lambda v: v <= n))
+    own = data.draw(st.one_of(st.just(largest), st.integers(1, largest)))
+    linked = data.draw(st.integers(own, max(own, n)))
+    matched = data.draw(st.one_of(st.integers(0, 2), st.integers(0, 2 * linked)))
+    if not giant_possible(n, largest):
+        assert _giant_counts({}, n, own, linked, matched, identical=True) == []
+    several = data.draw(st.integers(0, min(n, 1_000)))
+    unmatched = data.draw(st.integers(0, 2 * several))
+    flagged = data.draw(st.one_of(st.just(min(several, unmatched)),
+                                  st.integers(0, min(several, unmatched))))
+    if not inconsistent_possible(several, unmatched):
+        assert _inconsistent_counts(several, flagged) == []

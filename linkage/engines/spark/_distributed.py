@@ -341,9 +341,10 @@ def run_distributed(spark, mode, tables: list[SparkTable], rules, id_column, mod
                 # a link has no url, exact or semantic stage: no link is a stage's
                 edges = (kept.withColumn("st", F.lit(-1)) if kept is not None
                          else edges.limit(0))
-            edges = edges.transform(pinned)
+            edges = edges.transform(pinned, lazy=True)  # kept by the components' first round
             split = split_on_spark(spark, rules, scorer, n, edges, scored, ids_of)
-            clusters = cluster_numbers(split.roots, partitions).transform(pinned)
+            # pinned by the keeper's first job, which reads every record's cluster
+            clusters = cluster_numbers(split.roots, partitions).transform(pinned, lazy=True)
             bar.update(1)
 
         with clock.stage("keep"), task_errors():

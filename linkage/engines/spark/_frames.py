@@ -18,9 +18,13 @@ def text(values: pd.Series) -> np.ndarray:
     return as_text(values)
 
 
-def pinned(frame):
+def pinned(frame, *, lazy: bool = False):
     """`frame` computed now and cut from its lineage, for a result that later steps read more
     than once or build on in rounds (`DataFrame.transform(pinned)` in a chain).
+
+    `lazy=True`, for a frame the very next action reads whole (a loop's convergence test, a
+    count): on a local master its blocks are kept by that action's job instead of a job of
+    their own (one Spark job less; the frame is the same). Elsewhere it is pinned now.
 
     On a local master, a local checkpoint: the blocks stay in the one JVM, whose loss ends
     the run anyway. On a cluster, where an executor can be lost (preempted, killed for its
@@ -31,7 +35,7 @@ def pinned(frame):
 
     context = frame.sparkSession.sparkContext
     if is_local(context.master) or context.getCheckpointDir() is None:
-        return frame.localCheckpoint()
+        return frame.localCheckpoint(eager=not lazy)
     # Writing the files is a second job over the frame: cached, it is not computed twice.
     cached = frame.persist()
     try:
@@ -80,7 +84,7 @@ def consecutive_positions(df, order: list[str], partitions: int):
 
     ranged = (df.repartitionByRange(max(partitions, 1), *order)
               .withColumn("_pid", F.spark_partition_id())
-              .transform(pinned))
+              .transform(pinned, lazy=True))  # kept by the count of each partition below
     counts = {row["_pid"]: row["count"] for row in ranged.groupBy("_pid").count().collect()}
     offsets, total = [], 0
     for pid in range(max(counts, default=-1) + 1):

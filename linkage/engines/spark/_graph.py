@@ -73,29 +73,33 @@ def component_labels(edges):
     its component. Also returns the number of rounds run (0 when the edges were stars)."""
     from pyspark.sql import functions as F
 
-    current = _oriented(edges).transform(pinned)
+    # Pinned lazily: the star test that follows computes each round and keeps it (one job
+    # a round, not two).
+    current = _oriented(edges).transform(pinned, lazy=True)
     rounds = 0
     while not _is_star_forest(current):
         if rounds == MAX_ROUNDS:
             raise LinkageError(f"connected components did not converge in {MAX_ROUNDS} "
                                "rounds; this is a bug in linkage, please report it.")
-        current = _small_star(_large_star(current)).transform(pinned)
+        current = _small_star(_large_star(current)).transform(pinned, lazy=True)
         rounds += 1
     labels = current.select(F.col("c").alias("node"), F.col("p").alias("label")).unionByName(
         current.select(F.col("p").alias("node"), F.col("p").alias("label")).distinct())
     return labels, rounds
 
 
-def component_roots(spark, edges, n: int):
-    """(row, root) for every row 0..n-1, checkpointed: `root` is the smallest row of its
-    component of `edges` (a, b); a row in no edge is its own root."""
+def component_roots(spark, edges, n: int, *, lazy: bool = False):
+    """(row, root) for every row 0..n-1, checkpointed (`lazy`: by the next action, which must
+    read it whole, `pinned`): `root` is the smallest row of its component of `edges` (a, b);
+    a row in no edge is its own root."""
     from pyspark.sql import functions as F
 
     labels, _ = component_labels(edges)
     rows = spark.range(n).select(F.col("id").alias("row"))
     found = labels.select(F.col("node").alias("row"), F.col("label").alias("root"))
     return (rows.join(found, "row", "left")
-            .select("row", F.coalesce("root", "row").alias("root")).transform(pinned))
+            .select("row", F.coalesce("root", "row").alias("root"))
+            .transform(pinned, lazy=lazy))
 
 
 def cluster_ids(edges, n: int) -> tuple[np.ndarray, int]:
@@ -119,16 +123,18 @@ def one_to_one(edges):
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    live = edges.select("l", "r", "w").transform(pinned)
+    # Each round's frames pinned by the count that ends it (one job a round, where pinning
+    # each and `isEmpty` took three or more).
+    live = edges.select("l", "r", "w").transform(pinned, lazy=True)
     accepted = None
-    while not live.isEmpty():
+    while live.count():
         by_left = Window.partitionBy("l").orderBy(F.col("w").desc(), F.col("r").asc())
         by_right = Window.partitionBy("r").orderBy(F.col("w").desc(), F.col("l").asc())
         mutual = (live.withColumn("_bl", F.row_number().over(by_left))
                   .withColumn("_br", F.row_number().over(by_right))
                   .where((F.col("_bl") == 1) & (F.col("_br") == 1))
-                  .select("l", "r", "w").transform(pinned))
+                  .select("l", "r", "w").transform(pinned, lazy=True))
         accepted = mutual if accepted is None else accepted.unionByName(mutual)
         live = (live.join(mutual.select("l"), "l", "left_anti")
-                .join(mutual.select("r"), "r", "left_anti").transform(pinned))
+                .join(mutual.select("r"), "r", "left_anti").transform(pinned, lazy=True))
     return accepted

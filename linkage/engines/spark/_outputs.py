@@ -30,7 +30,7 @@ from linkage.clustering import (
     split_summary,
     splits_non_matches,
 )
-from linkage.diagnostics import diagnose_counts
+from linkage.diagnostics import diagnose_counts, giant_possible, inconsistent_possible
 from linkage.engines.spark._frames import pinned
 from linkage.engines.spark._guards_distributed import DECISIONS, guard_summary
 from linkage.engines.spark._text import matched_pairs, stage_of
@@ -252,13 +252,17 @@ def write_outputs(spark, mode, tables, rules, scorer, staging: Path, *, id_name,
             "row", F.col("action").alias("_gaction")), "row", "left")
     action = F.coalesce(F.col("_gaction"), F.when(F.col("kept") | F.lit(mode == "link"),
                                                   F.lit("keep")).otherwise(F.lit("duplicate")))
-    final = final.select("row", "kept", action.alias("action")).transform(pinned)
+    # pinned by the count of the actions, which reads it first
+    final = final.select("row", "kept", action.alias("action")).transform(pinned, lazy=True)
+    columns = ([c for c in dict.fromkeys([rules.source_column, *rules.report_columns]) if c]
+               if mode == "dedupe" else [])
+    by_action, removals = _per_action(tables[0], columns, final)
     if mode == "dedupe":
         kept_rows = final.where(F.col("action") != "duplicate").select(F.col("row").alias(ROW))
         kept = with_row_id(tables[0], id_name).join(kept_rows, ROW)
         outputs["deduplicated"] = _write(kept.orderBy(ROW).drop(ROW),
                                          staging / "deduplicated.parquet")
-        if guarded is not None and final.where(F.col("action") == "review").limit(1).count():
+        if guarded is not None and by_action.get("review", 0):
             # review.parquet: the review records, by review group then id, as locally
             states = guarded.states.where(F.col("action") == "review").select(
                 F.col("row").alias(ROW), F.col("grp").alias("review_group"),
@@ -336,14 +340,19 @@ def write_outputs(spark, mode, tables, rules, scorer, staging: Path, *, id_name,
         outputs["guards"] = pd.DataFrame(decisions).astype({"record_id": str})
 
     summary = _summary(spark, mode, tables, rules, scorer, n, sizes, id_column, normalize_stats,
-                       exact_stats, blocked, scored, is_match, pairs, clusters, final, split,
-                       counts)
+                       exact_stats, blocked, scored, is_match, pairs, clusters, by_action,
+                       removals, split, counts,
+                       links=len(outputs["links"]) if mode == "link" else None)
     return DistributedResult.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
 
 
 def _summary(spark, mode, tables, rules, scorer, n, sizes, id_column, normalize_stats,
-             exact_stats, blocked, scored, is_match, pairs, clusters, ranks, split, counts):
-    """summary.json as `linkage.run.summary.build_summary` writes it, from aggregates."""
+             exact_stats, blocked, scored, is_match, pairs, clusters, by_action, removals,
+             split, counts, links=None):
+    """summary.json as `linkage.run.summary.build_summary` writes it, from aggregates (few
+    jobs: each small Spark job costs a run a tenth of a second or more); `by_action`,
+    `removals`: `_per_action`'s; `links`: the rows of links.parquet (read from its files'
+    metadata)."""
     from pyspark.sql import functions as F
 
     from linkage.blocking import blocker_names
@@ -353,10 +362,16 @@ def _summary(spark, mode, tables, rules, scorer, n, sizes, id_column, normalize_
 
     threshold = float(scorer.threshold)
     comparisons = rules.comparisons
-    # Levels per comparison, pairs at or above the threshold, matched pairs: one pass.
+    # Levels per comparison, pairs at or above the threshold, matched pairs, whether an
+    # exact, url or copies stage matched one: one pass.
+    bits = sum(stage_bit(rules, name) for name in ("exact", "url", "copies"))
+    identical = F.col("mask").bitwiseAND(F.lit(bits).cast("long")) != 0
     sums = [F.count(F.lit(1)).alias("n"),
             F.sum((F.col("match_weight") >= F.lit(threshold)).cast("long")).alias("above"),
-            F.sum(is_match.cast("long")).alias("matched")]
+            F.sum(is_match.cast("long")).alias("matched"),
+            F.max((is_match & identical).cast("int")).alias("identical"),
+            F.sum((is_match & ~identical).cast("long")).alias("own"),
+            F.sum((~is_match).cast("long")).alias("unmatched")]
     for c, comparison in enumerate(comparisons):
         for level in range(-1, len(comparison.level_labels)):
             sums.append(F.sum((F.col(f"lev{c}") == level).cast("long")).alias(f"l{c}_{level + 1}"))
@@ -375,14 +390,16 @@ def _summary(spark, mode, tables, rules, scorer, n, sizes, id_column, normalize_
                                    dtype=np.int64)
     above, matched = int(counted["above"] or 0), int(counted["matched"] or 0)
 
-    by_size = {int(r["cluster_size"]): int(r["records"]) for r in clusters.groupBy(
-        "cluster_size").agg(F.count(F.lit(1)).alias("records")).collect()}
+    # Records per cluster size (and, in a link, those of the left table): one job.
+    per_size = clusters.groupBy("cluster_size").agg(
+        F.count(F.lit(1)).alias("records"),
+        *([F.sum((F.col("row") < F.lit(sizes[0])).cast("long")).alias("left")]
+          if mode == "link" else [])).collect()
+    by_size = {int(r["cluster_size"]): int(r["records"]) for r in per_size}
     histogram = {str(s): by_size[s] // s for s in sorted(by_size)}
     n_clusters = sum(by_size[s] // s for s in by_size)
     several = sum(by_size[s] // s for s in by_size if s > 1)
     largest = max(by_size, default=0)
-    by_action = {r["action"]: int(r["count"])
-                 for r in ranks.groupBy("action").count().collect()}  # `ranks`: the actions
     action_counts = {a: by_action.get(a, 0) for a in ("keep", "duplicate", "preserved",
                                                       "review")}
 
@@ -426,15 +443,14 @@ def _summary(spark, mode, tables, rules, scorer, n, sizes, id_column, normalize_
     if mode == "dedupe":
         removal_rate = action_counts["duplicate"] / n if n else 0.0
         summary["removal_rate"] = round(removal_rate, 6)
-        columns = [c for c in [rules.source_column, *rules.report_columns] if c]
-        summary["removals_by"] = {c: _removals_by(tables[0], c, ranks) for c in columns}
+        summary["removals_by"] = removals
         summary["warnings"] += removal_rate_warnings(removal_rate, rules.max_removal_rate)
         summary["warnings"] += group_removal_warnings(summary["removals_by"], removal_rate,
                                                       rules.max_removal_rate)
     else:
-        linked = clusters.where(F.col("cluster_size") > 1)
-        left = linked.where(F.col("row") < F.lit(sizes[0])).count()
-        summary["linked_records"] = {"left": int(left), "right": int(linked.count() - left)}
+        left = sum(int(r["left"]) for r in per_size if int(r["cluster_size"]) > 1)
+        linked = sum(by_size[s] for s in by_size if s > 1)
+        summary["linked_records"] = {"left": left, "right": linked - left}
     if reasons:
         summary["stages"]["score"]["matched_by_stage"] = {
             name: int(counted[f"stage{k}"] or 0) for k, (name, _) in enumerate(reasons)}
@@ -443,24 +459,29 @@ def _summary(spark, mode, tables, rules, scorer, n, sizes, id_column, normalize_
         summary["stages"][name] = stats
     summary["stages"]["guard"] = guard_summary(rules, counts)
     if mode == "link":
-        summary["links"] = int(split.edges.count())
+        summary["links"] = int(links)
     if rules.split_weak_links:
         summary["stages"]["cluster"]["split_weak_links"] = split_summary(
             split.splits, np.array([split.largest_before]))
     if splits_non_matches(rules, scorer):
         summary["stages"]["cluster"]["split_non_matches"] = non_match_summary(split.splits)
-    # Clusters holding a scored pair that is not a match (`_inconsistent`).
-    roots_l = clusters.select(F.col("row").alias("l"), F.col("cluster_id").alias("_cl"))
-    roots_r = clusters.select(F.col("row").alias("r"), F.col("cluster_id").alias("_cr"))
-    flagged = (pairs.where(~is_match).select("l", "r").join(roots_l, "l").join(roots_r, "r")
-               .where(F.col("_cl") == F.col("_cr")).select("_cl").distinct().count())
+    # Clusters holding a scored pair that is not a match (`_inconsistent`): counted where
+    # the diagnostic could name them (the joins and the job are most of a small run's summary).
+    flagged = 0
+    if inconsistent_possible(several, int(counted["unmatched"] or 0)):
+        roots_l = clusters.select(F.col("row").alias("l"), F.col("cluster_id").alias("_cl"))
+        roots_r = clusters.select(F.col("row").alias("r"), F.col("cluster_id").alias("_cr"))
+        flagged = (pairs.where(~is_match).select("l", "r").join(roots_l, "l")
+                   .join(roots_r, "r").where(F.col("_cl") == F.col("_cr")).select("_cl")
+                   .distinct().count())
     linked_records = sum(by_size[s] for s in by_size if s > 1)
     giant = {"largest": largest, "linked": linked_records, "matched_pairs": matched}
-    bits = sum(stage_bit(rules, name) for name in ("exact", "url", "copies"))
-    identical = F.col("mask").bitwiseAND(F.lit(bits).cast("long")) != 0
-    has_identical = bool(pairs.where(is_match & identical).limit(1).count())
-    if has_identical:  # the giant-cluster test reads the model's own links (`add_diagnostics`)
-        giant = _own_components(spark, pairs.where(is_match & ~identical), n)
+    has_identical = bool(counted["identical"])
+    # The giant-cluster test reads the model's own links (`add_diagnostics`), whose components
+    # lie inside the clusters: counted where a cluster is large enough for the test to fire.
+    if has_identical and giant_possible(n, largest):
+        giant = _own_components(spark, pairs.where(is_match & ~identical), n,
+                                int(counted["own"] or 0))
     summary["diagnostics"], summary["model_reliable"] = diagnose_counts(
         summary, scorer, rules.max_removal_rate, n, several=several, flagged=int(flagged),
         identical=has_identical, **giant)
@@ -469,37 +490,54 @@ def _summary(spark, mode, tables, rules, scorer, n, sizes, id_column, normalize_
     return summary
 
 
-def _own_components(spark, own, n: int) -> dict[str, int]:
-    """The largest component of the matched pairs `own` (l, r), the records in components
-    of several, and the pairs."""
+def _own_components(spark, own, n: int, count: int) -> dict[str, int]:
+    """The largest component of the matched pairs `own` (l, r; `count` of them), the records
+    in components of several, and the pairs."""
     from pyspark.sql import functions as F
 
     from linkage.engines.spark._graph import component_roots
 
-    roots = component_roots(spark, own.select(F.col("l").alias("a"), F.col("r").alias("b")), n)
+    roots = component_roots(spark, own.select(F.col("l").alias("a"), F.col("r").alias("b")), n,
+                            lazy=True)  # read once, by the aggregate below
     sizes = roots.groupBy("root").agg(F.count(F.lit(1)).alias("size")).where("size > 1")
     row = sizes.agg(F.max("size").alias("largest"), F.sum("size").alias("linked")).first()
     return {"largest": int(row["largest"] or (1 if n else 0)), "linked": int(row["linked"] or 0),
-            "matched_pairs": int(own.count())}
+            "matched_pairs": count}
 
 
-def _removals_by(table, column: str, ranks) -> dict[str, dict]:
-    """`linkage.run.summary.removals_by` by a groupBy over the column's values as text."""
+def _per_action(table, columns: list[str], ranks):
+    """The records per action, and `linkage.run.summary.removals_by` for each of `columns`
+    (its values as text): one aggregate over each record's action and values, exploded to
+    (dimension, value)."""
     from pyspark.sql import functions as F
 
     from linkage.before_after import MISSING
     from linkage.engines.spark._read import ROW
 
-    values = table.frame.select(F.col(ROW).alias("row"), F.col(f"`{column}`").alias("v"))
-    removed = ranks.select("row", (F.col("action") == "duplicate").cast("long")
-                           .alias("removed"))
-    value = F.coalesce(F.col("v").cast("string"), F.lit(MISSING))
-    rows = (values.join(removed, "row").groupBy(value.alias("value"))
-            .agg(F.count(F.lit(1)).alias("size"), F.sum("removed").alias("sum"))
-            .orderBy("value").collect())
+    frame = ranks.select("row", "action")
+    keys = [F.struct(F.lit(0).alias("k"), F.col("action").alias("key"))]
+    if columns:
+        frame = frame.join(table.frame.select(F.col(ROW).alias("row"), *[
+            F.col(f"`{c}`").alias(f"v{j}") for j, c in enumerate(columns)]), "row")
+        keys += [F.struct(F.lit(j + 1).alias("k"), F.coalesce(
+            F.col(f"v{j}").cast("string"), F.lit(MISSING)).alias("key"))
+            for j in range(len(columns))]
+    removed = (F.col("action") == "duplicate").cast("long")
+    rows = (frame.select(F.explode(F.array(*keys)).alias("d"), removed.alias("removed"))
+            .groupBy(F.col("d.k").alias("k"), F.col("d.key").alias("key"))
+            .agg(F.count(F.lit(1)).alias("size"), F.sum("removed").alias("sum")).collect())
+    by_action = {r["key"]: int(r["size"]) for r in rows if r["k"] == 0}
+    # by value, as Spark orders text (its UTF-8 bytes: the code points' order, as Python's)
+    return by_action, {c: _removals_by(sorted((r for r in rows if r["k"] == j + 1),
+                                              key=lambda r: r["key"]))
+                       for j, c in enumerate(columns)}
+
+
+def _removals_by(rows) -> dict[str, dict]:
+    """`linkage.run.summary.removals_by` from (key, size, sum) rows, in the values' order."""
     before = sum(int(r["size"]) for r in rows)
     kept = sum(int(r["size"]) - int(r["sum"]) for r in rows)
-    return {str(r["value"]): {
+    return {str(r["key"]): {
         "records": int(r["size"]), "removed": int(r["sum"]),
         "removal_rate": round(int(r["sum"]) / int(r["size"]), 6),
         "share_before": round(int(r["size"]) / before, 6),

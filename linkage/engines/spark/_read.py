@@ -92,7 +92,7 @@ def _numbered(frame, start: int):
     from pyspark.sql import functions as F
 
     tagged = frame.withColumn("__pid", F.spark_partition_id()).withColumn(
-        "__mid", F.monotonically_increasing_id()).transform(pinned)
+        "__mid", F.monotonically_increasing_id()).transform(pinned, lazy=True)  # by the counts
     counts = {r["__pid"]: r["count"] for r in tagged.groupBy("__pid").count().collect()}
     offsets, total = [], start
     for pid in range(max(counts, default=-1) + 1):
@@ -178,9 +178,20 @@ def validate(tables: list[SparkTable], rules, id_column: str | None) -> None:
         filled = [F.count(F.when(F.trim(F.col(f"`{c}`").cast("string")) != "", 1)).alias(f"f{i}")
                   for i, c in enumerate(needed)]
         checks = list(filled)
+        by_id = (id_column is not None and id_column in columns
+                 and _nested(frame, id_column) is None)
         if id_column is not None and id_column in columns:
             checks.append(F.count(F.when(F.col(f"`{id_column}`").isNull(), 1)).alias("nulls"))
-        counted = frame.agg(*checks).first() if checks else None
+        if by_id:
+            # One job for every check: the counts per id, summed; the ids seen more than once.
+            ids = F.col(f"`{id_column}`")
+            per_id = frame.groupBy(ids.cast("string").alias("id")).agg(
+                F.count(F.lit(1)).alias("_n"), *checks)
+            counted = per_id.agg(*[F.sum(f"f{i}").alias(f"f{i}") for i in range(len(filled))],
+                                 F.sum("nulls").alias("nulls"),
+                                 F.count(F.when(F.col("_n") > 1, 1)).alias("repeated")).first()
+        else:
+            counted = frame.agg(*checks).first() if checks else None
         for i, (column, where) in enumerate(needed.items()):
             if counted[f"f{i}"] == 0:
                 raise InputError(
@@ -217,7 +228,7 @@ def validate(tables: list[SparkTable], rules, id_column: str | None) -> None:
                     .agg(F.count(F.lit(1)).alias("n"), F.min(ROW).alias("first"),
                          F.first(ids).alias("value"))
                     .where(F.col("n") > 1))
-        found = repeated.agg(F.count(F.lit(1)).alias("values")).first()["values"]
+        found = counted["repeated"]
         if found:
             shown = repeated.orderBy("first").limit(3).collect()
             examples = ", ".join(repr(r["value"]) for r in shown)

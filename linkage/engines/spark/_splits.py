@@ -57,14 +57,19 @@ class Splits:
     gathered_rows: int = 0
 
 
-def _gather(frame, what: str, key: str) -> pd.DataFrame:
-    count = frame.count()
+def _gather(frame, what: str, key: str, count: int | None = None) -> pd.DataFrame:
+    """`frame` on the driver, refused above the limit; `count`: its rows, where an aggregate
+    gave them already. An empty frame (the common case: nothing to split) is not read."""
+    if count is None:
+        count = frame.count()
     if count > gather_limit():
         raise EngineError(
             f"{what}: {count:,} pairs of the clusters it would split would go to the Spark "
             f"driver, above {GATHER_VARIABLE}={gather_limit():,}. Set `{key}: false` in the "
             f"rules to keep those clusters whole, raise {GATHER_VARIABLE} (and the driver's "
             "memory), or tighten the threshold or blocking so fewer clusters chain.")
+    if count == 0:
+        return pd.DataFrame(columns=frame.columns)
     return frame.toPandas()
 
 
@@ -111,9 +116,9 @@ def split_on_spark(spark, rules, scorer, n: int, edges, scored, ids_of) -> Split
     from pyspark.sql import functions as F
 
     as_ab = edges.select(F.col("l").alias("a"), F.col("r").alias("b"))
-    roots = component_roots(spark, as_ab, n)
-    largest = roots.groupBy("root").count().agg(F.max("count")).first()[0] or 0
-    out = Splits(edges, roots, None, largest_before=int(largest))
+    # pinned by the next aggregate (the non-match test's or the weak-link test's)
+    roots = found = component_roots(spark, as_ab, n, lazy=True)
+    out = Splits(edges, roots, None)
     removed_parts = []
     threshold = float(scorer.threshold)
 
@@ -160,10 +165,16 @@ def split_on_spark(spark, rules, scorer, n: int, edges, scored, ids_of) -> Split
         s, e, d = F.col("size"), F.col("edges"), F.col("max_degree")
         supported = ((s <= 2) | (3 * d >= 2 * (s - 1)) | (2 * e >= s * (s - 1) / 2)
                      | (s * s <= CHAIN_FACTOR * (s + 2 * e)))
+        # One job: the pairs of the weak clusters (to gather) and the largest cluster (the
+        # summary's size before the split; a run with no pair has clusters of one).
+        counted = stats.agg(F.sum(F.when(~supported, e)).alias("weak"),
+                            F.max(s).alias("largest")).first()
+        out.largest_before = (int(counted["largest"] or min(n, 1)) if roots is found
+                              else _largest(found))  # (a non-match split changed the roots)
         weak = stats.where(~supported).select("root")
         matched = _gather(edges.join(of_l, "l").join(weak, "root")
                           .select(*_edge_columns(edges)),
-                          "split_weak_links", "split_weak_links")
+                          "split_weak_links", "split_weak_links", int(counted["weak"] or 0))
         if len(matched):
             rows, left, right, w, fixed = _renumbered(matched)
             keep, splits = split_weak_links(len(rows), left, right, w, unbreakable=fixed)
@@ -177,6 +188,13 @@ def split_on_spark(spark, rules, scorer, n: int, edges, scored, ids_of) -> Split
         for more in removed_parts[1:]:
             out.removed = out.removed.unionByName(more)
     return out
+
+
+def _largest(roots) -> int:
+    """The size of the largest component of `roots` (row, root)."""
+    from pyspark.sql import functions as F
+
+    return int(roots.groupBy("root").count().agg(F.max("count")).first()[0] or 0)
 
 
 def _apply(spark, out: Splits, rows, left, right, keep, splits, ids_of, removed_parts):
