@@ -47,8 +47,16 @@ def test_renumbered_of_compound_codes_in_threads_as_serially(monkeypatch):
 
 
 def test_thread_map_keeps_order_and_raises_the_first_error(monkeypatch):
+    import threading
+
     monkeypatch.setenv("LINKAGE_THREADS", "3")
     assert thread_map(lambda x: x * x, range(50)) == [x * x for x in range(50)]
+    names = thread_map(lambda _: threading.current_thread().name, range(6))
+    assert all(name.startswith("linkage") for name in names), names  # the pool's threads
+    monkeypatch.setenv("LINKAGE_THREADS", "1")
+    assert set(thread_map(lambda _: threading.current_thread().name, range(3))) == {
+        threading.current_thread().name}  # one thread: the caller's own
+    monkeypatch.setenv("LINKAGE_THREADS", "3")
 
     def fail(x):
         if x in (3, 7):

@@ -404,10 +404,7 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
 
     def estimate(key: list[str]) -> int | None:
         if tuple(key) not in known:
-            try:
-                known[tuple(key)] = measure.pairs(key)
-            except (KeyError, ValueError):  # a column the normalizers removed, a bad part
-                known[tuple(key)] = None
+            known[tuple(key)] = _quietly(measure.pairs, key)
         return known[tuple(key)]
 
     def estimates(keys: list[list[str]]) -> list[int | None]:
