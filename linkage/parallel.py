@@ -44,12 +44,16 @@ def threads() -> int:
     given = os.environ.get("LINKAGE_THREADS", "").strip()
     if given:
         try:
-            return max(1, int(given))
+            count = int(given)
         except ValueError:
+            count = 0
+        if count < 1:
             from linkage.errors import InputError
 
-            raise InputError(f"LINKAGE_THREADS must be a whole number of threads, such as 2. "
-                             f"Got {given!r} instead.") from None
+            raise InputError(f"LINKAGE_THREADS must be a whole number of threads, 1 or more "
+                             f"(1 runs everything on one thread; unset, the machine's cores). "
+                             f"Got {given!r} instead.")
+        return count
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):

@@ -73,9 +73,10 @@ def test_thread_map_keeps_order_and_raises_the_first_error(monkeypatch):
 def test_linkage_threads_is_read_and_checked(monkeypatch):
     monkeypatch.setenv("LINKAGE_THREADS", "3")
     assert threads() == 3
-    monkeypatch.setenv("LINKAGE_THREADS", "many")
-    with pytest.raises(InputError, match="LINKAGE_THREADS must be a whole number"):
-        threads()
+    for bad in ("many", "0", "-2", "1.5"):
+        monkeypatch.setenv("LINKAGE_THREADS", bad)
+        with pytest.raises(InputError, match="LINKAGE_THREADS must be a whole number"):
+            threads()
     monkeypatch.delenv("LINKAGE_THREADS")
     assert 1 <= threads() <= 8
 
