@@ -22,7 +22,15 @@ def connected_components(n: int, left: np.ndarray, right: np.ndarray) -> np.ndar
         (np.ones(len(left), dtype=np.int8), (np.asarray(left), np.asarray(right))), shape=(n, n)
     )
     _, raw = _scipy_components(graph, directed=False)
-    # Relabel: a cluster's id is the rank of its smallest member among all clusters' smallest.
+    raw = raw.astype(np.int64, copy=False)
+    # A cluster's id is the rank of its smallest member among all clusters' smallest. scipy
+    # numbers the components as it meets them going up the rows, which is that order
+    # already; checked (each row's label at most one above every label before it), not
+    # assumed, and relabelled where it does not hold.
+    seen = np.maximum.accumulate(raw)
+    if raw[0] == 0 and bool((raw[1:] <= seen[:-1] + 1).all()):
+        return raw
+    del seen
     first_member = np.full(raw.max() + 1, n, dtype=np.int64)
     np.minimum.at(first_member, raw, np.arange(n))
     rank = np.empty_like(first_member)

@@ -16,6 +16,7 @@ from linkage._schema import Configurable, SchemaViolation, did_you_mean
 from linkage.errors import InputError, ParameterError
 from linkage.keep import date_key, id_rank, is_blank, source_key, text_length
 from linkage.options import Survivorship  # the rules, each described there
+from linkage.ordering import lexsort
 
 RULES: tuple[str, ...] = get_args(Survivorship)
 PROVENANCE_SUFFIX = "__from"
@@ -109,7 +110,7 @@ def _first_per_cluster(clusters: np.ndarray, rows: np.ndarray, keys: list[np.nda
                        tiebreak: np.ndarray) -> pd.Series:
     """The row (among `rows`) that sorts first in each cluster by `keys` then `tiebreak`."""
     c = clusters[rows]
-    order = np.lexsort((tiebreak[rows], *(k[rows] for k in reversed(keys)), c))
+    order = lexsort((tiebreak[rows], *(k[rows] for k in reversed(keys)), c))
     first = np.ones(len(order), dtype=bool)
     first[1:] = c[order][1:] != c[order][:-1]
     return pd.Series(rows[order][first], index=c[order][first])

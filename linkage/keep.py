@@ -16,6 +16,7 @@ import pandas as pd
 from linkage._schema import Configurable, SchemaViolation, did_you_mean
 from linkage.errors import InputError, ParameterError
 from linkage.options import KeepPolicyName  # the policies, each described there
+from linkage.ordering import lexsort
 
 CENTROID_DISTANCE = "__centroid_distance"  # filled by the pipeline's semantic stage
 
@@ -303,7 +304,7 @@ def policy_keys(policy: KeepPolicy, records: pd.DataFrame, clusters: np.ndarray,
             if column != policy.column:
                 length += text_length(records[column])
         # A record's round: its position within its (cluster, source) group, longest first.
-        round_ = _positions(np.lexsort((tiebreak, -length, codes, clusters)),
+        round_ = _positions(lexsort((tiebreak, -length, codes, clusters)),
                             clusters, codes)
         return [round_, no_source, -length]
     raise ValueError(f"unknown keeper policy {name!r}")  # KeepPolicy allows no other value
@@ -349,7 +350,7 @@ def keeper_rank(
     require_columns(records, policy)
     records = records.reset_index(drop=True)
     keys = policy_keys(policy, records, clusters, tiebreak)
-    order = np.lexsort((tiebreak, *reversed(keys), clusters))
+    order = lexsort((tiebreak, *reversed(keys), clusters))
     return _positions(order, clusters)
 
 

@@ -45,14 +45,11 @@ def record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, acce
         other = np.concatenate([mr, ml])
         w = np.concatenate([mw, mw])
         by = np.concatenate([link_stage, link_stage])
-        order = np.lexsort((other, -w, both))
-        both, other, w, by = both[order], other[order], w[order], by[order]
-        first = np.ones(len(both), dtype=bool)
-        first[1:] = both[1:] != both[:-1]
-        best_w[both[first]] = w[first]
-        best_other[both[first]] = other[first]
-        best_stage[both[first]] = by[first]
         degree = np.bincount(both, minlength=n)
+        best = _strongest_link(n, both, other, w, int(np.count_nonzero(degree)))
+        best_w[both[best]] = w[best]
+        best_other[both[best]] = other[best]
+        best_stage[both[best]] = by[best]
     cluster_size = np.bincount(clusters)[clusters] if n else np.zeros(0, dtype=np.int64)
     single = cluster_size == 1
     # Every record's action and single-record reason point at a few shared str objects.
@@ -142,6 +139,30 @@ def record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, acce
     if guard.decisions:
         out["guards"] = pd.DataFrame(guard.decisions).astype({"record_id": str})
     return out
+
+
+def _strongest_link(n: int, both: np.ndarray, other: np.ndarray, w: np.ndarray,
+                    linked: int) -> np.ndarray:
+    """Positions of each record's strongest link: for each value of `both` (`linked` distinct
+    values), the link of the highest weight `w`, then of the smallest `other`, then the first:
+    the first of each record in `np.lexsort((other, -w, both))`, found without sorting (two
+    reductions by record)."""
+    w = np.asarray(w, dtype=np.float64)
+    if np.isnan(w).any():  # NaN sorts last in a sort, where a reduction would spread it
+        order = np.lexsort((other, -w, both))
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = both[order][1:] != both[order][:-1]
+        return order[first]
+    top = np.full(n, -np.inf)
+    np.maximum.at(top, both, w)
+    at = np.flatnonzero(w == top[both])
+    least = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(least, both[at], other[at])
+    at = at[other[at] == least[both[at]]]
+    if len(at) == linked:  # one per record: pairs are unique, so the same (record, other)
+        return at          # cannot come twice
+    _, first = np.unique(both[at], return_index=True)
+    return at[np.sort(first)]
 
 
 def _cluster_table(n: int, chunk: int | None, folder: Path | None, guard, cluster_rows) -> dict:

@@ -1,0 +1,60 @@
+"""linkage.ordering.lexsort and the outputs' strongest link: numpy's order, found faster."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from linkage.ordering import lexsort
+from linkage.run.outputs import _strongest_link
+
+_KINDS = ("small", "bool", "uint8", "wide", "float", "huge")
+
+
+def _key(rng: np.random.Generator, kind: str, n: int) -> np.ndarray:
+    if kind == "small":
+        return rng.integers(-3, 3, n)
+    if kind == "bool":
+        return rng.integers(0, 2, n).astype(bool)
+    if kind == "uint8":
+        return rng.integers(0, 5, n).astype(np.uint8)
+    if kind == "wide":  # packs alone, not with another wide key: np.lexsort then
+        return rng.integers(-(2**40), 2**40, n)
+    if kind == "float":
+        return rng.normal(size=n).round(1)
+    return rng.integers(2**63, 2**64 - 1, n, dtype=np.uint64)  # above int64: not packed
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(0, 40), kinds=st.lists(st.sampled_from(_KINDS), min_size=1, max_size=4),
+       seed=st.integers(0, 2**32 - 1))
+def test_lexsort_is_numpys_permutation(n, kinds, seed):
+    rng = np.random.default_rng(seed)
+    keys = [_key(rng, kind, n) for kind in kinds]
+    got = lexsort(keys)
+    np.testing.assert_array_equal(got, np.lexsort(keys))
+    assert got.dtype == np.int64
+
+
+def test_lexsort_packs_keys_and_keeps_ties_in_input_order():
+    clusters = np.array([2, 0, 2, 0, 1, 2])
+    rank = np.array([1, 1, 0, 1, 0, 1])  # ties inside clusters 0 and 2: input order
+    np.testing.assert_array_equal(lexsort((rank, clusters)), [1, 3, 4, 2, 0, 5])
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 12), m=st.integers(1, 40), seed=st.integers(0, 2**32 - 1),
+       odd=st.sampled_from(["none", "nan", "-inf", "-0.0"]))
+def test_strongest_link_is_the_first_of_each_record_in_lexsort(n, m, seed, odd):
+    """Highest weight, then smallest other record, then the first: as the sort found it."""
+    rng = np.random.default_rng(seed)
+    both, other = rng.integers(0, n, m), rng.integers(0, n, m)
+    w = rng.integers(-2, 2, m).astype(float)
+    if odd != "none":
+        w[rng.integers(0, m, 3)] = float(odd)
+    order = np.lexsort((other, -w, both))
+    first = np.ones(m, dtype=bool)
+    first[1:] = both[order][1:] != both[order][:-1]
+    got = _strongest_link(n, both, other, w, len(np.unique(both)))
+    np.testing.assert_array_equal(np.sort(got), np.sort(order[first]))
