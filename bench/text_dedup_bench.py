@@ -428,7 +428,7 @@ TOOL_NAMES = {
 
 
 STAGES = ("read", "prepare", "normalize", "url", "exact", "semantic", "block", "compare",
-          "score", "guard", "cluster", "keep", "report", "write")
+          "score", "guard", "cluster", "keep", "summary", "report", "write")
 
 
 def _pct(x: float) -> str:

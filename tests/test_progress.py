@@ -10,7 +10,7 @@ from tests.conftest import ROOT, run_clis
 
 SAMPLE = ROOT / "sample_data" / "customers.csv"
 STAGES = ["suggesting rules", "prepare", "normalize", "block", "compare", "score", "guard",
-          "cluster", "keep", "report", "writing the outputs"]
+          "cluster", "keep", "summary", "report", "writing the outputs"]
 OPTIONAL = {"exact"}  # the exact-hash stage, where the rules have one
 
 

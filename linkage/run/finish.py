@@ -196,25 +196,26 @@ def finish(state: RunState, tail: Tail, *, sample_records: bool = True) -> Resul
             outputs["golden"] = build_golden(rules.golden, state.combined, ids, clusters,
                                              state.id_name)
 
-    summary = build_summary(
-        mode, state.tables, rules, n, state.sizes, state.normalize_stats, pairs,
-        state.matrix if state.tally is None else state.tally,
-        matched, clusters, outputs["clusters"], state.id_column, state.combined,
-        above=int(above.sum()),
-    )
-    tail.summary(state, summary)
-    summary["stages"]["score"].update(matched_by_stage(rules, above, staged, matched))
-    summary["stages"]["score"].update(scorer_report(scorer))
-    for name, stats in state.exact_stats.items():
-        summary["stages"][name] = stats
-    summary["stages"]["guard"] = guard_counts(rules, guard.decisions)
-    if mode == "link":
-        summary["links"] = len(outputs["links"])
-    if state.labels_report is not None:
-        summary["labels"] = state.labels_report
-        outputs["labels"] = state.kept_labels
-    add_diagnostics(summary, rules, scorer, splits, component_sizes, clusters, pairs.left,
-                    pairs.right, matched, pairs.mask)
+    with clock.stage("summary"):  # summary.json's counts, before and after, diagnostics
+        summary = build_summary(
+            mode, state.tables, rules, n, state.sizes, state.normalize_stats, pairs,
+            state.matrix if state.tally is None else state.tally,
+            matched, clusters, outputs["clusters"], state.id_column, state.combined,
+            above=int(above.sum()),
+        )
+        tail.summary(state, summary)
+        summary["stages"]["score"].update(matched_by_stage(rules, above, staged, matched))
+        summary["stages"]["score"].update(scorer_report(scorer))
+        for name, stats in state.exact_stats.items():
+            summary["stages"][name] = stats
+        summary["stages"]["guard"] = guard_counts(rules, guard.decisions)
+        if mode == "link":
+            summary["links"] = len(outputs["links"])
+        if state.labels_report is not None:
+            summary["labels"] = state.labels_report
+            outputs["labels"] = state.kept_labels
+        add_diagnostics(summary, rules, scorer, splits, component_sizes, clusters, pairs.left,
+                        pairs.right, matched, pairs.mask)
     result = Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
     if sample_records:
         with clock.stage("report"):  # the records report.html shows: one pass over the pairs
