@@ -44,6 +44,7 @@ from linkage.normalize import (
     encode_series,
     normalize_encoded,
 )
+from linkage.ordering import is_unique
 from linkage.progress import Clock, progress_bar
 from linkage.result import Result
 from linkage.run.chunks import auto_chunk_rows, resolve_chunk_rows
@@ -134,7 +135,7 @@ def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) ->
                 raise InputError(msg)
             # In an object column 1 and "1" are two values that print as one id.
             printed = pd.Series(as_text(ids)) if ids.dtype == object else ids
-            dup = printed.iloc[:0] if _unique(printed) else printed[printed.duplicated(
+            dup = printed.iloc[:0] if is_unique(printed) else printed[printed.duplicated(
                 keep=False)]
             if len(dup):
                 examples = ", ".join(repr(v) for v in pd.unique(dup.to_numpy())[:3])
@@ -146,23 +147,6 @@ def validate_tables(tables: list[Table], rules: Rules, id_column: str | None) ->
                 raise InputError(msg)
     if id_column is not None:
         _check_id_types(tables, id_column)
-
-
-def _unique(values: pd.Series) -> bool:
-    """`values.is_unique`. Arrow strings (the ids of most files) are sorted and their
-    neighbours compared instead of hashed: pandas' hash table over 10M string ids took 2-7 s,
-    the sort 0.6 s where they come in order and about what the hash costs where they do not."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    data = getattr(values.array, "_pa_array", None)
-    if not isinstance(data, pa.ChunkedArray) or data.null_count or not (
-            pa.types.is_string(data.type) or pa.types.is_large_string(data.type)):
-        return bool(values.is_unique)
-    if len(data) < 2:
-        return True
-    ordered = data.take(pc.sort_indices(data))
-    return not pc.any(pc.equal(ordered.slice(1), ordered.slice(0, len(ordered) - 1))).as_py()
 
 
 def _check_id_types(tables: list[Table], id_column: str) -> None:

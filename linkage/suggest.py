@@ -18,6 +18,7 @@ import pandas as pd
 from linkage import profiling as _profiling
 from linkage.blocking.choose import KeyTrial, choose_keys, sample_table
 from linkage.io import as_text
+from linkage.ordering import is_unique
 from linkage.profiling import ColumnProfile, pair_columns, profile_table
 
 _SAMPLE = 20_000
@@ -169,7 +170,7 @@ def _id_column(frames: list[pd.DataFrame], profiles: list[ColumnProfile]) -> str
     """A column unique in every table: the record's id (an identifier before a row number;
     the name breaks a tie)."""
     def unique(c: str) -> bool:
-        return all(c in f.columns and f[c].notna().all() and _is_unique(f[c]) for f in frames)
+        return all(c in f.columns and f[c].notna().all() and is_unique(f[c]) for f in frames)
 
     def shared(c: str) -> float:
         """In a link, the share of one table's values the other holds: the same person's
@@ -183,39 +184,6 @@ def _id_column(frames: list[pd.DataFrame], profiles: list[ColumnProfile]) -> str
     candidates.sort(key=lambda p: (round(shared(p.column), 1), p.kind != "id",
                                    not _hint(p.column, "id", "key")))
     return candidates[0].column if candidates else None
-
-
-def _is_unique(values: pd.Series) -> bool:
-    """`values.is_unique`, sooner for a column of Arrow strings of one length in bytes (ids
-    written with leading zeros, codes, UUIDs): their bytes, eight at a time, make one number per
-    value (the bytes themselves up to eight), sorted; where no two numbers are equal no two
-    values are, and otherwise pandas decides."""
-    import pyarrow as pa
-
-    array = getattr(values.array, "_pa_array", None)
-    if array is None or len(values) < 2 or array.null_count or not (
-            pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
-        return bool(values.is_unique)
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    n = len(array)
-    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64 if pa.types.is_large_string(
-        array.type) else np.int32)[array.offset:array.offset + n + 1]
-    width = int(offsets[1] - offsets[0])
-    if width == 0 or not (np.diff(offsets) == width).all():
-        return bool(values.is_unique)
-    data = np.frombuffer(array.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
-    words = (width + 7) // 8
-    padded = np.zeros((n, words * 8), dtype=np.uint8)
-    padded[:, :width] = data.reshape(n, width)
-    keys = padded.view(np.uint64)
-    key = keys[:, 0].copy()
-    for k in range(1, words):
-        key = key * np.uint64(0x9E3779B97F4A7C15) + keys[:, k]
-    key.sort()
-    if not (key[1:] == key[:-1]).any():
-        return True
-    return bool(values.is_unique)
 
 
 def _record_ids(left: pd.DataFrame, right: pd.DataFrame, lp: list[ColumnProfile],

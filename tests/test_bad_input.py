@@ -160,22 +160,3 @@ def test_oversized_block_warns_and_run_succeeds(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "warning" in done.stderr and "'x'" in done.stderr and "max_block_size" in done.stderr
     assert len(pd.read_parquet(out / "clusters.parquet")) == 6
-
-
-@pytest.mark.parametrize("dtype", ["string[pyarrow]", "large_string[pyarrow]", object, "int64"])
-@pytest.mark.parametrize("values", [["b", "a", "c", "d"], ["b", "a", "c", "a"], ["x"], []])
-def test_id_uniqueness_by_sorting_is_pandas_is_unique(values, dtype):
-    """Arrow string ids are checked by sorting, in pieces too; the answer is pandas'."""
-    import pyarrow as pa
-
-    from linkage.pipeline import _unique
-
-    if dtype == "int64":
-        values = [ord(v) for v in values]
-    series = pd.Series(values, dtype=dtype)
-    assert _unique(series) == series.is_unique
-    if dtype == "large_string[pyarrow]" and len(values) > 1:  # a column read in batches
-        data = series.array._pa_array
-        pieces = pa.chunked_array([data.slice(0, 1), data.slice(1)])
-        split = pd.Series(pd.arrays.ArrowExtensionArray(pieces))
-        assert _unique(split) == series.is_unique

@@ -1,12 +1,17 @@
-"""linkage.ordering.lexsort and the outputs' strongest link: numpy's order, found faster."""
+"""linkage.ordering (lexsort, is_unique) and the outputs' strongest link: numpy's and pandas'
+answers, found faster."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
+import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linkage.ordering import lexsort
+from linkage.ordering import is_unique, lexsort
 from linkage.run.outputs import _strongest_link
 
 _KINDS = ("small", "bool", "uint8", "wide", "float", "huge")
@@ -58,3 +63,40 @@ def test_strongest_link_is_the_first_of_each_record_in_lexsort(n, m, seed, odd):
     first[1:] = both[order][1:] != both[order][:-1]
     got = _strongest_link(n, both, other, w, len(np.unique(both)))
     np.testing.assert_array_equal(np.sort(got), np.sort(order[first]))
+
+
+@pytest.mark.parametrize("dtype", ["string[pyarrow]", "large_string[pyarrow]", object, "int64"])
+@pytest.mark.parametrize("values", [["b", "a", "c", "d"], ["b", "a", "c", "a"], ["x"], []])
+def test_is_unique_of_any_text_is_pandas_is_unique(values, dtype):
+    """Arrow string ids of any length are checked by sorting, in pieces too; the answer is
+    pandas'."""
+    import pyarrow as pa
+
+    if dtype == "int64":
+        values = [ord(v) for v in values]
+    series = pd.Series(values, dtype=dtype)
+    assert is_unique(series) == series.is_unique
+    if dtype == "large_string[pyarrow]" and len(values) > 1:  # a column read in batches
+        data = series.array._pa_array
+        pieces = pa.chunked_array([data.slice(0, 1), data.slice(1)])
+        split = pd.Series(pd.arrays.ArrowExtensionArray(pieces))
+        assert is_unique(split) == series.is_unique
+
+
+def test_is_unique_of_fixed_width_text_is_pandas_is_unique():
+    """Arrow strings of one length are read by their bytes: the answer is `Series.is_unique`'s,
+    duplicates or not, for widths below, at and above eight bytes, multi-byte characters,
+    sliced arrays and other columns."""
+    rng = np.random.default_rng(9)
+    cases = itertools.product((1, 3, 7, 8, 9, 16, 17, 36), (2, 50, 5_000), (False, True),
+                              ("AZaz09-", "éüßø", "AZaz09-é김"))
+    for width, n, dup, chars in cases:
+        values = ["".join(rng.choice(list(chars), width)) for _ in range(n)]
+        values = list(dict.fromkeys(values))  # distinct, maybe of other byte lengths
+        if dup and len(values) > 1:
+            values[-1] = values[0]
+        for series in (pd.Series(values, dtype="str"), pd.Series(values, dtype="str").iloc[1:],
+                       pd.Series(values, dtype=object)):
+            assert is_unique(series) == series.is_unique, (width, n, dup, chars)
+    same = pd.Series([f"P{i:07d}" for i in range(100_000)], dtype="str")
+    assert is_unique(same) and not is_unique(pd.concat([same, same.iloc[:1]]))

@@ -141,28 +141,3 @@ def test_normalized_distinct_values_give_every_row_its_normalized_value():
         by_rows = _Measure(rows, None, [n])._column(column)
         by_codes = _Measure(work, None, [n], coded)._column(column)
         assert by_rows[0].tolist() == by_codes[0].tolist() and by_rows[1] == by_codes[1]
-
-
-def test_unique_of_fixed_width_text_is_pandas_is_unique():
-    """The id column's uniqueness (`suggest._is_unique`) reads Arrow strings of one length by
-    their bytes; it answers what `Series.is_unique` answers, duplicates or not, for widths
-    below, at and above eight bytes, multi-byte characters, sliced arrays and other columns."""
-    import itertools
-
-    import numpy as np
-
-    from linkage.suggest import _is_unique
-
-    rng = np.random.default_rng(9)
-    cases = itertools.product((1, 3, 7, 8, 9, 16, 17, 36), (2, 50, 5_000), (False, True),
-                              ("AZaz09-", "éüßø", "AZaz09-é김"))
-    for width, n, dup, chars in cases:
-        values = ["".join(rng.choice(list(chars), width)) for _ in range(n)]
-        values = list(dict.fromkeys(values))  # distinct, maybe of other byte lengths
-        if dup and len(values) > 1:
-            values[-1] = values[0]
-        for series in (pd.Series(values, dtype="str"), pd.Series(values, dtype="str").iloc[1:],
-                       pd.Series(values, dtype=object)):
-            assert _is_unique(series) == series.is_unique, (width, n, dup, chars)
-    same = pd.Series([f"P{i:07d}" for i in range(100_000)], dtype="str")
-    assert _is_unique(same) and not _is_unique(pd.concat([same, same.iloc[:1]]))
