@@ -114,8 +114,13 @@ def executor():
 with quiet_pyspark():
     from pyspark.sql import SparkSession, functions as F
     # Spark's own multi-process master: a driver JVM and two executor JVMs (one core,
-    # 1 GB each) under a standalone master and worker, all on this machine.
-    spark = (SparkSession.builder.master("local-cluster[2,1,1024]")
+    # 512 MB each) under a standalone master and worker, all on this machine. Small heaps:
+    # 1,500 records need no more, and fresh JVM memory is slow to touch on some hosts. No
+    # locality wait: no task here gains from waiting for the executor that holds its blocks.
+    spark = (SparkSession.builder.master("local-cluster[2,1,512]")
+             .config("spark.executor.memory", "512m")
+             .config("spark.driver.memory", "512m")
+             .config("spark.locality.wait", "0")
              .config("spark.driver.host", "127.0.0.1")
              .config("spark.driver.bindAddress", "127.0.0.1")
              .config("spark.ui.enabled", "false")
