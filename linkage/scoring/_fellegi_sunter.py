@@ -442,7 +442,7 @@ class FellegiSunter(Scorer):
             # a kind of match (the matches recorded in another style, which disagree on
             # several fields together), and its match class is only the closest copies.
             if (gain > 0.5 * extra * math.log(counts.sum()) and mixture["lam"] < MAJORITY
-                    and (held is not None or not _match_like(mixture, data))
+                    and (held is not None or not _match_like(mixture, data, fit))
                     and not _leaves_range(data, fit["lam"], mixture["lam"], held)
                     and not mixture["failed"]
                     and _label_fit(mixture) >= _label_fit(fit) - _LABEL_MARGIN):
@@ -1437,14 +1437,21 @@ def _projection_dual(logit: np.ndarray, a: np.ndarray, counts: np.ndarray) -> np
     return lam
 
 
-def _match_like(fit: dict[str, Any], data: _Data) -> bool:
+def _match_like(fit: dict[str, Any], data: _Data, than: dict[str, Any] | None = None) -> bool:
     """Whether the match class never disagrees on some comparison (its m at "else" sank to
     the floor) where nothing says matches never do: then the non-match components have taken
     the matches with an error in that field, and the match class is only a subgroup of the
     matches. A level the non-matches do not reach either (a tolerance wider than the values'
     range) says nothing, and neither does a field on which the surest matches never disagree
-    (a sex recorded alike in both sources: see `_disagreement_caps`, `_disagreement_floors`)."""
+    (a sex recorded alike in both sources: see `_disagreement_caps`, `_disagreement_floors`),
+    nor, where `than` (the one-class fit the mixture would replace) is given, one on which
+    its match class never disagrees either: the mixture took no matches there that the other
+    fit held. (At scale the surest matches hold more namesakes, whose birth dates differ:
+    the cap then allows disagreement that the matches do not show, and a mixture that fits a
+    million-record link far better was refused for agreeing with the one-class fit.)"""
     def never(k: int) -> bool:
+        if than is not None and than["m"][k][0] < _SURE_NEVER:
+            return True
         if data.identifying[k]:
             return data.caps[k] < _SURE_NEVER * _SURE_MARGIN
         floors = data.floors
