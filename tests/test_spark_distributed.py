@@ -456,3 +456,35 @@ def test_labelled_text_rules_on_the_distributed_route_as_locally(spark, distribu
     pd.testing.assert_frame_equal(_table(on_spark.guard_decisions),
                                   _table(local.guard_decisions))
     assert len(local.guard_decisions) > 0
+
+
+def test_nullable_integers_read_back_as_the_local_engine_gives_them(spark, tmp_path, distributed):
+    """A column of integers with gaps (pandas Int64 in a Parquet input) comes back from the
+    distributed route's Parquet folders as Int64, as the local engine gives it: not as
+    float64 (an age of 41 read as 41.0). Spark writes no pandas metadata, so the folders'
+    reader maps Arrow integers and booleans with nulls to pandas' nullable types itself;
+    columns without nulls keep their plain types."""
+    frame = pd.DataFrame({
+        "id": [f"r{i}" for i in range(40)],
+        "name": ["ann", "bob", "cat", "dan"] * 10,
+        "age": pd.array([41, None, 3, 4, 5] * 8, dtype="Int64"),
+        "visits": np.arange(40, dtype=np.int64),
+        "active": pd.array([True, None, False, True] * 10, dtype="boolean"),
+    })
+    path = tmp_path / "people.parquet"
+    frame.to_parquet(path, index=False)
+    rules = lk.Rules.from_dict({
+        "id_column": "id", "blocking": [{"name": "k", "keys": [["name"]]}],
+        "comparisons": [{"type": "exact", "column": "name"}],
+        "scoring": {"type": "rule_sum", "threshold": 1}})
+    local = lk.dedupe(path, rules, progress=False)
+    on_spark = lk.dedupe(path, rules, engine="spark", progress=False)
+    assert type(on_spark).__name__ == "DistributedResult"
+    got, expected = on_spark.deduplicated.to_pandas(), local.deduplicated
+    for column in ("age", "visits", "active"):
+        assert got[column].dtype == expected[column].dtype, column
+    assert str(got["age"].dtype) == "Int64" and str(got["visits"].dtype) == "int64"
+    pd.testing.assert_frame_equal(got.reset_index(drop=True),
+                                  expected.reset_index(drop=True), check_dtype=False)
+    assert got["age"].isna().sum() == expected["age"].isna().sum() > 0
+    assert got[["age"]].equals(on_spark.deduplicated[["age"]])  # a column read alone: alike

@@ -55,6 +55,27 @@ def _remove(folder: Path) -> None:
         folder.parent.rmdir()
 
 
+# pandas' nullable types for Arrow's integers and booleans (what pandas reads back from a
+# file it wrote itself with such a column holding nulls)
+_NULLABLE = {"int8": pd.Int8Dtype(), "int16": pd.Int16Dtype(), "int32": pd.Int32Dtype(),
+             "int64": pd.Int64Dtype(), "uint8": pd.UInt8Dtype(), "uint16": pd.UInt16Dtype(),
+             "uint32": pd.UInt32Dtype(), "uint64": pd.UInt64Dtype(), "bool": pd.BooleanDtype()}
+
+
+def _to_pandas(table) -> pd.DataFrame:
+    """A table Spark wrote, as the local engine's frame: an integer or boolean column that
+    holds nulls becomes pandas' nullable type (Int64, boolean), not float64 or object, so an
+    age of 41 reads 41 as it does locally, not 41.0. (Spark writes no pandas metadata, which
+    is what tells pyarrow to do so for a file pandas wrote.)"""
+    frame = table.to_pandas()
+    for k, field in enumerate(table.schema):
+        column = table.column(k)
+        if str(field.type) in _NULLABLE and column.null_count:
+            frame[field.name] = column.to_pandas(
+                types_mapper={field.type: _NULLABLE[str(field.type)]}.get)
+    return frame
+
+
 class ParquetFolder(ParquetFrame):
     """A table Spark wrote as a Parquet folder (part files), read like a `ParquetFrame`:
     `len` and `columns` from the files' metadata, a column or the whole table read only when
@@ -83,15 +104,15 @@ class ParquetFolder(ParquetFrame):
 
     def __getitem__(self, key):
         if self._frame is None and isinstance(key, str) and key in self.columns:
-            return self._dataset.to_table(columns=[key]).to_pandas()[key]
+            return _to_pandas(self._dataset.to_table(columns=[key]))[key]
         if self._frame is None and isinstance(key, list) and all(
                 isinstance(k, str) and k in self.columns for k in key):
-            return self._dataset.to_table(columns=key).to_pandas()
+            return _to_pandas(self._dataset.to_table(columns=key))
         return self.to_pandas()[key]
 
     def to_pandas(self) -> pd.DataFrame:
         if self._frame is None:
-            self._frame = self._dataset.to_table().to_pandas()
+            self._frame = _to_pandas(self._dataset.to_table())
         return self._frame
 
     def copy_to(self, path: Path) -> None:
