@@ -244,6 +244,12 @@ class FeatureScores:
         for name in self.features.columns:
             lines.append(f"  {name:<20} {self.features[name].iloc[row]!s:<10} "
                          f"{self.levels[name].iloc[row]!s:<10} {float(parts[name]):+.2f}")
+        # With several kinds of non-match, the weight also holds the pair's pattern scored
+        # against them as a whole (`FellegiSunter.non_match_term`), as `linkage explain` shows.
+        term = float(self.scorer.non_match_term(self._matrix)[row]) \
+            if hasattr(self.scorer, "non_match_term") else 0.0
+        if term != 0.0:
+            lines.append(f"  {'(kinds of non-match)':<42} {term:+.2f}")
         return Explanation("\n".join(lines))
 
 

@@ -5,6 +5,7 @@ which caps pandas below 3, is tested in `tests_pandas2/`)."""
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -14,7 +15,7 @@ from datasketch import LeanMinHash, MinHash
 import linkage as lk
 from linkage import interop
 from linkage.blocking import MinHashBlocker
-from linkage.errors import InputError
+from linkage.errors import InputError, LinkageWarning
 from linkage.text.lsh import jaccard
 from linkage.text.minhash import signatures
 from linkage.text.shingles import shingle
@@ -129,3 +130,33 @@ def test_features_outside_0_1_are_bad_input():
     index = pd.MultiIndex.from_tuples([("a", "b"), ("a", "c")])
     with pytest.raises(InputError, match="outside"):
         interop.score_features(pd.DataFrame({"age": [3.0, 40.0]}, index=index))
+
+
+def test_explain_of_scored_features_adds_up_to_the_match_weight():
+    """`FeatureScores.explain` lists the prior and each feature's weight, and, where EM found
+    several kinds of non-match (a feature table whose non-matches each agree on the one field
+    that let them in, as blocking on several keys leaves them), the term that scores the
+    pattern against those kinds: the lines add up to the pair's match weight."""
+    rng = np.random.default_rng(0)
+    n = 6000
+    kind = rng.choice(4, size=n, p=[0.1, 0.3, 0.3, 0.3])  # 0: a match; k: let in by field k
+    columns = {}
+    for j, name in enumerate(["given", "surname", "dob", "city"]):
+        agree = np.where(kind == 0, rng.random(n) < 0.9,
+                         np.where(kind == j % 3 + 1, True, rng.random(n) < 0.05))
+        columns[name] = agree.astype(float)
+    features = pd.DataFrame(columns, index=pd.MultiIndex.from_arrays(
+        [np.arange(n), np.arange(n) + n]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        scores = interop.score_features(features, threshold=0.0)
+    assert scores.scorer.diagnostics["non_match_components"] > 1
+    term = scores.scorer.non_match_term(scores._matrix)
+    row = int(np.flatnonzero(term != 0)[0])
+    pair = scores.features.index[row]
+    text = str(scores.explain(*pair))
+    assert "(kinds of non-match)" in text
+    numbers = [float(x) for x in re.findall(r"([+-]\d+\.\d\d)$", text, flags=re.M)]
+    assert sum(numbers) == pytest.approx(float(scores.match_weight.iloc[row]), abs=0.01 * len(
+        numbers))
+
