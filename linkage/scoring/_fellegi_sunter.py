@@ -1576,17 +1576,14 @@ def _match_like(fit: dict[str, Any], data: _Data, than: dict[str, Any] | None = 
     matches. A level the non-matches do not reach either (a tolerance wider than the values'
     range) says nothing, and neither does a field on which the surest matches never disagree
     (a sex recorded alike in both sources: see `_disagreement_caps`, `_disagreement_floors`),
-    nor, where `than` (the one-class fit the mixture would replace) is given, one where the
-    matches the mixture no longer holds are fewer than `_SUBGROUP` of that fit's: the
-    mixture took no material share of matches there. (At scale the surest matches hold more
-    namesakes, whose birth dates differ: the cap then allows disagreement that the matches
-    do not show, and a mixture that fits a million-record link far better was refused for
-    agreeing, to a few dozen pairs in 190,000, with the one-class fit.)"""
+    nor, where `than` (the one-class fit the mixture would replace) is given, one on which
+    its match class never disagrees either: the mixture took no matches there that the other
+    fit held. (At scale the surest matches hold more namesakes, whose birth dates differ:
+    the cap then allows disagreement that the matches do not show, and a mixture that fits a
+    million-record link far better was refused for agreeing with the one-class fit.)"""
     def never(k: int) -> bool:
-        if than is not None:
-            lost = than["lam"] * than["m"][k][0] - fit["lam"] * fit["m"][k][0]
-            if lost < _SUBGROUP * than["lam"]:
-                return True
+        if than is not None and than["m"][k][0] < _SURE_NEVER:
+            return True
         if data.identifying[k]:
             return data.caps[k] < _SURE_NEVER * _SURE_MARGIN
         floors = data.floors
@@ -1664,9 +1661,6 @@ _MAX_SHIFT = 1e3
 _CHANCE_SLACK = 3.0
 # A share of matches that disagree below this is "never" (`_match_like`).
 _SURE_NEVER = 1e-4
-# A mixture that holds fewer matches disagreeing on a field than the one-class fit, by less
-# than this share of that fit's matches, took no subgroup of them there (`_match_like`).
-_SUBGROUP = 0.01
 # A comparison on which at least this share of random pairs disagree outright.
 _MOSTLY_DIFFER = 0.8
 
