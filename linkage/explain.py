@@ -44,6 +44,8 @@ def contributions_table(pairs: pd.DataFrame, rules, scorer) -> list[pd.DataFrame
     # With several kinds of non-match (Fellegi-Sunter's mixture), the weight also holds the
     # pair's pattern scored against them as a whole (`non_match_term`).
     term = scorer.non_match_term(matrix) if hasattr(scorer, "non_match_term") else None
+    # ... and at least the floor that chance sets for its pattern (`chance_term`).
+    lift = scorer.chance_term(matrix) if hasattr(scorer, "chance_term") else None
     tables = []
     for row in range(len(pairs)):
         rows = []
@@ -61,6 +63,9 @@ def contributions_table(pairs: pd.DataFrame, rules, scorer) -> list[pd.DataFrame
         if term is not None and term[row] != 0.0:
             rows.append({"comparison": "(kinds of non-match)", "level": "",
                          "similarity": np.nan, "contribution": float(term[row])})
+        if lift is not None and lift[row] != 0.0:
+            rows.append({"comparison": "(chance bound)", "level": "",
+                         "similarity": np.nan, "contribution": float(lift[row])})
         tables.append(pd.DataFrame(rows))
     return tables
 

@@ -250,6 +250,11 @@ class FeatureScores:
             if hasattr(self.scorer, "non_match_term") else 0.0
         if term != 0.0:
             lines.append(f"  {'(kinds of non-match)':<42} {term:+.2f}")
+        # ... and at least the floor chance sets for its pattern (`chance_term`).
+        lift = float(self.scorer.chance_term(self._matrix)[row]) \
+            if hasattr(self.scorer, "chance_term") else 0.0
+        if lift != 0.0:
+            lines.append(f"  {'(chance bound)':<42} {lift:+.2f}")
         return Explanation("\n".join(lines))
 
 

@@ -399,7 +399,9 @@ def test_a_one_to_one_link_asks_about_pairs_it_can_link_and_25_labels_fix_its_th
     rules["scoring"]["threshold"] = 15.0
     run0 = linkage.link(left, right, rules, progress=False)
     before = _link_f1(run0, truth)
-    assert before < own - 0.2, (before, own)  # the trap: the threshold is clearly off
+    # the trap: the threshold is clearly off (F1 0.74 at first; 0.80 since the pairs that
+    # agree exactly on every identifying field score at least their chance bound)
+    assert before < own - 0.15, (before, own)
     todo = _answer(linkage.active.active_pairs(run0, 25), truth)
     pairs = run0.pairs if isinstance(run0.pairs, pd.DataFrame) else run0.pairs.to_pandas()
     kept = linkage.active.assignment(pairs["id_l"].to_numpy(), pairs["id_r"].to_numpy(),

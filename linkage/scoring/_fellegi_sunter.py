@@ -129,6 +129,13 @@ class FellegiSunter(Scorer):
       whose prior lies more than twice beyond that range fails the checks; where every start
       fails so (and identifying comparisons are named), EM runs again from each start with
       the prior held within the range (`diagnostics["prior_held"]`).
+    - Chance bounds the non-matches (`_chance_floors`): two different people agree exactly
+      on every identifying field, and on a telling other field, only as often as random
+      pairs do, so of the candidates of such a pattern at most that many (times a slack) can
+      be non-matches; the E-step keeps their posterior above the rest, and the pattern's
+      match weight is at least the floor (`chance_term`, model.json `chance_bound`). A kind
+      of non-match otherwise takes the matches that moved (same names and birth date, another
+      address) as "same names, other place" beside the namesakes blocking lets in.
     - Several starts (default, prior 0.5, prior 0.01, the rule's split, the labels) each run
       to convergence; the best likelihood among those that pass the checks wins (with labels:
       among those that explain the labels as well as the best).
@@ -376,6 +383,7 @@ class FellegiSunter(Scorer):
         data.caps = _disagreement_caps(data)
         data.floors = _disagreement_floors(data)
         data.population = getattr(random, "population", None)
+        data.chance_floors = _chance_floors(data)
         rule = _rule_pairs(data)
         random_rule = _random_rule_share(data, random)
         data.prior_independent, data.rule_recall = _independent_prior(data, rule, random_rule)
@@ -441,7 +449,10 @@ class FellegiSunter(Scorer):
             # out of the independent range the one-class fit lies in has let a component take
             # a kind of match (the matches recorded in another style, which disagree on
             # several fields together), and its match class is only the closest copies.
-            if (gain > 0.5 * extra * math.log(counts.sum()) and mixture["lam"] < MAJORITY
+            # Where the prior is held, the range it is held in already says how many may
+            # match: a mixture at its top (one half, where the truth lies near it) stands.
+            majority = mixture["lam"] >= MAJORITY and (held is None or mixture["lam"] > held[1])
+            if (gain > 0.5 * extra * math.log(counts.sum()) and not majority
                     and (held is not None or not _match_like(mixture, data, fit))
                     and not _leaves_range(data, fit["lam"], mixture["lam"], held)
                     and not mixture["failed"]
@@ -525,7 +536,12 @@ class FellegiSunter(Scorer):
             converged,
             tf_u,
             mixture,
+            _chance_table(data),
         )
+        if self.chance_bound_ is not None:
+            floored = data.chance_floors > 0.0
+            self.diagnostics["chance_bound"] = {
+                "patterns": int(floored.sum()), "pairs": int(data.counts[floored].sum())}
         return self
 
     # ------------------------------------------------------------------ EM
@@ -610,6 +626,8 @@ class FellegiSunter(Scorer):
             if g0 is not None and iterations == 1:
                 g = np.concatenate([g0, lab_m * 0.0])
             g = np.concatenate([_identifying_posterior(data, g[:n_cand]), g[n_cand:]])
+            if data.chance_floors is not None:  # what chance cannot explain stays a match
+                g[:n_cand] = np.maximum(g[:n_cand], data.chance_floors)
             cand = data.counts
             w_match = np.concatenate([cand * g[:n_cand], lab_m])
             w_non = np.concatenate([cand * (1.0 - g[:n_cand]), lab_n])
@@ -669,6 +687,8 @@ class FellegiSunter(Scorer):
             # value lets in exact agreements, not near ones): that is the right weight for a
             # candidate pair, and `diagnostics["blocking_dips"]` lists them.
             g = _identifying_posterior(data, g)
+            if data.chance_floors is not None:
+                g = np.maximum(g, data.chance_floors)
             w_match = np.concatenate([data.counts * g, lab_m])
             w_non = np.concatenate([data.counts * (1.0 - g), lab_n])
             bound = []
@@ -932,9 +952,17 @@ class FellegiSunter(Scorer):
         converged: bool,
         tf_u: dict[str, float] | None = None,
         mixture: dict | None = None,
+        chance_bound: dict | None = None,
     ) -> None:
         """Store the learned state and the lookup tables built from it (fit and load share
         this, so a loaded scorer computes bit-identical weights)."""
+        self.chance_bound_ = chance_bound
+        self._chance_table_ = None
+        if chance_bound is not None:
+            self._chance_table_ = (
+                np.asarray(chance_bound["patterns"], dtype=np.int64).reshape(
+                    -1, len(m)),
+                np.asarray(chance_bound["weights"], dtype=np.float64))
         self.m_probabilities_ = m
         self.u_probabilities_ = u
         self.prior_ = prior
@@ -998,13 +1026,52 @@ class FellegiSunter(Scorer):
 
     def match_weight(self, X: ComparisonMatrix) -> np.ndarray:
         """The prior's log-odds plus each comparison's contribution, added in comparison
-        order (as `contributions(X).sum(axis=1)` adds them), without building the frame."""
+        order (as `contributions(X).sum(axis=1)` adds them), without building the frame; at
+        least the chance bound's floor for the pair's pattern (`chance_term`)."""
+        total = self._additive_weight(X)
+        if getattr(self, "_chance_table_", None) is not None:
+            total = np.maximum(total, self._chance_floor_weights(X))
+        return total
+
+    def _additive_weight(self, X: ComparisonMatrix) -> np.ndarray:
         total = np.zeros(len(X), dtype=np.float64)
         for k, (_, values) in enumerate(self._contribution_columns(X)):
             total = values.astype(np.float64, copy=True) if k == 0 else total + values
         if self._mixture_tables_ is not None:
             total = total + self.non_match_term(X)
         return total + self.bias()
+
+    def chance_term(self, X: ComparisonMatrix) -> np.ndarray:
+        """What the weight of each pair gains from the chance bound, zero for most pairs.
+
+        Of the candidate pairs that agree exactly on every identifying field, no more can be
+        non-matches than chance explains (`_chance_floors`); the fit keeps, per such pattern,
+        the least match weight that allows (model.json `chance_bound`), and a pair of that
+        pattern weighs at least that: the additive weights cannot say it, as they take the
+        fields as independent within each kind of non-match."""
+        if getattr(self, "_chance_table_", None) is None:
+            return np.zeros(len(X), dtype=np.float64)
+        return np.maximum(self._chance_floor_weights(X) - self._additive_weight(X), 0.0)
+
+    def _chance_floor_weights(self, X: ComparisonMatrix) -> np.ndarray:
+        """Per pair, the floor of its match weight from `chance_bound_` (-inf: none)."""
+        patterns, weights = self._chance_table_
+        out = np.full(len(X), -np.inf)
+        if len(X) == 0 or len(patterns) == 0:
+            return out
+        sizes = [len(self.level_labels_[c.output_name]) for c in X.comparisons]
+        levels = X.levels.astype(np.int64)
+        if math.prod(s + 1 for s in sizes) < 2**62:
+            keys, table_keys = pattern_codes(levels, sizes), pattern_codes(patterns, sizes)
+        else:  # too many combinations for one int64: number the rows of both together
+            both = np.unique(np.vstack([patterns, levels]), axis=0, return_inverse=True)[1]
+            table_keys, keys = both[: len(patterns)], both[len(patterns):]
+        order = np.argsort(table_keys, kind="stable")
+        table_keys, table_weights = table_keys[order], weights[order]
+        at = np.clip(np.searchsorted(table_keys, keys), 0, len(table_keys) - 1)
+        hit = table_keys[at] == keys
+        out[hit] = table_weights[at[hit]]
+        return out
 
     def non_match_term(self, X: ComparisonMatrix) -> np.ndarray:
         """What the weight of each pair adds to its contributions and prior when EM found
@@ -1120,6 +1187,8 @@ class FellegiSunter(Scorer):
             ],
             **({"non_match_mixture": self.non_match_mixture_}
                if getattr(self, "non_match_mixture_", None) is not None else {}),
+            **({"chance_bound": self.chance_bound_}
+               if getattr(self, "chance_bound_", None) is not None else {}),
         }
         Path(path).write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
 
@@ -1152,10 +1221,17 @@ class FellegiSunter(Scorer):
                 mixture = {"shares": [float(x) for x in mixture["shares"]],
                            "u": [{n: [float(x) for x in comp[n]] for n in m}
                                  for comp in mixture["u"]]}
+            chance = doc.get("chance_bound")
+            if chance is not None:
+                chance = {"patterns": [[int(x) for x in row] for row in chance["patterns"]],
+                          "weights": [float(x) for x in chance["weights"]]}
+                if any(len(row) != len(m) for row in chance["patterns"]) or len(
+                        chance["patterns"]) != len(chance["weights"]):
+                    raise ValueError("chance_bound does not fit the comparisons")
         except (KeyError, TypeError, ValueError) as err:
             raise InputError(f"{source}: a saved FellegiSunter model is damaged ({err}).") from None
         scorer._set_learned(m, u, prior, int(doc.get("n_iterations", 0)),
-                            bool(doc.get("converged", True)), tf_u, mixture)
+                            bool(doc.get("converged", True)), tf_u, mixture, chance)
         if isinstance(doc.get("diagnostics"), dict):
             scorer.diagnostics = doc["diagnostics"]
             moved = doc["diagnostics"].get("one_to_one_threshold")
@@ -1395,6 +1471,62 @@ def _identifying_posterior(data: _Data, g: np.ndarray) -> np.ndarray:
     return expit(logit + lam @ a)
 
 
+def _chance_floors(data: _Data) -> np.ndarray | None:
+    """Per candidate pattern, the least posterior of a match that chance allows it: None
+    where nothing bounds it.
+
+    Two different people agree exactly on every identifying field (a given name and a birth
+    date) only by chance, and then on another telling field (a surname) as often as random
+    pairs do: the fields of two people are independent, except those a group shares (a
+    household's surname, address and city), and a household's members differ on the
+    identifying fields. So of the pairs of a pattern that agrees exactly on every identifying
+    comparison, at most population x the random pairs' exact share of each identifying
+    comparison x the random pairs' share at the pattern's level of its most telling other
+    comparison can be non-matches (times `_CHANCE_SLACK` for the count's noise and for
+    dependence the random pairs do not show). A kind of non-match EM found that holds more
+    of them has taken matches: the same person recorded twice after a move (another address,
+    postcode and city) agrees with itself on names and birth date, and a mixture of non-match
+    kinds could hold those pairs as 'same names, other place' beside the namesakes its
+    blocking keys let in. Needs the random pairs and two identifying comparisons."""
+    ident = [k for k, flag in enumerate(data.identifying) if flag]
+    if not data.population or len(ident) < 2 or any(data.random_u[k] is None for k in ident):
+        return None
+    patterns, counts = data.patterns, data.counts
+    every = np.ones(len(patterns), dtype=bool)
+    chance = np.full(len(patterns), float(data.population))
+    for k in ident:
+        every &= patterns[:, k] == data.sizes[k] - 1
+        chance *= float(data.random_u[k][-1])
+    if not every.any():
+        return None
+    others = [j for j in range(len(data.names)) if j not in ident
+              and data.random_u[j] is not None]
+    if others:
+        least = np.ones(len(patterns))
+        for j in others:
+            # a null (NULL_LEVEL, -1) takes the 1.0 appended: it says nothing
+            share = np.append(np.asarray(data.random_u[j], dtype=np.float64), 1.0)[
+                patterns[:, j]]
+            least = np.minimum(least, share)
+        chance *= least
+    floors = np.where(every, 1.0 - _CHANCE_SLACK * chance / np.maximum(counts, 1.0), 0.0)
+    floors = np.clip(floors, 0.0, 1.0 - 1e-9)
+    return floors if floors.any() else None
+
+
+def _chance_table(data: _Data) -> dict | None:
+    """The candidate patterns `_chance_floors` bounds, with the least match weight each may
+    score (log2 of the floor's odds), as model.json keeps them; None where none is bounded."""
+    if data.chance_floors is None:
+        return None
+    rows = np.flatnonzero(data.chance_floors > 0.0)
+    if not len(rows):
+        return None
+    floor = data.chance_floors[rows]
+    return {"patterns": data.patterns[rows].astype(np.int64).tolist(),
+            "weights": (np.log2(floor) - np.log2(1.0 - floor)).tolist()}
+
+
 def _projection_dual(logit: np.ndarray, a: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """The multipliers of the KL projection of a posterior (log-odds `logit` per pattern) onto
     {q: sum(counts * q * a[j]) >= 0 for each row j of `a`}: the projection's log-odds are
@@ -1524,6 +1656,9 @@ _SURE_MARGIN = 2.0
 _PROJECTION_STEPS = 50
 # The largest shift of the log-odds the projection applies for one bound.
 _MAX_SHIFT = 1e3
+# The chance count of non-matches on a pattern (`_chance_floors`) times this is the most it
+# may hold: the count's noise, and dependence between fields the random pairs do not show.
+_CHANCE_SLACK = 3.0
 # A share of matches that disagree below this is "never" (`_match_like`).
 _SURE_NEVER = 1e-4
 # A comparison on which at least this share of random pairs disagree outright.
@@ -1648,6 +1783,8 @@ class _Data:
     agree: list[int] = dataclass_field(default_factory=list)
     # the record pairs the random pairs were drawn from (`ComparisonMatrix.population`)
     population: int | None = None
+    # per candidate pattern, the least match posterior chance allows (`_chance_floors`)
+    chance_floors: np.ndarray | None = None
     all_patterns: np.ndarray = dataclass_field(init=False)
 
     def agrees(self, k: int) -> int:
