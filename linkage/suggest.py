@@ -437,10 +437,18 @@ def _coded(frame: pd.DataFrame, normalize: list[dict]
     only: a normalizer maps each value alone, so every row gets what normalizing the rows
     gives it. A column no step and no key reads (the id column) is numbered, and any column
     written out row by row, only where something reads it (`_Lazy`)."""
+    from linkage.normalize._text import distinct_arrow
     from linkage.settings import Normalize
 
-    coded = _Lazy({str(column): column for column in frame.columns},
-                  lambda column: _distinct_text(frame[column]))
+    held: dict[str, object] = {}  # a column's distinct values as Arrow strings, where so read
+
+    def distinct(column: str) -> tuple[np.ndarray, np.ndarray]:
+        codes, table, arrow = _distinct_text(frame[column])
+        if arrow is not None:
+            held[column] = arrow
+        return codes, table
+
+    coded = _Lazy({str(column): column for column in frame.columns}, distinct)
 
     def rows(column: str) -> np.ndarray:
         codes, table = coded[column]
@@ -455,7 +463,14 @@ def _coded(frame: pd.DataFrame, normalize: list[dict]
                 {c: rows(c) for c in step.inputs}), dtype=object), use_na_sentinel=True)
             values = np.asarray(values, dtype=object)
         series = pd.Series(values, name=step.column, dtype=object)
-        coded.put(step.target, (codes, step.apply(series).to_numpy(dtype=object)))
+        arrow = held.get(step.column) if len(step.inputs) == 1 else None
+        if arrow is None:
+            result = step.apply(series)
+        else:  # the normalizer reads the distinct values as Arrow holds them (the same text)
+            with distinct_arrow(series, arrow):
+                result = step.apply(series)
+        held.pop(step.target, None)
+        coded.put(step.target, (codes, result.to_numpy(dtype=object)))
     # The columns already numbered first: a caller's first column (for the number of rows)
     # is then one that costs nothing more.
     order = sorted(coded, key=lambda column: not coded.made(column))
@@ -491,12 +506,18 @@ class _Lazy(Mapping):
         return len(self._sources)
 
 
-def _distinct_text(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, texts): a code per row, -1 where missing, into the column's distinct values as
-    `as_text` writes them. A column of strings is numbered as it is (its text is itself)."""
+def _distinct_text(values: pd.Series) -> tuple[np.ndarray, np.ndarray, object]:
+    """(codes, texts, arrow): a code per row, -1 where missing, into the column's distinct
+    values as `as_text` writes them; and those values as Arrow strings where the column holds
+    them so (else None). A column of strings is numbered as it is (its text is itself)."""
     if pd.api.types.is_string_dtype(values.dtype) and (
             values.dtype != object or pd.api.types.infer_dtype(values, skipna=True) == "string"):
         codes, uniques = pd.factorize(values, use_na_sentinel=True)
     else:
         codes, uniques = pd.factorize(as_text(values), use_na_sentinel=True)
-    return np.asarray(codes, dtype=np.int64), np.asarray(uniques, dtype=object)
+    arrow = None
+    if isinstance(getattr(uniques, "array", None), pd.arrays.ArrowStringArray):
+        import pyarrow as pa
+
+        arrow = pa.array(uniques.array)
+    return np.asarray(codes, dtype=np.int64), np.asarray(uniques, dtype=object), arrow

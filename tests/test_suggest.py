@@ -120,6 +120,10 @@ def test_normalized_distinct_values_give_every_row_its_normalized_value():
         "country": rng.choice(["GB", "Germany", None], n),
         "year": rng.choice(["1990", "1985", None], n), "month": rng.choice(["3", "12"], n),
         "day": rng.choice(["5", "31"], n),
+        # ASCII strings, read by the normalizers as Arrow holds them (`distinct_arrow`)
+        "mail": pd.Series(rng.choice([" Ann@X.com", "bob@y.org\t", "ann@x.com", "", None], n),
+                          dtype="str"),
+        "post": pd.Series(rng.choice(["sw1a 1aa", "SW1A1AA", " ec1 ", "", None], n), dtype="str"),
     })
     normalize = [
         {"column": "name", "type": "name"}, {"column": "dob", "type": "date", "order": "DMY",
@@ -128,6 +132,8 @@ def test_normalized_distinct_values_give_every_row_its_normalized_value():
         {"column": "phone", "type": "phone", "country": "GB", "region_column": "country"},
         {"column": "year", "type": "date_parts", "month": "month", "day": "day",
          "output": "born"},
+        {"column": "mail", "type": "email"}, {"column": "post", "type": "postcode"},
+        {"column": "post", "type": "text", "output": "post_text"},
     ]
     rows = {str(c): as_text(frame[c]) for c in frame.columns}
     for spec in normalize:
