@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from linkage.blocking._keys import KEY_FUNCTIONS, KeyPart
+from linkage.blocking._keys import KeyPart, keyed_codes
 from linkage.parallel import thread_map
 
 SAMPLE_ROWS = 100_000  # rows profiled and measured, all tables together
@@ -167,10 +167,8 @@ class _Measure:
                 raise KeyError(part.column)
             codes, uniques = self._column(part.column)
             if part.function is not None:
-                fn = KEY_FUNCTIONS[part.function][0]
-                keyed = [fn(u, part.argument or 0) or None for u in uniques]
-                mapped, _ = pd.factorize(np.array(keyed, dtype=object), use_na_sentinel=True)
-                codes = np.append(mapped.astype(np.int64), -1)[codes]
+                mapped = keyed_codes(part.function, part.argument or 0, uniques)
+                codes = np.append(mapped, -1)[codes]
             self._parts[text] = codes
         return self._parts[text]
 
