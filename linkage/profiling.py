@@ -308,7 +308,10 @@ class _Rows:
         r"""How many characters `\D` leaves (`_NON_DIGIT`): the decimal digits."""
         import pyarrow.compute as pc
 
-        return self._each(lambda a: pc.count_substring_regex(a, "[0-9]"),
+        from linkage.normalize._text import ascii_digits_column
+
+        # the ASCII digits kept by their bytes in one pass (a regex counting them is slower)
+        return self._each(lambda a: pc.binary_length(ascii_digits_column(a)),
                           lambda v: len(_NON_DIGIT.sub("", v)), np.int64)
 
     def unspaced_lengths(self) -> np.ndarray:

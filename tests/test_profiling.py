@@ -448,6 +448,8 @@ def test_profile_shares_over_distinct_values_are_the_row_shares():
             assert rows.share((lengths >= 2) & (lengths <= 5)) == \
                 sample.str.replace(r"\s", "", regex=True).str.len().between(2, 5).mean()
             digits = rows.digits()
+            assert rows.mean(digits) == \
+                sample.str.replace(r"\D", "", regex=True).str.len().mean()
             phoney = rows.fullmatch(p._PHONE_CHARS) & (digits >= 7) & (digits <= 15)
             expected = sample.str.fullmatch(p._PHONE_CHARS) & \
                 sample.str.replace(r"\D", "", regex=True).str.len().between(7, 15)
