@@ -476,3 +476,25 @@ def test_present_reads_arrow_text_as_text_read_back():
     old = pd.Series(as_text(values), dtype=object).dropna().astype(str).str.strip()
     old = old[old != ""].reset_index(drop=True)
     pd.testing.assert_series_equal(_present(values), old)
+
+
+def test_words_of_ascii_text_are_the_runs_str_split_finds():
+    """Words of ASCII text counted by their bytes (`_words_of_ascii`): `len(v.split())` for
+    each value, with empty values, white space at either end or alone, the separators \\x1c to
+    \\x1f, values whose first byte ends a word of the value before, and sliced arrays."""
+    import pyarrow as pa
+
+    from linkage.profiling import _words_of_ascii
+
+    rng = np.random.default_rng(4)
+    chars = list("ab \t\x0b\x1c\x1f\r.-")
+    for _ in range(40):
+        values = ["".join(rng.choice(chars, int(rng.integers(0, 8))))
+                  for _ in range(int(rng.integers(1, 60)))]
+        for array in (pa.array(values), pa.array(values, pa.large_string())):
+            for start in (0, len(values) // 2):
+                piece = array.slice(start)
+                expected = [len(v.split()) for v in values[start:]]
+                assert _words_of_ascii(piece).to_pylist() == expected
+    assert _words_of_ascii(pa.array(["", ""])).to_pylist() == [0, 0]
+    assert _words_of_ascii(pa.array([], pa.string())).to_pylist() == []
