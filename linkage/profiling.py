@@ -605,19 +605,38 @@ def _integer_profile(profile, present: pd.Series, sample: pd.Series,
 _TOKENS = re.compile(r"[^\W_]+")
 
 
-def _words(values: pd.Series, rows: np.ndarray) -> list[frozenset | None]:
+def _text_at(values: pd.Series, rows: np.ndarray) -> np.ndarray:
+    """`as_text(values)[rows]`: of text and numbers, which `as_text` writes one value at a
+    time, only the rows are written."""
     from linkage.io import as_text
 
-    text = as_text(values)[rows]
-    return [frozenset(_TOKENS.findall(str(v).lower())) if v is not None and v == v else None
-            for v in text]
+    dtype = values.dtype
+    if isinstance(dtype, pd.StringDtype) or (isinstance(dtype, np.dtype) and dtype.kind in "fO"):
+        return as_text(values.take(rows))
+    return as_text(values)[rows]
+
+
+def _words(values: pd.Series, rows: np.ndarray) -> list[frozenset | None]:
+    return word_sets(_text_at(values, rows))
+
+
+def word_sets(texts) -> list[frozenset | None]:
+    """Each text's set of lower-cased words (`_TOKENS`), None where missing; the words of
+    each distinct text found once."""
+    made: dict[str, frozenset] = {}
+
+    def words(v: str) -> frozenset:
+        found = made.get(v)
+        if found is None:
+            found = made[v] = frozenset(_TOKENS.findall(str(v).lower()))
+        return found
+
+    return [words(v) if v is not None and v == v else None for v in texts]
 
 
 def _first_last(values: pd.Series, rows: np.ndarray) -> list[tuple[str, str] | None]:
-    from linkage.io import as_text
-
     out = []
-    for v in as_text(values)[rows]:
+    for v in _text_at(values, rows):
         words = _TOKENS.findall(str(v).lower()) if v is not None and v == v else []
         out.append((words[0], words[-1]) if len(words) >= 2 else None)
     return out
@@ -645,9 +664,7 @@ def _date_parts(frame: pd.DataFrame, profiles: list[ColumnProfile], rows: np.nda
 
 
 def _present_at(values: pd.Series, rows: np.ndarray) -> pd.Series:
-    from linkage.io import as_text
-
-    return pd.Series(as_text(values)[rows], dtype=object)
+    return pd.Series(_text_at(values, rows), dtype=object)
 
 
 _GIVEN_HINTS = ("given", "first", "fore", "christian")

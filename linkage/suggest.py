@@ -8,7 +8,6 @@ Fellegi-Sunter. The result is written as commented YAML that a person can edit.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -19,7 +18,7 @@ from linkage import profiling as _profiling
 from linkage.blocking.choose import KeyTrial, choose_keys, sample_table
 from linkage.io import as_text
 from linkage.ordering import is_unique
-from linkage.profiling import ColumnProfile, pair_columns, profile_table
+from linkage.profiling import ColumnProfile, pair_columns, profile_table, word_sets
 
 _SAMPLE = 20_000
 KINDS = _profiling.KINDS
@@ -359,7 +358,6 @@ def _name_swaps(comparisons: list[dict], profiles: list[ColumnProfile]) -> None:
     compared[surname[0]]["swapped_with"] = given[0]
 
 
-_TOKENS = re.compile(r"[^\W_]+")
 _WORDY = (*_NAMES, "text", "other", "address", "company")
 
 
@@ -375,11 +373,7 @@ def _derived_columns(work: dict[str, np.ndarray], profiles: list[ColumnProfile])
         return set()
     n = len(next(iter(work.values())))
     rows = np.random.default_rng(0).choice(n, min(n, 5_000), replace=False)
-    words = {
-        c: [frozenset(_TOKENS.findall(str(v).lower())) if v is not None and v == v else None
-            for v in work[c][rows]]
-        for c in columns
-    }
+    words = {c: word_sets(work[c][rows]) for c in columns}
     derived = set()
     for a in columns:
         for b in columns:

@@ -498,3 +498,33 @@ def test_words_of_ascii_text_are_the_runs_str_split_finds():
                 assert _words_of_ascii(piece).to_pylist() == expected
     assert _words_of_ascii(pa.array(["", ""])).to_pylist() == [0, 0]
     assert _words_of_ascii(pa.array([], pa.string())).to_pylist() == []
+
+
+def test_text_of_some_rows_is_the_whole_columns_text_at_those_rows():
+    """`_text_at` writes only the sampled rows of text, object and float columns (`as_text`
+    writes those one value at a time), and the whole column of others: the same text as
+    `as_text(values)[rows]`; words per row are each text's words, read once per text."""
+    import re
+
+    from linkage.io import as_text
+    from linkage.profiling import _text_at, _words
+
+    rng = np.random.default_rng(1)
+    columns = [
+        pd.Series([1.0, 2.5, np.nan, 1e20, -0.0, 19651013.0, 0.1, 1e-7, np.inf] * 30),
+        pd.Series(["Ann Lee", None, "b_c  d", "", "Émile  O'Neil"] * 40, dtype="str"),
+        pd.Series([1, "x y", None, 2.0, True, b"q"] * 20, dtype=object),
+        pd.Series(pd.to_datetime(["2020-01-01", None, "2020-01-02 10:00"] * 20,
+                                 format="mixed")),
+        pd.Series(["x", None] * 20, dtype="string"), pd.Series([1, None, 3] * 20, dtype="Int64"),
+        pd.Series([1.5, None] * 20, dtype="Float64"),
+        pd.Series(np.arange(50, dtype=np.float32) / 3),
+    ]
+    tokens = re.compile(r"[^\W_]+")
+    for values in columns:
+        rows = np.sort(rng.choice(len(values), len(values) // 3, replace=False))
+        text = as_text(values)[rows]
+        assert _text_at(values, rows).tolist() == text.tolist(), values.dtype
+        assert _words(values, rows) == [
+            frozenset(tokens.findall(str(v).lower())) if v is not None and v == v else None
+            for v in text]
