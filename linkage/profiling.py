@@ -232,7 +232,17 @@ class _Rows:
 
     def __init__(self, rows: pd.Series) -> None:
         self.rows = rows
-        codes, uniques = pd.factorize(rows.to_numpy(dtype=object))
+        self._arrow = None  # the distinct values as Arrow strings, where the rows are so held
+        held = getattr(rows.array, "_pa_array", None)
+        if held is not None and not held.null_count and pa_text(held.type):
+            import pyarrow as pa
+
+            found = held.combine_chunks().dictionary_encode()  # in order of first sight
+            codes = found.indices.to_numpy(zero_copy_only=False).astype(np.intp)
+            self._arrow = found.dictionary.cast(pa.large_string())
+            uniques = self._arrow.to_numpy(zero_copy_only=False)
+        else:
+            codes, uniques = pd.factorize(rows.to_numpy(dtype=object))
         self.codes = codes
         self.values: list[str] = uniques.tolist()
         self.counts = np.bincount(codes, minlength=len(self.values))
@@ -247,7 +257,8 @@ class _Rows:
             import pyarrow as pa
             import pyarrow.compute as pc
 
-            array = pa.array(self.values, type=pa.large_string())
+            array = self._arrow if self._arrow is not None else pa.array(
+                self.values, type=pa.large_string())
             plain = pc.and_(pc.string_is_ascii(array),
                             pc.invert(pc.match_substring(array, "\n")))
             mask = plain.to_numpy(zero_copy_only=False)
@@ -345,7 +356,7 @@ class _Rows:
         upper case is not Python's: "ß" is "ẞ", not "SS")."""
         upper = copy.copy(self)
         upper.values = pd.Series(self.values, dtype=self.rows.dtype).str.upper().tolist()
-        upper._tests, upper._plain = {}, None
+        upper._tests, upper._plain, upper._arrow = {}, None, None
         return upper
 
     def at_rows(self, mask: np.ndarray) -> pd.Series:
@@ -384,6 +395,13 @@ def _words_of_ascii(array):
     first[starts] = word[starts]
     counted = np.concatenate(([0], np.cumsum(first, dtype=np.int64)))
     return pa.array(counted[offsets[1:]] - counted[offsets[:-1]])
+
+
+def pa_text(kind) -> bool:
+    """Whether an Arrow type is a string type (`string`, `large_string`)."""
+    import pyarrow as pa
+
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
 
 
 def _all_of(pc, array, patterns: tuple[str, ...]):
