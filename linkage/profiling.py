@@ -232,7 +232,17 @@ class _Rows:
 
     def __init__(self, rows: pd.Series) -> None:
         self.rows = rows
-        codes, uniques = pd.factorize(rows.to_numpy(dtype=object))
+        self._arrow = None  # the distinct values as Arrow strings, where the rows are so held
+        held = getattr(rows.array, "_pa_array", None)
+        if held is not None and not held.null_count and pa_text(held.type):
+            import pyarrow as pa
+
+            found = held.combine_chunks().dictionary_encode()  # in order of first sight
+            codes = found.indices.to_numpy(zero_copy_only=False).astype(np.intp)
+            self._arrow = found.dictionary.cast(pa.large_string())
+            uniques = self._arrow.to_numpy(zero_copy_only=False)
+        else:
+            codes, uniques = pd.factorize(rows.to_numpy(dtype=object))
         self.codes = codes
         self.values: list[str] = uniques.tolist()
         self.counts = np.bincount(codes, minlength=len(self.values))
@@ -247,7 +257,8 @@ class _Rows:
             import pyarrow as pa
             import pyarrow.compute as pc
 
-            array = pa.array(self.values, type=pa.large_string())
+            array = self._arrow if self._arrow is not None else pa.array(
+                self.values, type=pa.large_string())
             plain = pc.and_(pc.string_is_ascii(array),
                             pc.invert(pc.match_substring(array, "\n")))
             mask = plain.to_numpy(zero_copy_only=False)
@@ -294,10 +305,7 @@ class _Rows:
 
     def words(self) -> np.ndarray:
         """`len(v.split())`: the runs of characters that are not white space."""
-        import pyarrow.compute as pc
-
-        return self._each(lambda a: pc.count_substring_regex(a, f"[^{_ASCII_SPACE}]+"),
-                          lambda v: len(v.split()), np.int64)
+        return self._each(_words_of_ascii, lambda v: len(v.split()), np.int64)
 
     def lengths(self) -> np.ndarray:
         import pyarrow.compute as pc
@@ -308,7 +316,10 @@ class _Rows:
         r"""How many characters `\D` leaves (`_NON_DIGIT`): the decimal digits."""
         import pyarrow.compute as pc
 
-        return self._each(lambda a: pc.count_substring_regex(a, "[0-9]"),
+        from linkage.normalize._text import ascii_digits_column
+
+        # the ASCII digits kept by their bytes in one pass (a regex counting them is slower)
+        return self._each(lambda a: pc.binary_length(ascii_digits_column(a)),
                           lambda v: len(_NON_DIGIT.sub("", v)), np.int64)
 
     def unspaced_lengths(self) -> np.ndarray:
@@ -345,12 +356,52 @@ class _Rows:
         upper case is not Python's: "ß" is "ẞ", not "SS")."""
         upper = copy.copy(self)
         upper.values = pd.Series(self.values, dtype=self.rows.dtype).str.upper().tolist()
-        upper._tests, upper._plain = {}, None
+        upper._tests, upper._plain, upper._arrow = {}, None, None
         return upper
 
     def at_rows(self, mask: np.ndarray) -> pd.Series:
         """The rows whose value is in `mask`, in their order."""
         return self.rows[mask[self.codes]]
+
+
+def _space_bytes() -> np.ndarray:
+    from linkage.normalize._text import ASCII_SPACE  # what `str.split()` splits ASCII at
+
+    space = np.zeros(256, dtype=bool)
+    space[[ord(c) for c in ASCII_SPACE]] = True
+    return space
+
+
+_SPACE_BYTES = _space_bytes()
+
+
+def _words_of_ascii(array):
+    """`len(v.split())` of each value of an Arrow array of ASCII text (no missing value): the
+    runs of bytes that are not white space, told by their first bytes in one pass over the
+    buffers."""
+    import pyarrow as pa
+
+    array = array.cast(pa.large_string())
+    raw = np.frombuffer(array.buffers()[1], dtype=np.int64)[
+        array.offset:array.offset + len(array) + 1]
+    offsets = raw - raw[0]
+    if not offsets[-1]:  # no value, or only empty ones
+        return pa.array(np.zeros(len(array), dtype=np.int64))
+    data = np.frombuffer(array.buffers()[2], dtype=np.uint8)[raw[0]:raw[-1]]
+    word = ~_SPACE_BYTES[data]
+    first = word.copy()  # a word's first byte: after white space, or a value's first byte
+    first[1:] &= ~word[:-1]
+    starts = offsets[:-1][offsets[:-1] < offsets[1:]]  # each non-empty value's first byte
+    first[starts] = word[starts]
+    counted = np.concatenate(([0], np.cumsum(first, dtype=np.int64)))
+    return pa.array(counted[offsets[1:]] - counted[offsets[:-1]])
+
+
+def pa_text(kind) -> bool:
+    """Whether an Arrow type is a string type (`string`, `large_string`)."""
+    import pyarrow as pa
+
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
 
 
 def _all_of(pc, array, patterns: tuple[str, ...]):
@@ -572,19 +623,38 @@ def _integer_profile(profile, present: pd.Series, sample: pd.Series,
 _TOKENS = re.compile(r"[^\W_]+")
 
 
-def _words(values: pd.Series, rows: np.ndarray) -> list[frozenset | None]:
+def _text_at(values: pd.Series, rows: np.ndarray) -> np.ndarray:
+    """`as_text(values)[rows]`: of text and numbers, which `as_text` writes one value at a
+    time, only the rows are written."""
     from linkage.io import as_text
 
-    text = as_text(values)[rows]
-    return [frozenset(_TOKENS.findall(str(v).lower())) if v is not None and v == v else None
-            for v in text]
+    dtype = values.dtype
+    if isinstance(dtype, pd.StringDtype) or (isinstance(dtype, np.dtype) and dtype.kind in "fO"):
+        return as_text(values.take(rows))
+    return as_text(values)[rows]
+
+
+def _words(values: pd.Series, rows: np.ndarray) -> list[frozenset | None]:
+    return word_sets(_text_at(values, rows))
+
+
+def word_sets(texts) -> list[frozenset | None]:
+    """Each text's set of lower-cased words (`_TOKENS`), None where missing; the words of
+    each distinct text found once."""
+    made: dict[str, frozenset] = {}
+
+    def words(v: str) -> frozenset:
+        found = made.get(v)
+        if found is None:
+            found = made[v] = frozenset(_TOKENS.findall(str(v).lower()))
+        return found
+
+    return [words(v) if v is not None and v == v else None for v in texts]
 
 
 def _first_last(values: pd.Series, rows: np.ndarray) -> list[tuple[str, str] | None]:
-    from linkage.io import as_text
-
     out = []
-    for v in as_text(values)[rows]:
+    for v in _text_at(values, rows):
         words = _TOKENS.findall(str(v).lower()) if v is not None and v == v else []
         out.append((words[0], words[-1]) if len(words) >= 2 else None)
     return out
@@ -612,9 +682,7 @@ def _date_parts(frame: pd.DataFrame, profiles: list[ColumnProfile], rows: np.nda
 
 
 def _present_at(values: pd.Series, rows: np.ndarray) -> pd.Series:
-    from linkage.io import as_text
-
-    return pd.Series(as_text(values)[rows], dtype=object)
+    return pd.Series(_text_at(values, rows), dtype=object)
 
 
 _GIVEN_HINTS = ("given", "first", "fore", "christian")

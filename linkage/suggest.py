@@ -8,7 +8,6 @@ Fellegi-Sunter. The result is written as commented YAML that a person can edit.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -19,7 +18,8 @@ from linkage import profiling as _profiling
 from linkage.blocking.choose import KeyTrial, choose_keys, sample_table
 from linkage.io import as_text
 from linkage.ordering import is_unique
-from linkage.profiling import ColumnProfile, pair_columns, profile_table
+from linkage.parallel import thread_map
+from linkage.profiling import ColumnProfile, pair_columns, profile_table, word_sets
 
 _SAMPLE = 20_000
 KINDS = _profiling.KINDS
@@ -359,7 +359,6 @@ def _name_swaps(comparisons: list[dict], profiles: list[ColumnProfile]) -> None:
     compared[surname[0]]["swapped_with"] = given[0]
 
 
-_TOKENS = re.compile(r"[^\W_]+")
 _WORDY = (*_NAMES, "text", "other", "address", "company")
 
 
@@ -375,11 +374,7 @@ def _derived_columns(work: dict[str, np.ndarray], profiles: list[ColumnProfile])
         return set()
     n = len(next(iter(work.values())))
     rows = np.random.default_rng(0).choice(n, min(n, 5_000), replace=False)
-    words = {
-        c: [frozenset(_TOKENS.findall(str(v).lower())) if v is not None and v == v else None
-            for v in work[c][rows]]
-        for c in columns
-    }
+    words = {c: word_sets(work[c][rows]) for c in columns}
     derived = set()
     for a in columns:
         for b in columns:
@@ -437,17 +432,24 @@ def _coded(frame: pd.DataFrame, normalize: list[dict]
     only: a normalizer maps each value alone, so every row gets what normalizing the rows
     gives it. A column no step and no key reads (the id column) is numbered, and any column
     written out row by row, only where something reads it (`_Lazy`)."""
+    from linkage.normalize._text import distinct_arrow
     from linkage.settings import Normalize
 
-    coded = _Lazy({str(column): column for column in frame.columns},
-                  lambda column: _distinct_text(frame[column]))
+    held: dict[str, object] = {}  # a column's distinct values as Arrow strings, where so read
+
+    def distinct(column: str) -> tuple[np.ndarray, np.ndarray]:
+        codes, table, arrow = _distinct_text(frame[column])
+        if arrow is not None:
+            held[column] = arrow
+        return codes, table
+
+    coded = _Lazy({str(column): column for column in frame.columns}, distinct)
 
     def rows(column: str) -> np.ndarray:
         codes, table = coded[column]
         return np.append(table, None)[codes]
 
-    for spec in normalize:
-        step = Normalize(**spec)
+    def run(step) -> tuple[np.ndarray, np.ndarray]:
         if len(step.inputs) == 1:
             codes, values = coded[step.column]
         else:  # each record's values joined in one: numbered as they are
@@ -455,7 +457,27 @@ def _coded(frame: pd.DataFrame, normalize: list[dict]
                 {c: rows(c) for c in step.inputs}), dtype=object), use_na_sentinel=True)
             values = np.asarray(values, dtype=object)
         series = pd.Series(values, name=step.column, dtype=object)
-        coded.put(step.target, (codes, step.apply(series).to_numpy(dtype=object)))
+        arrow = held.get(step.column) if len(step.inputs) == 1 else None
+        if arrow is None:
+            result = step.apply(series)
+        else:  # the normalizer reads the distinct values as Arrow holds them (the same text)
+            with distinct_arrow(series, arrow):
+                result = step.apply(series)
+        return codes, result.to_numpy(dtype=object)
+
+    steps = [Normalize(**spec) for spec in normalize]
+    targets = [step.target for step in steps]
+    # Steps that each read one column of the table and write a column of their own that no
+    # other step reads go side by side (their Arrow work releases the GIL), and their columns
+    # are put in the steps' order; the others one after another.
+    apart = len(set(targets)) == len(targets) and all(
+        len(step.inputs) == 1 and all(step.column != t for t in targets[:k] + targets[k + 1:])
+        for k, step in enumerate(steps))
+    done = thread_map(run, steps) if apart else None
+    for k, step in enumerate(steps):
+        made = done[k] if done is not None else run(step)
+        held.pop(step.target, None)
+        coded.put(step.target, made)
     # The columns already numbered first: a caller's first column (for the number of rows)
     # is then one that costs nothing more.
     order = sorted(coded, key=lambda column: not coded.made(column))
@@ -491,12 +513,18 @@ class _Lazy(Mapping):
         return len(self._sources)
 
 
-def _distinct_text(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, texts): a code per row, -1 where missing, into the column's distinct values as
-    `as_text` writes them. A column of strings is numbered as it is (its text is itself)."""
+def _distinct_text(values: pd.Series) -> tuple[np.ndarray, np.ndarray, object]:
+    """(codes, texts, arrow): a code per row, -1 where missing, into the column's distinct
+    values as `as_text` writes them; and those values as Arrow strings where the column holds
+    them so (else None). A column of strings is numbered as it is (its text is itself)."""
     if pd.api.types.is_string_dtype(values.dtype) and (
             values.dtype != object or pd.api.types.infer_dtype(values, skipna=True) == "string"):
         codes, uniques = pd.factorize(values, use_na_sentinel=True)
     else:
         codes, uniques = pd.factorize(as_text(values), use_na_sentinel=True)
-    return np.asarray(codes, dtype=np.int64), np.asarray(uniques, dtype=object)
+    arrow = None
+    if isinstance(getattr(uniques, "array", None), pd.arrays.ArrowStringArray):
+        import pyarrow as pa
+
+        arrow = pa.array(uniques.array)
+    return np.asarray(codes, dtype=np.int64), np.asarray(uniques, dtype=object), arrow

@@ -486,3 +486,30 @@ def test_blocker_validation():
 def test_soundex_key_does_not_lump_korean_names():
     data = table(name=["김민수", "강호동", "김민수"])
     assert pair_set(run([KeyBlocker(["soundex(name)"])], data)) == {(0, 2)}
+
+
+def test_keyed_codes_over_arrow_are_the_key_functions_codes():
+    """Key functions with an Arrow form (first, last, year, local_part) give many ASCII values
+    their keys at once: the codes of `pd.factorize` of each value's key (empty: -1), on odd
+    text (empty, "@" first, last or twice, digit runs of 3 to 9, white space, control
+    characters); text that is not all ASCII goes value by value."""
+    import pandas as pd
+
+    from linkage.blocking._keys import _ARROW_FROM, KEY_FUNCTIONS, keyed_codes
+
+    rng = np.random.default_rng(3)
+    alphabet = list("ab9@ 0.-\t\n\x0bZ12345678")
+    for trial in range(6):
+        size = int(rng.integers(_ARROW_FROM, 3 * _ARROW_FROM))
+        values = ["".join(rng.choice(alphabet, int(rng.integers(0, 12)))) for _ in range(size)]
+        values += ["", "@", "@x", "x@", "a@@b", "1990", "123", "12345678", " 2001-3-4 "]
+        if trial % 3 == 2:
+            values.append("é1990@ü")  # not ASCII: every value by its function
+        values = list(dict.fromkeys(values))
+        for function, argument in (("first", 1), ("first", 3), ("last", 2), ("year", 0),
+                                   ("local_part", 0), ("soundex", 0)):
+            fn = KEY_FUNCTIONS[function][0]
+            expected, _ = pd.factorize(np.array([fn(v, argument) or None for v in values],
+                                                dtype=object), use_na_sentinel=True)
+            got = keyed_codes(function, argument, values)
+            assert got.tolist() == expected.tolist(), (trial, function, argument)

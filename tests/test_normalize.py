@@ -642,3 +642,30 @@ def test_ascii_keep_is_the_regex_over_every_string_boundary(monkeypatch, step):
         got = _text.ascii_keep(array, _text._DIGIT_BYTES)
         assert got.type == array.type
         assert got.to_pylist() == pc.replace_substring_regex(array, "[^0-9]", "").to_pylist()
+
+
+def test_ascii_names_and_text_over_arrow_are_the_per_value_functions():
+    """Names and text of ASCII values go through Arrow at once (`_ascii_names`,
+    `ascii_text_core`): the very strings `_normalize_one` and `text_core` give each value, for
+    nicknames in any case and between punctuation, control characters, digits, runs of white
+    space and empty results; values that are not ASCII go one by one beside them."""
+    from linkage.normalize._name import _normalize_one
+    from linkage.normalize._text import text_core
+
+    rng = np.random.default_rng(11)
+    nicknames = [*list(nickname_table())[:40], "Bill", "BOB", "liz", "smith"]
+    pieces = [*nicknames, " ", "  ", "-", "'", ".", ",", "\t", "\x0b", "\x1c", "\x7f", "_", "&",
+              "3", "O", "x", "Zz", "\n", "(", ")"]
+    for trial in range(8):
+        values = ["".join(rng.choice(pieces, int(rng.integers(0, 7)))) for _ in range(800)]
+        if trial % 2:
+            values += ["Élodie  Bill", "김 민수", "Straße", "Ⅷ Bob", "ﬁn bill"]
+        series = pd.Series(values, dtype=object if trial % 4 < 2 else "str")
+        for nick in (True, False):
+            for lower in (True, False):
+                expected = [_normalize_one(v, nicknames=nick, lowercase=lower) or None
+                            for v in values]
+                got = normalize_name(series, nicknames=nick, lowercase=lower).tolist()
+                assert got == expected, (trial, nick, lower)
+        expected = [text_core(v) or None for v in values]
+        assert normalize_text(series).tolist() == expected, trial

@@ -100,3 +100,30 @@ def test_is_unique_of_fixed_width_text_is_pandas_is_unique():
             assert is_unique(series) == series.is_unique, (width, n, dup, chars)
     same = pd.Series([f"P{i:07d}" for i in range(100_000)], dtype="str")
     assert is_unique(same) and not is_unique(pd.concat([same, same.iloc[:1]]))
+
+
+def test_is_unique_of_ids_in_order_is_pandas_is_unique():
+    """Ids of one byte length that come in order (by their bytes) are distinct without a sort;
+    in order but for one repeat, one swap or one step back in a later group of eight bytes,
+    the answer is still `Series.is_unique`'s."""
+    from linkage.ordering import _ascending
+
+    rng = np.random.default_rng(12)
+    for width, chars in itertools.product((1, 5, 8, 9, 16, 20), ("AZ09", "éz", "z김")):
+        for n in (2, 3, 300):
+            values = sorted({"".join(rng.choice(list(chars), width)) for _ in range(n)},
+                            key=lambda v: v.encode())
+            if len({len(v.encode()) for v in values}) > 1 or len(values) < 2:
+                continue
+            k = int(rng.integers(1, len(values)))
+            swapped = [*values[:k - 1], values[k], values[k - 1], *values[k + 1:]]
+            for case in (values, [*values[:k], values[k - 1], *values[k:]], swapped,
+                         values[::-1]):
+                series = pd.Series(case, dtype="str")
+                assert is_unique(series) == series.is_unique, (width, chars, n, case[:4])
+    # rows tied on their first eight bytes are told by the next ones
+    prefix = "ABCDEFGH"
+    rows = np.array([[1, 1], [1, 2], [2, 0], [2, 0]], dtype=np.uint64)
+    assert _ascending(rows[:3]) and not _ascending(rows) and not _ascending(rows[[1, 0, 2]])
+    ordered = pd.Series([f"{prefix}{i:04d}" for i in range(2_000)], dtype="str")
+    assert is_unique(ordered) and not is_unique(pd.concat([ordered.iloc[:5], ordered.iloc[4:]]))

@@ -448,6 +448,8 @@ def test_profile_shares_over_distinct_values_are_the_row_shares():
             assert rows.share((lengths >= 2) & (lengths <= 5)) == \
                 sample.str.replace(r"\s", "", regex=True).str.len().between(2, 5).mean()
             digits = rows.digits()
+            assert rows.mean(digits) == \
+                sample.str.replace(r"\D", "", regex=True).str.len().mean()
             phoney = rows.fullmatch(p._PHONE_CHARS) & (digits >= 7) & (digits <= 15)
             expected = sample.str.fullmatch(p._PHONE_CHARS) & \
                 sample.str.replace(r"\D", "", regex=True).str.len().between(7, 15)
@@ -474,3 +476,55 @@ def test_present_reads_arrow_text_as_text_read_back():
     old = pd.Series(as_text(values), dtype=object).dropna().astype(str).str.strip()
     old = old[old != ""].reset_index(drop=True)
     pd.testing.assert_series_equal(_present(values), old)
+
+
+def test_words_of_ascii_text_are_the_runs_str_split_finds():
+    """Words of ASCII text counted by their bytes (`_words_of_ascii`): `len(v.split())` for
+    each value, with empty values, white space at either end or alone, the separators \\x1c to
+    \\x1f, values whose first byte ends a word of the value before, and sliced arrays."""
+    import pyarrow as pa
+
+    from linkage.profiling import _words_of_ascii
+
+    rng = np.random.default_rng(4)
+    chars = list("ab \t\x0b\x1c\x1f\r.-")
+    for _ in range(40):
+        values = ["".join(rng.choice(chars, int(rng.integers(0, 8))))
+                  for _ in range(int(rng.integers(1, 60)))]
+        for array in (pa.array(values), pa.array(values, pa.large_string())):
+            for start in (0, len(values) // 2):
+                piece = array.slice(start)
+                expected = [len(v.split()) for v in values[start:]]
+                assert _words_of_ascii(piece).to_pylist() == expected
+    assert _words_of_ascii(pa.array(["", ""])).to_pylist() == [0, 0]
+    assert _words_of_ascii(pa.array([], pa.string())).to_pylist() == []
+
+
+def test_text_of_some_rows_is_the_whole_columns_text_at_those_rows():
+    """`_text_at` writes only the sampled rows of text, object and float columns (`as_text`
+    writes those one value at a time), and the whole column of others: the same text as
+    `as_text(values)[rows]`; words per row are each text's words, read once per text."""
+    import re
+
+    from linkage.io import as_text
+    from linkage.profiling import _text_at, _words
+
+    rng = np.random.default_rng(1)
+    columns = [
+        pd.Series([1.0, 2.5, np.nan, 1e20, -0.0, 19651013.0, 0.1, 1e-7, np.inf] * 30),
+        pd.Series(["Ann Lee", None, "b_c  d", "", "Émile  O'Neil"] * 40, dtype="str"),
+        pd.Series([1, "x y", None, 2.0, True, b"q"] * 20, dtype=object),
+        pd.Series(pd.to_datetime(["2020-01-01", None, "2020-01-02 10:00"] * 20,
+                                 format="mixed")),
+        pd.Series(["x", None] * 20, dtype="string"), pd.Series([1, None, 3] * 20, dtype="Int64"),
+        pd.Series([1.5, None] * 20, dtype="Float64"),
+        pd.Series(np.arange(50, dtype=np.float32) / 3),
+    ]
+    tokens = re.compile(r"[^\W_]+")
+    for values in columns:
+        rows = np.sort(rng.choice(len(values), len(values) // 3, replace=False))
+        text = as_text(values)[rows]
+        assert _text_at(values, rows).tolist() == text.tolist(), values.dtype
+        assert _words(values, rows) == [
+            frozenset(tokens.findall(str(v).lower())) if v is not None and v == v else None
+            for v in text]

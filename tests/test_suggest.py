@@ -120,6 +120,10 @@ def test_normalized_distinct_values_give_every_row_its_normalized_value():
         "country": rng.choice(["GB", "Germany", None], n),
         "year": rng.choice(["1990", "1985", None], n), "month": rng.choice(["3", "12"], n),
         "day": rng.choice(["5", "31"], n),
+        # ASCII strings, read by the normalizers as Arrow holds them (`distinct_arrow`)
+        "mail": pd.Series(rng.choice([" Ann@X.com", "bob@y.org\t", "ann@x.com", "", None], n),
+                          dtype="str"),
+        "post": pd.Series(rng.choice(["sw1a 1aa", "SW1A1AA", " ec1 ", "", None], n), dtype="str"),
     })
     normalize = [
         {"column": "name", "type": "name"}, {"column": "dob", "type": "date", "order": "DMY",
@@ -128,16 +132,95 @@ def test_normalized_distinct_values_give_every_row_its_normalized_value():
         {"column": "phone", "type": "phone", "country": "GB", "region_column": "country"},
         {"column": "year", "type": "date_parts", "month": "month", "day": "day",
          "output": "born"},
+        {"column": "mail", "type": "email"}, {"column": "post", "type": "postcode"},
+        {"column": "post", "type": "text", "output": "post_text"},
     ]
-    rows = {str(c): as_text(frame[c]) for c in frame.columns}
-    for spec in normalize:
-        step = Normalize(**spec)
-        series = pd.Series(step.joined(rows), name=step.column, dtype=object)
-        rows[step.target] = step.apply(series).to_numpy(dtype=object)
-    work, coded = _coded(frame, normalize)
-    assert work.keys() == rows.keys()
-    for column, values in rows.items():
-        assert work[column].tolist() == values.tolist(), column
-        by_rows = _Measure(rows, None, [n])._column(column)
-        by_codes = _Measure(work, None, [n], coded)._column(column)
-        assert by_rows[0].tolist() == by_codes[0].tolist() and by_rows[1] == by_codes[1]
+    # all the steps (one after another: one reads what another writes), and those that each
+    # read a column no step writes (side by side)
+    apart = [spec for spec in normalize if spec["column"] not in ("year", "post", "phone")]
+    for steps in (normalize, apart):
+        rows = {str(c): as_text(frame[c]) for c in frame.columns}
+        for spec in steps:
+            step = Normalize(**spec)
+            series = pd.Series(step.joined(rows), name=step.column, dtype=object)
+            rows[step.target] = step.apply(series).to_numpy(dtype=object)
+        work, coded = _coded(frame, steps)
+        assert work.keys() == rows.keys()
+        for column, values in rows.items():
+            assert work[column].tolist() == values.tolist(), column
+            by_rows = _Measure(rows, None, [n])._column(column)
+            by_codes = _Measure(work, None, [n], coded)._column(column)
+            assert by_rows[0].tolist() == by_codes[0].tolist() and by_rows[1] == by_codes[1]
+
+
+def _pairs_of_all_rows(measure, key: list[str]) -> int:
+    """A key's estimated pairs counted over every row of the sample (the code of each row,
+    grouped): what `_Measure.pairs` counts on the rows of shared blocks only."""
+    import numpy as np
+
+    codes = measure.codes(key)
+    valid = codes >= 0
+    dense = pd.factorize(codes[valid])[0]
+    if measure.source is None:
+        sizes = np.bincount(dense)
+        found = float((sizes.astype(np.float64) * (sizes - 1) / 2).sum())
+    else:
+        side = measure.source[valid]
+        width = int(dense.max(initial=-1)) + 1
+        left = np.bincount(dense[side == 0], minlength=width)
+        right = np.bincount(dense[side == 1], minlength=width)
+        found = float((left.astype(np.float64) * right).sum())
+    return round(found * measure.scale)
+
+
+def _likely_of_all_rows(measure, keys: list[list[str]], per_block: int = 20):
+    """Every pair of rows sharing one of `keys` in a block of at most `per_block` rows (across
+    the tables in a link), as (left rows, right rows) in order: `likely_matches` by hand."""
+    found = set()
+    for key in keys:
+        blocks: dict[int, list[int]] = {}
+        for row, code in enumerate(measure.codes(key).tolist()):
+            if code >= 0:
+                blocks.setdefault(code, []).append(row)
+        for rows in blocks.values():
+            if 2 <= len(rows) <= per_block:
+                found |= {(a, b) for i, a in enumerate(rows) for b in rows[i + 1:]
+                          if measure.source is None or measure.source[a] != measure.source[b]}
+    pairs = sorted(found)
+    return [a for a, _ in pairs], [b for _, b in pairs]
+
+
+def test_key_pairs_counted_on_shared_blocks_equal_those_of_every_row():
+    """`_Measure` counts a key of several parts on the rows its shorter key and its last part
+    leave in blocks of two or more: the same pairs and likely matches as grouping every row,
+    with missing and empty values, values shared by no other row, key functions, sparse and
+    dense codes, one table and two."""
+    import numpy as np
+
+    from linkage.blocking.choose import _Measure
+
+    rng = np.random.default_rng(7)
+    for trial in range(12):
+        n = int(rng.integers(50, 3_000))
+
+        def column(distinct: int, n: int = n):
+            pool = np.array([f"v{k}x{k * 7 % 13}" for k in range(distinct)] + ["", None],
+                            dtype=object)
+            return pool[rng.integers(0, len(pool), n)]
+
+        work = {"a": column(int(rng.integers(1, 40))), "b": column(int(rng.integers(2, 400))),
+                "c": column(int(rng.integers(n // 2, 2 * n))),
+                "d": column(int(rng.integers(1, 5)))}
+        source = None if trial % 3 == 0 else np.sort(rng.integers(0, 2, n)).astype(np.int8)
+        sizes = [n * 4] if source is None else [int((source == 0).sum()) * 3,
+                                                  int((source == 1).sum()) * 5]
+        keys = [["a"], ["b"], ["c"], ["a", "b"], ["b", "a"], ["a", "c"], ["c", "b"],
+                ["a", "b", "c"], ["a", "b", "d"], ["first(b, 2)", "a"], ["d", "first(c, 3)"],
+                ["a", "b", "c", "d"], ["d", "d"], ["soundex(b)", "last(c, 2)", "a"]]
+        measure = _Measure(work, source, sizes)
+        reference = _Measure(work, source, sizes)
+        for key in rng.permutation(np.array(keys, dtype=object)):
+            assert measure.pairs(key) == _pairs_of_all_rows(reference, key), (trial, key)
+        small = [k for k in keys if 0 < measure.pairs(k) <= 2 * n]
+        a, b = measure.likely_matches(small, per_block=6)
+        assert (a.tolist(), b.tolist()) == _likely_of_all_rows(reference, small, 6), trial

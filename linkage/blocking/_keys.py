@@ -64,6 +64,38 @@ KEY_FUNCTIONS: dict[str, tuple[Callable[[str, int], str], bool, str]] = {
     "digits": (_digits, False, "the digits only: digits(phone)"),
 }
 
+# Key functions over an Arrow array of ASCII text at once, the same strings as the functions
+# above give each value (on ASCII text Python's \d is [0-9], and slices count bytes).
+_ARROW_KEYS: dict[str, Callable] = {
+    "first": lambda pc, a, n: pc.utf8_slice_codeunits(a, 0, n),
+    "last": lambda pc, a, n: pc.utf8_slice_codeunits(a, -n),
+    "year": lambda pc, a, n: pc.struct_field(pc.extract_regex(a, "(?P<y>[0-9]{4})"), [0]),
+    "local_part": lambda pc, a, n: pc.list_element(pc.split_pattern(a, "@", max_splits=1), 0),
+}
+_ARROW_FROM = 1_000  # distinct values from which Arrow is worth its conversion
+
+
+def keyed_codes(function: str, argument: int, values: list[str]) -> np.ndarray:
+    """A code per value (each a str) for its key `function(value, argument)`, -1 where that is
+    empty: `pd.factorize` of the keys, empty ones missing, the same numbers. Many ASCII values
+    go through Arrow at once where the function has an Arrow form (`_ARROW_KEYS`)."""
+    fn = KEY_FUNCTIONS[function][0]
+    arrow = _ARROW_KEYS.get(function)
+    if arrow is not None and len(values) >= _ARROW_FROM:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        text = pa.array(values, type=pa.large_string())
+        if pc.all(pc.string_is_ascii(text), min_count=0).as_py():
+            keys = arrow(pc, text, argument)
+            keys = pc.if_else(pc.equal(keys, ""), pa.scalar(None, keys.type), keys)
+            codes = pc.fill_null(pc.dictionary_encode(keys).indices, -1)
+            return codes.to_numpy(zero_copy_only=False).astype(np.int64)
+    keyed = [fn(v, argument) or None for v in values]
+    codes, _ = pd.factorize(np.array(keyed, dtype=object), use_na_sentinel=True)
+    return codes.astype(np.int64)
+
+
 _PART = re.compile(r"^\s*(?:(?P<fn>[a-z_]+)\s*\(\s*(?P<col>[^,()]+?)\s*(?:,\s*(?P<arg>\d+)\s*)?\)"
                    r"|(?P<bare>[^()]+?))\s*$")
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from linkage.blocking._keys import KEY_FUNCTIONS, KeyPart
+from linkage.blocking._keys import KeyPart, keyed_codes
 from linkage.parallel import thread_map
 
 SAMPLE_ROWS = 100_000  # rows profiled and measured, all tables together
@@ -129,6 +129,7 @@ class _Measure:
         self.m = len(next(iter(work.values()))) if work else 0
         self._parts: dict[str, np.ndarray] = {}
         self._columns: dict[str, tuple[np.ndarray, list]] = {}
+        self._kept: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         if source is None:
             n, m = sizes[0] if sizes else self.m, self.m
             self.scale = n * (n - 1) / max(m * (m - 1), 1)
@@ -166,10 +167,8 @@ class _Measure:
                 raise KeyError(part.column)
             codes, uniques = self._column(part.column)
             if part.function is not None:
-                fn = KEY_FUNCTIONS[part.function][0]
-                keyed = [fn(u, part.argument or 0) or None for u in uniques]
-                mapped, _ = pd.factorize(np.array(keyed, dtype=object), use_na_sentinel=True)
-                codes = np.append(mapped.astype(np.int64), -1)[codes]
+                mapped = keyed_codes(part.function, part.argument or 0, uniques)
+                codes = np.append(mapped, -1)[codes]
             self._parts[text] = codes
         return self._parts[text]
 
@@ -196,25 +195,45 @@ class _Measure:
         self._parts[name] = combined
         return combined
 
+    def _blocks(self, key: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rows, ids, sizes) of `key`'s blocks of two records or more: those rows (in order),
+        each one's block (equal ids, one block), and each block's size by id (zero for an id
+        that no kept row has). Only these rows can pair, also under a key that adds parts to
+        `key`: a longer key is counted on them alone (its other rows are singletons), which
+        spares combining and grouping the whole sample again for each refinement."""
+        if key in self._kept:
+            return self._kept[key]
+        codes = self.part(key[-1])
+        if len(key) == 1:
+            rows = np.flatnonzero(codes >= 0)
+            ids = codes[rows]
+        else:
+            rows, ids, _ = self._blocks(key[:-1])
+            part = codes[rows]
+            single = self._blocks(key[-1:])
+            # rows whose own value of the part is shared with another row (else a singleton)
+            keep = (part >= 0) & (single[2][np.maximum(part, 0)] >= 2) if len(single[2]) \
+                else np.zeros(len(rows), dtype=bool)
+            rows, part = rows[keep], part[keep]
+            width = int(part.max(initial=0)) + 1
+            ids = ids[keep] * width + part
+            if len(ids) and int(ids.max()) >= 4 * len(ids) + 1024:  # sparse: number densely
+                ids = pd.factorize(ids)[0].astype(np.int64)
+        sizes = np.bincount(ids) if len(ids) else np.zeros(0, dtype=np.int64)
+        shared = sizes[ids] >= 2
+        self._kept[key] = found = (rows[shared], ids[shared], sizes)
+        return found
+
     def pairs(self, key: list[str]) -> int:
         """Estimated candidate pairs of `key` on the full table(s)."""
-        codes = self.codes(key)
-        valid = codes >= 0
-        if not valid.any():
-            return 0
-        dense = codes[valid]
-        sparse = int(dense.max()) >= 4 * len(dense) + 1024
+        rows, ids, sizes = self._blocks(tuple(key))
         if self.source is None:
-            # Blocks' sizes: counted by code, or where codes are sparse, as the runs of equal
-            # codes once sorted (a sort of the sample's codes is faster than numbering them).
-            sizes = _run_lengths(np.sort(dense)) if sparse else np.bincount(dense)
             found = float((sizes.astype(np.float64) * (sizes - 1) / 2).sum())
         else:
-            if sparse:  # number them densely
-                dense = pd.factorize(dense)[0]
-            side = self.source[valid]
-            left = np.bincount(dense[side == 0], minlength=dense.max() + 1)
-            right = np.bincount(dense[side == 1], minlength=dense.max() + 1)
+            side = self.source[rows]
+            width = len(sizes)
+            left = np.bincount(ids[side == 0], minlength=width)
+            right = np.bincount(ids[side == 1], minlength=width)
             found = float((left.astype(np.float64) * right).sum())
         return round(found * self.scale)
 
@@ -225,9 +244,13 @@ class _Measure:
         from linkage.blocking._blockers import pairs_within
 
         lefts, rights = [], []
+        n = max(self.m, 1)
         for key in keys:
-            rows, sizes = _sorted_groups(self.codes(key))
-            keep = (sizes >= 2) & (sizes <= per_block)
+            rows, ids, _ = self._blocks(tuple(key))
+            codes = np.full(self.m, -1, dtype=np.int64)
+            codes[rows] = ids  # the rows of blocks of two or more, in their blocks
+            rows, sizes = _sorted_groups(codes)
+            keep = sizes <= per_block
             member = np.repeat(keep, sizes)
             rows, sizes = rows[member], sizes[keep]
             a, b = pairs_within(rows, np.cumsum(sizes) - sizes, sizes)
@@ -235,8 +258,8 @@ class _Measure:
             rights.append(b.astype(np.int64))
         if not lefts:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        code = np.unique(np.concatenate(lefts) * max(self.m, 1) + np.concatenate(rights))
-        a, b = code // max(self.m, 1), code % max(self.m, 1)
+        code = np.unique(np.concatenate(lefts) * n + np.concatenate(rights))
+        a, b = code // n, code % n
         if self.source is not None:
             cross = self.source[a] != self.source[b]
             a, b = a[cross], b[cross]

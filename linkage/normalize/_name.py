@@ -91,4 +91,27 @@ def normalize_name(
             capitalization of the original token.
     """
     check_series(values, "name")
-    return map_unique(values, lambda s: _normalize_one(s, nicknames=nicknames, lowercase=lowercase))
+    return map_unique(values, lambda s: _normalize_one(s, nicknames=nicknames, lowercase=lowercase),
+                      functools.partial(_ascii_names, nicknames=nicknames) if lowercase else None)
+
+
+def _ascii_names(values, *, nicknames: bool):
+    """`_normalize_one` of ASCII text (lower-cased) over an Arrow array: its text core (no
+    Hangul in ASCII), then each word found in the nickname table replaced by its canonical
+    name (a lower-case word: no case to match)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ._text import ascii_text_core
+
+    core = ascii_text_core(values)
+    if not nicknames or not len(core):
+        return core
+    table = nickname_table()
+    words = pc.split_pattern(core, " ")
+    flat = pc.list_flatten(words)
+    found = pc.index_in(flat, value_set=pa.array(list(table), type=flat.type))
+    canonical = pa.array(list(table.values()), type=flat.type).take(found)
+    flat = pc.if_else(found.is_valid(), canonical, flat)
+    words = type(words).from_arrays(words.offsets, flat)
+    return pc.binary_join(words, pa.scalar(" ", flat.type))

@@ -305,4 +305,16 @@ def normalize_text(
     return map_unique(
         values,
         lambda s: text_core(s, lowercase=lowercase, strip_punctuation=strip_punctuation),
+        ascii_text_core if lowercase and strip_punctuation else None,
     )
+
+
+def ascii_text_core(values):
+    """`text_core` (lower-cased, punctuation to spaces) of ASCII text over an Arrow array: NFKC
+    and case folding leave ASCII as `lower()` does, the only ASCII letters and numbers are
+    a-z and 0-9 (every other character becomes a space), and splitting at white space and
+    joining with one space is then a run of spaces as one, none at either end."""
+    import pyarrow.compute as pc
+
+    spaced = pc.replace_substring_regex(pc.ascii_lower(values), "[^a-z0-9]+", " ")
+    return pc.utf8_trim(spaced, " ")
