@@ -316,7 +316,7 @@ class _Rows:
         r"""How many characters `\D` leaves (`_NON_DIGIT`): the decimal digits."""
         import pyarrow.compute as pc
 
-        from linkage.normalize._text import ascii_digits_column
+        from linkage.normalize import ascii_digits_column
 
         # the ASCII digits kept by their bytes in one pass (a regex counting them is slower)
         return self._each(lambda a: pc.binary_length(ascii_digits_column(a)),
@@ -365,7 +365,7 @@ class _Rows:
 
 
 def _space_bytes() -> np.ndarray:
-    from linkage.normalize._text import ASCII_SPACE  # what `str.split()` splits ASCII at
+    from linkage.normalize import ASCII_SPACE  # what `str.split()` splits ASCII at
 
     space = np.zeros(256, dtype=bool)
     space[[ord(c) for c in ASCII_SPACE]] = True

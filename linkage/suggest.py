@@ -432,7 +432,7 @@ def _coded(frame: pd.DataFrame, normalize: list[dict]
     only: a normalizer maps each value alone, so every row gets what normalizing the rows
     gives it. A column no step and no key reads (the id column) is numbered, and any column
     written out row by row, only where something reads it (`_Lazy`)."""
-    from linkage.normalize._text import distinct_arrow
+    from linkage.normalize import distinct_arrow
     from linkage.settings import Normalize
 
     held: dict[str, object] = {}  # a column's distinct values as Arrow strings, where so read

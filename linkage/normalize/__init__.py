@@ -30,7 +30,7 @@ from ._encoded import (
 from ._name import normalize_name
 from ._phone import normalize_phone, region_code
 from ._postcode import normalize_postcode
-from ._text import as_text, normalize_text
+from ._text import ASCII_SPACE, as_text, ascii_digits_column, distinct_arrow, normalize_text
 from ._url import normalize_url
 
 NORMALIZATION_VERSION = "1"
@@ -48,12 +48,15 @@ NORMALIZERS: dict[str, Callable[..., pd.Series]] = {
 }
 
 __all__ = [
+    "ASCII_SPACE",
     "LOST_EXAMPLES",
     "NORMALIZATION_VERSION",
     "NORMALIZERS",
     "PARTS_SEPARATOR",
     "EncodedColumn",
     "as_text",
+    "ascii_digits_column",
+    "distinct_arrow",
     "encode_chunks",
     "encode_series",
     "examples",
