@@ -234,7 +234,7 @@ class _Rows:
         self.rows = rows
         self._arrow = None  # the distinct values as Arrow strings, where the rows are so held
         held = getattr(rows.array, "_pa_array", None)
-        if held is not None and not held.null_count and pa_text(held.type):
+        if held is not None and not held.null_count and _is_arrow_text(held.type):
             import pyarrow as pa
 
             found = held.combine_chunks().dictionary_encode()  # in order of first sight
@@ -397,7 +397,7 @@ def _words_of_ascii(array):
     return pa.array(counted[offsets[1:]] - counted[offsets[:-1]])
 
 
-def pa_text(kind) -> bool:
+def _is_arrow_text(kind) -> bool:
     """Whether an Arrow type is a string type (`string`, `large_string`)."""
     import pyarrow as pa
 

@@ -18,7 +18,6 @@ from linkage import profiling as _profiling
 from linkage.blocking.choose import KeyTrial, choose_keys, sample_table
 from linkage.io import as_text
 from linkage.ordering import is_unique
-from linkage.parallel import thread_map
 from linkage.profiling import ColumnProfile, pair_columns, profile_table, word_sets
 
 _SAMPLE = 20_000
@@ -449,7 +448,8 @@ def _coded(frame: pd.DataFrame, normalize: list[dict]
         codes, table = coded[column]
         return np.append(table, None)[codes]
 
-    def run(step) -> tuple[np.ndarray, np.ndarray]:
+    for spec in normalize:
+        step = Normalize(**spec)
         if len(step.inputs) == 1:
             codes, values = coded[step.column]
         else:  # each record's values joined in one: numbered as they are
@@ -463,21 +463,8 @@ def _coded(frame: pd.DataFrame, normalize: list[dict]
         else:  # the normalizer reads the distinct values as Arrow holds them (the same text)
             with distinct_arrow(series, arrow):
                 result = step.apply(series)
-        return codes, result.to_numpy(dtype=object)
-
-    steps = [Normalize(**spec) for spec in normalize]
-    targets = [step.target for step in steps]
-    # Steps that each read one column of the table and write a column of their own that no
-    # other step reads go side by side (their Arrow work releases the GIL), and their columns
-    # are put in the steps' order; the others one after another.
-    apart = len(set(targets)) == len(targets) and all(
-        len(step.inputs) == 1 and all(step.column != t for t in targets[:k] + targets[k + 1:])
-        for k, step in enumerate(steps))
-    done = thread_map(run, steps) if apart else None
-    for k, step in enumerate(steps):
-        made = done[k] if done is not None else run(step)
         held.pop(step.target, None)
-        coded.put(step.target, made)
+        coded.put(step.target, (codes, result.to_numpy(dtype=object)))
     # The columns already numbered first: a caller's first column (for the number of rows)
     # is then one that costs nothing more.
     order = sorted(coded, key=lambda column: not coded.made(column))

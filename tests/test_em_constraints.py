@@ -751,7 +751,7 @@ def test_the_chance_bound_is_saved_explained_and_scores_alike_after_loading(tmp_
     np.testing.assert_allclose(weight, scorer.contributions(X).sum(axis=1).to_numpy()
                                + scorer.non_match_term(X) + scorer.bias() + lift)
     # the run scored its pairs with the floors (term frequencies aside, which X lacks)
-    floor = scorer._chance_floor_weights(X)
+    floor = scorer._chance_bound_weights(X)
     assert (pairs["match_weight"].to_numpy() >= floor - 1e-9).all()
     scorer.save(tmp_path / "model.json")
     loaded = FellegiSunter.load(tmp_path / "model.json")
@@ -774,18 +774,14 @@ def test_people_who_moved_are_matches_at_100k_and_a_million_records():
     and on nothing of the place (city, postcode). A kind of non-match EM finds among the
     namesakes the name keys let in took these pairs too ('same names, other place'), as the
     fields are independent within a kind: at 100k none of 372 such pairs scored as a match.
-    Chance bounds how many of them can be different people (`_chance_floors`): they score
+    Chance bounds how many of them can be different people (`_chance_bound`): they score
     higher, and the recall lost at 100k but not at 1M closes (F1 0.962 and 0.973 before).
     At 1M the true prior lies near one half (0.49): EM's prior is held at most one half
     there, and the mixture of non-match kinds, which reached that top, once lost to the
     one-class fit that took 'same given name and birth date' for the match class (precision
     0.68)."""
     data = np.load(Path(__file__).parent / "data" / "split_dates_scale_patterns.npz")
-    comparisons = [JaroWinkler("first_name", thresholds=[0.92, 0.8], swapped_with="surname"),
-                   JaroWinkler("surname", thresholds=[0.92, 0.8], swapped_with="first_name"),
-                   JaroWinkler("city", thresholds=[0.9]),
-                   Date("date_from_parts", within_days=[31]),
-                   Levenshtein("postcode", thresholds=[0.8])]
+    comparisons = _split_dates_comparisons()
     f1, weights = {}, {}
     for size in ("small", "large"):
         weight, precision, recall = _fit_captured(data, size, comparisons,
@@ -821,3 +817,57 @@ def test_em_converges_on_the_bundled_customers_sample_without_rules(tmp_path):
     won = run.scorer.diagnostics["start_won"]
     assert "kinds of non-match" in won, won
     assert all(s["converged"] for s in run.scorer.diagnostics["starts"])
+
+
+def test_the_chance_bound_reads_comparisons_by_name_and_every_lookup_agrees(tmp_path,
+                                                                            monkeypatch):
+    """A pair's floor is found whatever the order of the comparisons it is scored with (a
+    saved model applied to rules that list them otherwise), and the three lookups (one dense
+    table, a search of sorted codes, level rows where the codes would not fit one int64) give
+    the same weights. A damaged bound in model.json is an error that names the file."""
+    import json
+
+    from linkage.scoring import _fellegi_sunter as fs
+
+    data = np.load(Path(__file__).parent / "data" / "split_dates_scale_patterns.npz")
+    comparisons = _split_dates_comparisons()
+    random = np.repeat(data["small_random_patterns"], data["small_random_counts"], axis=0)
+    R = ComparisonMatrix(comparisons, random, np.zeros(random.shape, np.float32),
+                         population=int(data["small_population"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        scorer = FellegiSunter(identifying=["first_name", "date_from_parts"]).fit_patterns(
+            comparisons, data["small_patterns"], data["small_counts"], random=R)
+    assert scorer.diagnostics["chance_bound"]["patterns"] > 0
+    patterns = data["small_patterns"]
+    X = ComparisonMatrix(comparisons, patterns, np.zeros(patterns.shape, np.float32))
+    weight = scorer.match_weight(X)
+    assert (scorer.chance_term(X) > 0).any()
+    turned = comparisons[::-1]
+    Y = ComparisonMatrix(turned, patterns[:, ::-1].copy(), np.zeros(patterns.shape, np.float32))
+    # the same weights (added in the other order: the last bits may differ), floors included
+    np.testing.assert_allclose(scorer.match_weight(Y), weight, rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(scorer._chance_bound_weights(Y),
+                                  scorer._chance_bound_weights(X))
+    scorer.save(tmp_path / "model.json")
+    for dense, one_code in ((0, fs._ONE_CODE), (0, 0)):  # search the codes; level rows
+        monkeypatch.setattr(fs, "_DENSE_CELLS", dense)
+        monkeypatch.setattr(fs, "_ONE_CODE", one_code)
+        loaded = FellegiSunter.load(tmp_path / "model.json")
+        np.testing.assert_array_equal(loaded.match_weight(X), weight)
+        np.testing.assert_array_equal(loaded._chance_bound_weights(Y),
+                                      scorer._chance_bound_weights(X))
+    doc = json.loads((tmp_path / "model.json").read_text())
+    doc["chance_bound"]["patterns"][0][0] = 9  # no such level
+    (tmp_path / "damaged.json").write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=r"damaged\.json.*chance_bound"):
+        FellegiSunter.load(tmp_path / "damaged.json")
+
+
+def _split_dates_comparisons() -> list:
+    """The suggested comparisons of the split-dates trap (tests/data/
+    split_dates_scale_patterns.npz holds their levels)."""
+    return [JaroWinkler("first_name", thresholds=[0.92, 0.8], swapped_with="surname"),
+            JaroWinkler("surname", thresholds=[0.92, 0.8], swapped_with="first_name"),
+            JaroWinkler("city", thresholds=[0.9]), Date("date_from_parts", within_days=[31]),
+            Levenshtein("postcode", thresholds=[0.8])]

@@ -135,22 +135,18 @@ def test_normalized_distinct_values_give_every_row_its_normalized_value():
         {"column": "mail", "type": "email"}, {"column": "post", "type": "postcode"},
         {"column": "post", "type": "text", "output": "post_text"},
     ]
-    # all the steps (one after another: one reads what another writes), and those that each
-    # read a column no step writes (side by side)
-    apart = [spec for spec in normalize if spec["column"] not in ("year", "post", "phone")]
-    for steps in (normalize, apart):
-        rows = {str(c): as_text(frame[c]) for c in frame.columns}
-        for spec in steps:
-            step = Normalize(**spec)
-            series = pd.Series(step.joined(rows), name=step.column, dtype=object)
-            rows[step.target] = step.apply(series).to_numpy(dtype=object)
-        work, coded = _coded(frame, steps)
-        assert work.keys() == rows.keys()
-        for column, values in rows.items():
-            assert work[column].tolist() == values.tolist(), column
-            by_rows = _Measure(rows, None, [n])._column(column)
-            by_codes = _Measure(work, None, [n], coded)._column(column)
-            assert by_rows[0].tolist() == by_codes[0].tolist() and by_rows[1] == by_codes[1]
+    rows = {str(c): as_text(frame[c]) for c in frame.columns}
+    for spec in normalize:
+        step = Normalize(**spec)
+        series = pd.Series(step.joined(rows), name=step.column, dtype=object)
+        rows[step.target] = step.apply(series).to_numpy(dtype=object)
+    work, coded = _coded(frame, normalize)
+    assert work.keys() == rows.keys()
+    for column, values in rows.items():
+        assert work[column].tolist() == values.tolist(), column
+        by_rows = _Measure(rows, None, [n])._column(column)
+        by_codes = _Measure(work, None, [n], coded)._column(column)
+        assert by_rows[0].tolist() == by_codes[0].tolist() and by_rows[1] == by_codes[1]
 
 
 def _pairs_of_all_rows(measure, key: list[str]) -> int:

@@ -131,7 +131,7 @@ class FellegiSunter(Scorer):
       whose prior lies more than twice beyond that range fails the checks; where every start
       fails so (and identifying comparisons are named), EM runs again from each start with
       the prior held within the range (`diagnostics["prior_held"]`).
-    - Chance bounds the non-matches (`_chance_floors`): two different people agree exactly
+    - Chance bounds the non-matches (`_chance_bound`): two different people agree exactly
       on every identifying field, and on a telling other field, only as often as random
       pairs do, so of the candidates of such a pattern at most that many (times a slack) can
       be non-matches; the E-step keeps their posterior above the rest, and the pattern's
@@ -385,7 +385,7 @@ class FellegiSunter(Scorer):
         data.caps = _disagreement_caps(data)
         data.floors = _disagreement_floors(data)
         data.population = getattr(random, "population", None)
-        data.chance_floors = _chance_floors(data)
+        data.chance_bound = _chance_bound(data)
         rule = _rule_pairs(data)
         random_rule = _random_rule_share(data, random)
         data.prior_independent, data.rule_recall = _independent_prior(data, rule, random_rule)
@@ -538,10 +538,10 @@ class FellegiSunter(Scorer):
             converged,
             tf_u,
             mixture,
-            _chance_table(data),
+            _chance_bound_table(data),
         )
         if self.chance_bound_ is not None:
-            floored = data.chance_floors > 0.0
+            floored = data.chance_bound > 0.0
             self.diagnostics["chance_bound"] = {
                 "patterns": int(floored.sum()), "pairs": int(data.counts[floored].sum())}
         return self
@@ -628,8 +628,8 @@ class FellegiSunter(Scorer):
             if g0 is not None and iterations == 1:
                 g = np.concatenate([g0, lab_m * 0.0])
             g = np.concatenate([_identifying_posterior(data, g[:n_cand]), g[n_cand:]])
-            if data.chance_floors is not None:  # what chance cannot explain stays a match
-                g[:n_cand] = np.maximum(g[:n_cand], data.chance_floors)
+            if data.chance_bound is not None:  # what chance cannot explain stays a match
+                g[:n_cand] = np.maximum(g[:n_cand], data.chance_bound)
             cand = data.counts
             w_match = np.concatenate([cand * g[:n_cand], lab_m])
             w_non = np.concatenate([cand * (1.0 - g[:n_cand]), lab_n])
@@ -689,8 +689,8 @@ class FellegiSunter(Scorer):
             # value lets in exact agreements, not near ones): that is the right weight for a
             # candidate pair, and `diagnostics["blocking_dips"]` lists them.
             g = _identifying_posterior(data, g)
-            if data.chance_floors is not None:
-                g = np.maximum(g, data.chance_floors)
+            if data.chance_bound is not None:
+                g = np.maximum(g, data.chance_bound)
             w_match = np.concatenate([data.counts * g, lab_m])
             w_non = np.concatenate([data.counts * (1.0 - g), lab_n])
             bound = []
@@ -961,10 +961,27 @@ class FellegiSunter(Scorer):
         self.chance_bound_ = chance_bound
         self._chance_table_ = None
         if chance_bound is not None:
-            self._chance_table_ = (
-                np.asarray(chance_bound["patterns"], dtype=np.int64).reshape(
-                    -1, len(m)),
-                np.asarray(chance_bound["weights"], dtype=np.float64))
+            # Each bounded pattern (levels in the order of `m`, the fit's) as one code, and
+            # the least weight it may score: a dense table of every code where that is small
+            # (a lookup is then one gather per pair), else the codes sorted for a search.
+            names = list(m)
+            sizes = [len(m[n]) for n in names]
+            patterns = np.asarray(chance_bound["patterns"], dtype=np.int64).reshape(
+                -1, len(names))
+            weights = np.asarray(chance_bound["weights"], dtype=np.float64)
+            cells = math.prod(s + 1 for s in sizes)
+            dense = None
+            if cells < _ONE_CODE:
+                codes = pattern_codes(patterns, sizes)
+                order = np.argsort(codes, kind="stable")
+                if cells <= _DENSE_CELLS:
+                    dense = np.full(cells, -np.inf)
+                    dense[codes] = weights
+                keys = codes[order]
+            else:  # too many combinations for one int64: the level rows, in their order
+                order = np.lexsort(patterns.T[::-1])
+                keys = patterns[order]
+            self._chance_table_ = (names, sizes, keys, weights[order], dense)
         self.m_probabilities_ = m
         self.u_probabilities_ = u
         self.prior_ = prior
@@ -1032,7 +1049,7 @@ class FellegiSunter(Scorer):
         least the chance bound's floor for the pair's pattern (`chance_term`)."""
         total = self._additive_weight(X)
         if getattr(self, "_chance_table_", None) is not None:
-            total = np.maximum(total, self._chance_floor_weights(X))
+            total = np.maximum(total, self._chance_bound_weights(X))
         return total
 
     def _additive_weight(self, X: ComparisonMatrix) -> np.ndarray:
@@ -1047,32 +1064,36 @@ class FellegiSunter(Scorer):
         """What the weight of each pair gains from the chance bound, zero for most pairs.
 
         Of the candidate pairs that agree exactly on every identifying field, no more can be
-        non-matches than chance explains (`_chance_floors`); the fit keeps, per such pattern,
+        non-matches than chance explains (`_chance_bound`); the fit keeps, per such pattern,
         the least match weight that allows (model.json `chance_bound`), and a pair of that
         pattern weighs at least that: the additive weights cannot say it, as they take the
         fields as independent within each kind of non-match."""
         if getattr(self, "_chance_table_", None) is None:
             return np.zeros(len(X), dtype=np.float64)
-        return np.maximum(self._chance_floor_weights(X) - self._additive_weight(X), 0.0)
+        return np.maximum(self._chance_bound_weights(X) - self._additive_weight(X), 0.0)
 
-    def _chance_floor_weights(self, X: ComparisonMatrix) -> np.ndarray:
-        """Per pair, the floor of its match weight from `chance_bound_` (-inf: none)."""
-        patterns, weights = self._chance_table_
+    def _chance_bound_weights(self, X: ComparisonMatrix) -> np.ndarray:
+        """Per pair, the least weight the chance bound allows its pattern (-inf: none, or X
+        lacks a comparison the bound reads). X's comparisons are found by name, in any order."""
+        names, sizes, codes, weights, dense = self._chance_table_
         out = np.full(len(X), -np.inf)
-        if len(X) == 0 or len(patterns) == 0:
+        where = {c.output_name: k for k, c in enumerate(X.comparisons)}
+        if len(X) == 0 or len(codes) == 0 or any(n not in where for n in names):
             return out
-        sizes = [len(self.level_labels_[c.output_name]) for c in X.comparisons]
-        levels = X.levels.astype(np.int64)
-        if math.prod(s + 1 for s in sizes) < 2**62:
-            keys, table_keys = pattern_codes(levels, sizes), pattern_codes(patterns, sizes)
-        else:  # too many combinations for one int64: number the rows of both together
-            both = np.unique(np.vstack([patterns, levels]), axis=0, return_inverse=True)[1]
-            table_keys, keys = both[: len(patterns)], both[len(patterns):]
-        order = np.argsort(table_keys, kind="stable")
-        table_keys, table_weights = table_keys[order], weights[order]
-        at = np.clip(np.searchsorted(table_keys, keys), 0, len(table_keys) - 1)
-        hit = table_keys[at] == keys
-        out[hit] = table_weights[at[hit]]
+        levels = X.levels[:, [where[n] for n in names]].astype(np.int64)
+        if codes.ndim == 1:
+            keys = pattern_codes(levels, sizes)
+            if dense is not None:
+                return dense[keys]
+        else:  # level rows (too many combinations for one int64): number both together,
+            # the table's rows first; np.unique numbers rows in the order they sort, as the
+            # table's rows are sorted, so its numbers ascend
+            both = np.unique(np.vstack([codes, levels]), axis=0,
+                             return_inverse=True)[1].reshape(-1)
+            codes, keys = both[: len(codes)], both[len(codes):]
+        at = np.clip(np.searchsorted(codes, keys), 0, len(codes) - 1)
+        hit = codes[at] == keys
+        out[hit] = weights[at[hit]]
         return out
 
     def non_match_term(self, X: ComparisonMatrix) -> np.ndarray:
@@ -1227,9 +1248,11 @@ class FellegiSunter(Scorer):
             if chance is not None:
                 chance = {"patterns": [[int(x) for x in row] for row in chance["patterns"]],
                           "weights": [float(x) for x in chance["weights"]]}
-                if any(len(row) != len(m) for row in chance["patterns"]) or len(
-                        chance["patterns"]) != len(chance["weights"]):
-                    raise ValueError("chance_bound does not fit the comparisons")
+                sizes = [len(levels) for levels in m.values()]
+                if len(chance["patterns"]) != len(chance["weights"]) or any(
+                        len(row) != len(m) or not all(-1 <= x < n for x, n in zip(
+                            row, sizes, strict=True)) for row in chance["patterns"]):
+                    raise ValueError("its chance_bound does not fit its comparisons: refit it")
         except (KeyError, TypeError, ValueError) as err:
             raise InputError(f"{source}: a saved FellegiSunter model is damaged ({err}).") from None
         scorer._set_learned(m, u, prior, int(doc.get("n_iterations", 0)),
@@ -1328,7 +1351,7 @@ def decode_patterns(codes: np.ndarray, sizes: list[int]) -> np.ndarray:
 def distinct_patterns(levels: np.ndarray, sizes: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of a level matrix, sorted, and how many times each occurs: what
     `np.unique(levels, axis=0, return_counts=True)` gives, from one integer per row."""
-    if math.prod(s + 1 for s in sizes) >= 2**62:  # too many combinations for one int64
+    if math.prod(s + 1 for s in sizes) >= _ONE_CODE:  # too many combinations for one int64
         patterns, counts = np.unique(levels.astype(np.int64), axis=0, return_counts=True)
         return patterns, counts
     codes, counts = np.unique(pattern_codes(levels, sizes), return_counts=True)
@@ -1473,7 +1496,7 @@ def _identifying_posterior(data: _Data, g: np.ndarray) -> np.ndarray:
     return expit(logit + lam @ a)
 
 
-def _chance_floors(data: _Data) -> np.ndarray | None:
+def _chance_bound(data: _Data) -> np.ndarray | None:
     """Per candidate pattern, the least posterior of a match that chance allows it: None
     where nothing bounds it.
 
@@ -1489,7 +1512,12 @@ def _chance_floors(data: _Data) -> np.ndarray | None:
     of them has taken matches: the same person recorded twice after a move (another address,
     postcode and city) agrees with itself on names and birth date, and a mixture of non-match
     kinds could hold those pairs as 'same names, other place' beside the namesakes its
-    blocking keys let in. Needs the random pairs and two identifying comparisons."""
+    blocking keys let in. Needs the random pairs and two identifying comparisons.
+
+    The random pairs' exact share is the average chance of agreeing (the sum of each value's
+    squared frequency), not the chance on the pair's own values: two John Smiths born on one
+    day are likelier than the average suggests, which the slack only partly covers (term
+    frequencies would tell it pair by pair; not done)."""
     ident = [k for k, flag in enumerate(data.identifying) if flag]
     if not data.population or len(ident) < 2 or any(data.random_u[k] is None for k in ident):
         return None
@@ -1516,15 +1544,15 @@ def _chance_floors(data: _Data) -> np.ndarray | None:
     return floors if floors.any() else None
 
 
-def _chance_table(data: _Data) -> dict | None:
-    """The candidate patterns `_chance_floors` bounds, with the least match weight each may
+def _chance_bound_table(data: _Data) -> dict | None:
+    """The candidate patterns `_chance_bound` bounds, with the least match weight each may
     score (log2 of the floor's odds), as model.json keeps them; None where none is bounded."""
-    if data.chance_floors is None:
+    if data.chance_bound is None:
         return None
-    rows = np.flatnonzero(data.chance_floors > 0.0)
+    rows = np.flatnonzero(data.chance_bound > 0.0)
     if not len(rows):
         return None
-    floor = data.chance_floors[rows]
+    floor = data.chance_bound[rows]
     return {"patterns": data.patterns[rows].astype(np.int64).tolist(),
             "weights": (np.log2(floor) - np.log2(1.0 - floor)).tolist()}
 
@@ -1658,7 +1686,11 @@ _SURE_MARGIN = 2.0
 _PROJECTION_STEPS = 50
 # The largest shift of the log-odds the projection applies for one bound.
 _MAX_SHIFT = 1e3
-# The chance count of non-matches on a pattern (`_chance_floors`) times this is the most it
+# The most cells a dense table of the chance bound's patterns holds (8 MiB of float64).
+_DENSE_CELLS = 1 << 20
+# Patterns of fewer combinations than this are one int64 each (`pattern_codes`).
+_ONE_CODE = 2**62
+# The chance count of non-matches on a pattern (`_chance_bound`) times this is the most it
 # may hold: the count's noise, and dependence between fields the random pairs do not show.
 _CHANCE_SLACK = 3.0
 # A share of matches that disagree below this is "never" (`_match_like`).
@@ -1785,8 +1817,8 @@ class _Data:
     agree: list[int] = dataclass_field(default_factory=list)
     # the record pairs the random pairs were drawn from (`ComparisonMatrix.population`)
     population: int | None = None
-    # per candidate pattern, the least match posterior chance allows (`_chance_floors`)
-    chance_floors: np.ndarray | None = None
+    # per candidate pattern, the least match posterior chance allows (`_chance_bound`)
+    chance_bound: np.ndarray | None = None
     all_patterns: np.ndarray = dataclass_field(init=False)
 
     def agrees(self, k: int) -> int:
