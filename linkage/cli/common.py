@@ -70,6 +70,7 @@ class LinkageGroup(click.Group):
         return name, cmd, rest
 
     def invoke(self, ctx: click.Context):
+        avoid_hugepage_stalls()
         try:
             done = super().invoke(ctx)
             sys.stdout.flush()  # a closed pipe fails here, not at exit
@@ -99,6 +100,38 @@ class LinkageGroup(click.Group):
             _error(ctx, (f"{inputs}: " if inputs else "") + OUT_OF_MEMORY, 2)
         except Exception:
             _internal_error(ctx)
+
+
+def avoid_hugepage_stalls() -> bool:
+    """Stop numpy from asking Linux for transparent huge pages on its large arrays, for this
+    process and the processes it starts (Spark's workers), unless `NUMPY_MADVISE_HUGEPAGE` is
+    already set (the user's choice stands). True where the setting changed.
+
+    numpy marks every array of 4 MB or more `madvise(MADV_HUGEPAGE)`. Where the kernel's
+    `transparent_hugepage/defrag` is `madvise` or `defer+madvise` (the usual default), a page
+    fault in such memory while no free huge page is at hand stalls in synchronous reclaim and
+    compaction instead of taking small pages (numpy/numpy#31590), and memory freed back to the
+    system, or handed back to a virtual machine's host, is fragmented by the time a run asks
+    for it again. A run allocates and frees many large arrays: 10M records on a 2-core VM
+    (bench/RESULTS_10M.md, 2026-12-06, alternated under the same load) took 167-194 s with
+    numpy's default and 146-150 s without, system CPU 85-103 s against 63-67 s, the same
+    peak memory and the same output bytes. Without the advice a kernel whose THP is `always`
+    still gives huge pages where they are free, without the stall; where THP is `madvise`,
+    the run takes small pages, a few seconds more of page faults at most. Only the command
+    line does this: the library leaves an importer's numpy as it found it."""
+    if "NUMPY_MADVISE_HUGEPAGE" in os.environ:
+        return False
+    os.environ["NUMPY_MADVISE_HUGEPAGE"] = "0"  # read by numpy when it is imported
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:  # already imported (`import linkage` imports it): tell it now
+        try:
+            from numpy._core import multiarray
+        except ImportError:  # numpy < 2 keeps it at numpy.core
+            multiarray = getattr(getattr(numpy, "core", None), "multiarray", None)
+        setter = getattr(multiarray, "_set_madvise_hugepage", None)
+        if setter is not None:
+            setter(False)
+    return True
 
 
 OUT_OF_MEMORY = (

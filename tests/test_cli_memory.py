@@ -1,0 +1,49 @@
+"""The command line stops numpy's huge-page advice (`linkage.cli.common.avoid_hugepage_stalls`):
+a run's page faults stalled in the kernel's compaction on a 2-core VM (bench/RESULTS_10M.md).
+Each case is a fresh interpreter, as a run is: numpy reads its setting once per process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBE = """
+import json, os, sys
+from numpy._core import multiarray
+numpy_default = multiarray._get_madvise_hugepage()
+import linkage
+after_import = multiarray._get_madvise_hugepage()
+from click.testing import CliRunner
+from linkage.cli import main
+result = CliRunner().invoke(main, ["validate", sys.argv[1]])
+print(json.dumps({"numpy_default": numpy_default, "after_import": after_import,
+                  "after_cli": multiarray._get_madvise_hugepage(), "exit": result.exit_code,
+                  "env": os.environ.get("NUMPY_MADVISE_HUGEPAGE")}))
+"""
+
+
+def _probe(**env: str) -> dict:
+    environ = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    done = subprocess.run([sys.executable, "-c", PROBE, str(ROOT / "rules" / "customers.yaml")],
+                          capture_output=True, text=True, env={**environ, **env}, cwd=ROOT,
+                          check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_command_turns_numpy_hugepage_advice_off_and_importing_linkage_does_not():
+    seen = _probe()
+    assert seen["exit"] == 0
+    assert seen["after_import"] == seen["numpy_default"]  # the library leaves numpy alone
+    assert seen["after_cli"] is False
+    assert seen["env"] == "0"  # and the processes a run starts (Spark's workers) inherit it
+
+
+def test_the_users_own_numpy_setting_stands():
+    seen = _probe(NUMPY_MADVISE_HUGEPAGE="1")
+    assert seen["exit"] == 0
+    assert seen["numpy_default"] is True and seen["after_cli"] is True
+    assert seen["env"] == "1"
