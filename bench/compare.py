@@ -298,9 +298,26 @@ def memory_line() -> str:
     try:
         with open("/proc/meminfo", encoding="ascii") as handle:
             kib = int(next(line for line in handle if line.startswith("MemTotal")).split()[1])
-        return f"{kib / 2**20:.1f} GiB memory"
+        return f"{kib / 2**20:.1f} GiB memory{_huge_pages()}"
     except (OSError, StopIteration, ValueError):
         return "memory unknown"
+
+
+def _huge_pages() -> str:
+    """The kernel's transparent huge page settings, which decide whether a page fault may stall
+    in compaction (bench/RESULTS_10M.md, stop 33): " (transparent huge pages: enabled X,
+    defrag Y)", or "" where the kernel does not say."""
+    chosen = {}
+    for knob in ("enabled", "defrag"):
+        try:
+            text = Path(f"/sys/kernel/mm/transparent_hugepage/{knob}").read_text(
+                encoding="ascii")
+        except OSError:
+            return ""
+        words = [w[1:-1] for w in text.split() if w.startswith("[") and w.endswith("]")]
+        chosen[knob] = words[0] if words else text.strip()
+    return (f" (transparent huge pages: enabled {chosen['enabled']}, defrag "
+            f"{chosen['defrag']})")
 
 
 def cell(value) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.conftest import ROOT
 
@@ -44,6 +45,9 @@ def test_compare_script_runs_linkage_on_persons_and_febrl(tmp_path):
     text = results.read_text()
     assert "python bench/compare.py --rows 3000 --tools linkage" in text
     assert "GiB memory" in text and "Seconds per stage:" in text
+    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    if thp.exists():  # the setting that decides whether page faults may stall (RESULTS_10M)
+        assert "(transparent huge pages: enabled " in text
     rows = {line.split("|")[1].strip(): line for line in text.splitlines()
             if line.startswith(("| febrl3 |", "| persons |"))}
     for name in ("febrl3", "persons"):
