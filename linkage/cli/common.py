@@ -112,13 +112,13 @@ def avoid_hugepage_stalls() -> bool:
     fault in such memory while no free huge page is at hand stalls in synchronous reclaim and
     compaction instead of taking small pages (numpy/numpy#31590), and memory freed back to the
     system, or handed back to a virtual machine's host, is fragmented by the time a run asks
-    for it again. A run allocates and frees many large arrays: 10M records on a 2-core VM
-    (bench/RESULTS_10M.md, 2026-12-06, alternated under the same load) took 167-194 s with
-    numpy's default and 146-150 s without, system CPU 85-103 s against 63-67 s, the same
-    peak memory and the same output bytes. Without the advice a kernel whose THP is `always`
-    still gives huge pages where they are free, without the stall; where THP is `madvise`,
-    the run takes small pages, a few seconds more of page faults at most. Only the command
-    line does this: the library leaves an importer's numpy as it found it."""
+    for it again. A run allocates and frees many large arrays: 10M records on a quiet 2-core
+    VM (bench/RESULTS_10M.md, alternated) took 150-155 s with numpy's default and 111-126 s
+    without, system CPU 108-123 s against 69-86 s, the same peak memory and output bytes.
+    Without the advice a kernel whose THP is `always` still gives huge pages where they are
+    free, without the stall; where THP is `madvise`, the run takes small pages, a few seconds
+    more of page faults at most. Only the command line does this: the library leaves an
+    importer's numpy as it found it."""
     if "NUMPY_MADVISE_HUGEPAGE" in os.environ:
         return False
     os.environ["NUMPY_MADVISE_HUGEPAGE"] = "0"  # read by numpy when it is imported
