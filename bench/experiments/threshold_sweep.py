@@ -1,12 +1,13 @@
-"""Would a threshold chosen from the model's own posteriors beat the fixed 6 bits?
+"""Would a threshold chosen from the model's own posteriors beat the rules' fixed one?
 
 For each case of bench/generalization.py (its data sets, named variant, and its generator's
 traps): the run without rules, as a user runs it; then the same suggested rules with the
-threshold lowered to the lowest weight, not below `--floor` bits (9:1 odds by default), at
-which the model's expected share of non-matches among the pairs at or above it (the mean of
-1 - match_probability, a Bayesian false discovery rate) is at most each `--alpha`. Pairwise
-F1 from the truth, which is used only to score. An experiment, not a feature: see
-bench/experiments/THRESHOLDS.md for what it showed.
+threshold (6 bits for records; text tables' rules say 0) lowered, never raised, to the lowest
+weight, not below `--floor` bits (9:1 odds by default), at which the model's expected share
+of non-matches among the pairs at or above it (the mean of 1 - match_probability, a Bayesian
+false discovery rate) is at most each `--alpha`. Pairwise F1 from the truth, which is used
+only to score. An experiment, not a feature: see bench/experiments/THRESHOLDS.md for what it
+showed.
 
     python bench/experiments/threshold_sweep.py --only split_dates households \
         --sizes 100000 1000000 --alpha 0.002 0.005 0.01
@@ -31,9 +32,10 @@ sys.path.insert(0, str(HERE.parent.parent))
 import generalization as g  # noqa: E402
 
 
-def fdr_threshold(run: Path, alpha: float, floor: float) -> float | None:
-    """The lowest threshold >= floor (and <= 6) whose pairs' mean posterior of a non-match is
-    at most alpha, half-way to the next lower weight; None where no such threshold exists."""
+def fdr_threshold(run: Path, alpha: float, floor: float, ceiling: float) -> float | None:
+    """The lowest threshold >= floor (and <= ceiling, the rules' own: the sweep only lowers)
+    whose pairs' mean posterior of a non-match is at most alpha, half-way to the next lower
+    weight; None where no such threshold exists."""
     pairs = pd.read_parquet(run / "pairs.parquet", columns=["match_weight", "match_probability"])
     order = np.argsort(-pairs["match_weight"].to_numpy(), kind="stable")
     w = pairs["match_weight"].to_numpy()[order]
@@ -44,7 +46,7 @@ def fdr_threshold(run: Path, alpha: float, floor: float) -> float | None:
         return None
     i = ok[-1]
     below = w[i + 1] if i + 1 < len(w) else w[i] - 1.0
-    return float(min(6.0, (w[i] + below) / 2.0 if w[i] > below else w[i]))
+    return float(min(ceiling, (w[i] + below) / 2.0 if w[i] > below else w[i]))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,13 +68,14 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{case.name}: exit {rc}: {last}", flush=True)
                 continue
             p, r, f = g._score(case, run0)
-            print(f"{case.name}: threshold 6: F1 {f:.4f} (P {p:.4f}, R {r:.4f}; {seconds:.0f} s)",
-                  flush=True)
             rules = yaml.safe_load((run0 / "rules.yaml").read_text(encoding="utf-8"))
+            own = float(rules["scoring"]["threshold"])  # 6 for records, 0 for text tables
+            print(f"{case.name}: the rules' threshold {own:g}: F1 {f:.4f} (P {p:.4f}, R {r:.4f}; "
+                  f"{seconds:.0f} s)", flush=True)
             seen: dict[float, str] = {}
             for alpha in args.alpha:
-                found = fdr_threshold(run0, alpha, args.floor)
-                if found is None or found >= 6.0:
+                found = fdr_threshold(run0, alpha, args.floor, own)
+                if found is None or found >= own:
                     print(f"    alpha {alpha}: threshold unchanged", flush=True)
                     continue
                 found = round(found, 3)
