@@ -71,6 +71,25 @@ def as_frame(source: Any, what: str = "the table") -> pd.DataFrame:
     return _collected(native)
 
 
+def arrow_data(values: pd.Series):
+    """The Arrow data behind a column that pandas holds in Arrow (the `str` dtype of pandas 3,
+    `string[pyarrow]`, an `ArrowDtype`): a `pyarrow.ChunkedArray`, the very one pandas holds
+    (no copy), through the `__arrow_array__` protocol pyarrow defines for such arrays. None for
+    a column held otherwise (NumPy, Python objects), which it would convert instead."""
+    dtype = values.dtype
+    if isinstance(dtype, pd.StringDtype):
+        # "pyarrow", or pandas 2.2's "pyarrow_numpy"
+        held = str(getattr(dtype, "storage", "")).startswith("pyarrow")
+    else:
+        held = isinstance(dtype, pd.ArrowDtype)
+    if not held:
+        return None
+    import pyarrow as pa
+
+    data = values.array.__arrow_array__()
+    return data if isinstance(data, pa.ChunkedArray | pa.Array) else None
+
+
 def _collected(native) -> pd.DataFrame:
     import narwhals as nw
 

@@ -57,7 +57,9 @@ def is_unique(values) -> bool:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    array = getattr(values.array, "_pa_array", None)
+    from linkage.io import arrow_data
+
+    array = arrow_data(values)
     if array is None or len(values) < 2 or array.null_count or not (
             pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
         return bool(values.is_unique)

@@ -33,6 +33,7 @@ from linkage.errors import InputError, LinkageWarning, user_stacklevel
 from linkage.io import (
     ParquetFrame,
     ParquetSink,
+    arrow_data,
     as_text,
     owned_prefix,
     remove_abandoned,
@@ -1132,7 +1133,7 @@ def one_chunk(values: pd.Series) -> pd.Series:
     times a take over one; the same values and dtype."""
     import pyarrow as pa
 
-    data = getattr(values.array, "_pa_array", None)
+    data = arrow_data(values)
     if (not isinstance(values.dtype, pd.StringDtype) or values.dtype.storage != "pyarrow"
             or not isinstance(data, pa.ChunkedArray) or data.num_chunks < 2):
         return values

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from linkage.io import arrow_data
 from linkage.normalize.hangul import has_hangul
 from linkage.parallel import thread_map
 
@@ -233,7 +234,7 @@ class _Rows:
     def __init__(self, rows: pd.Series) -> None:
         self.rows = rows
         self._arrow = None  # the distinct values as Arrow strings, where the rows are so held
-        held = getattr(rows.array, "_pa_array", None)
+        held = arrow_data(rows)
         if held is not None and not held.null_count and _is_arrow_text(held.type):
             import pyarrow as pa
 

@@ -20,7 +20,7 @@ import pytest
 
 import linkage as lk
 from linkage.errors import InputError
-from linkage.io import ParquetFrame, ParquetSink, read, write_parquet
+from linkage.io import ParquetFrame, ParquetSink, arrow_data, read, write_parquet
 from linkage.normalize._encoded import encode_chunks, encode_series
 from linkage.pipeline import run_local
 from linkage.run.state import Table
@@ -312,3 +312,25 @@ def test_text_is_factorized_as_pandas_does(person_table):
     expected_codes, expected = pd.factorize(np.array(present, dtype=object))
     np.testing.assert_array_equal(codes, expected_codes)
     assert uniques.to_pylist() == expected.tolist()
+
+
+def test_arrow_data_is_the_arrow_array_pandas_holds(tmp_path):
+    """`arrow_data` gives the Arrow strings behind a column read from Parquet without a copy
+    (the fast paths of normalize, profiling, the id check and `one_chunk` use it, where they
+    reached into pandas' private `_pa_array` before), pieces and all; and nothing for a column
+    that pandas holds otherwise, which it would convert."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "t.parquet"
+    table = pa.table({"name": ["ann", None, "bo", "cy"], "n": [1, 2, 3, 4]})
+    pq.write_table(table, path, row_group_size=2)
+    frame = read(path)
+    data = arrow_data(frame["name"])
+    assert isinstance(data, pa.ChunkedArray)
+    assert data is frame["name"].array.__arrow_array__()  # the same object: no copy
+    assert data.to_pylist() == ["ann", None, "bo", "cy"]
+    assert arrow_data(frame["n"]) is None
+    assert arrow_data(pd.Series(["ann", "bo"], dtype=object)) is None
+    arrow = pd.Series(["ann", "bo"], dtype=pd.ArrowDtype(pa.large_string()))
+    assert arrow_data(arrow).to_pylist() == ["ann", "bo"]

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from linkage.errors import InputError
+from linkage.io import arrow_data
 
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -215,7 +216,7 @@ def _arrow_text(values: pd.Series):
 
     if not isinstance(values.dtype, pd.StringDtype) or values.dtype.storage != "pyarrow":
         return None
-    data = getattr(values.array, "_pa_array", None)
+    data = arrow_data(values)
     if not isinstance(data, pa.ChunkedArray | pa.Array) or not (
             pa.types.is_string(data.type) or pa.types.is_large_string(data.type)):
         return None
