@@ -17,17 +17,27 @@ from numpy._core import multiarray
 numpy_default = multiarray._get_madvise_hugepage()
 import linkage
 after_import = multiarray._get_madvise_hugepage()
+import pyarrow as pa
+pool_after_import = pa.default_memory_pool().backend_name
+try:
+    jemalloc = pa.jemalloc_memory_pool().backend_name
+except NotImplementedError:
+    jemalloc = None
 from click.testing import CliRunner
 from linkage.cli import main
 result = CliRunner().invoke(main, ["validate", sys.argv[1]])
 print(json.dumps({"numpy_default": numpy_default, "after_import": after_import,
                   "after_cli": multiarray._get_madvise_hugepage(), "exit": result.exit_code,
-                  "env": os.environ.get("NUMPY_MADVISE_HUGEPAGE")}))
+                  "env": os.environ.get("NUMPY_MADVISE_HUGEPAGE"),
+                  "pool_after_import": pool_after_import,
+                  "pool_after_cli": pa.default_memory_pool().backend_name,
+                  "jemalloc": jemalloc}))
 """
 
 
 def _probe(**env: str) -> dict:
-    environ = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    environ = {k: v for k, v in os.environ.items()
+               if k not in ("NUMPY_MADVISE_HUGEPAGE", "ARROW_DEFAULT_MEMORY_POOL")}
     done = subprocess.run([sys.executable, "-c", PROBE, str(ROOT / "rules" / "customers.yaml")],
                           capture_output=True, text=True, env={**environ, **env}, cwd=ROOT,
                           check=True)
@@ -47,3 +57,20 @@ def test_the_users_own_numpy_setting_stands():
     assert seen["exit"] == 0
     assert seen["numpy_default"] is True and seen["after_cli"] is True
     assert seen["env"] == "1"
+
+
+def test_a_command_allocates_arrow_memory_with_jemalloc_and_importing_linkage_does_not():
+    """`linkage.cli.common.prefer_jemalloc`: a run's Arrow arrays come from jemalloc's pool
+    (a lower peak than mimalloc's at 3M and 10M, bench/RESULTS_10M.md), the library alone
+    leaves pyarrow's default as it was."""
+    seen = _probe()
+    assert seen["exit"] == 0
+    assert seen["jemalloc"] == "jemalloc"  # the pyarrow wheels this project installs have it
+    assert seen["pool_after_import"] != "jemalloc"
+    assert seen["pool_after_cli"] == "jemalloc"
+
+
+def test_the_users_own_arrow_pool_stands():
+    seen = _probe(ARROW_DEFAULT_MEMORY_POOL="system")
+    assert seen["exit"] == 0
+    assert seen["pool_after_import"] == "system" and seen["pool_after_cli"] == "system"
