@@ -128,7 +128,7 @@ class Unguarded:
     def of(cls, n: int, matched: np.ndarray) -> Unguarded:
         nothing = np.full(n, None, dtype=object)
         return cls(np.asarray(matched, dtype=bool), nothing, nothing, nothing,
-                   np.ones(n, dtype=np.int64), [])
+                   np.ones(n, dtype=np.int8), [])  # one copy kept per cluster, as int64 where read
 
     def settle(self, is_keeper: np.ndarray | None) -> None:
         """No guard held anything back."""

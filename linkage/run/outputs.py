@@ -36,21 +36,26 @@ def record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, acce
     guard.settle(is_keeper if mode == "dedupe" else None)  # now that the keeper has ranked
     link_stage, stage_texts = stages if stages is not None else (np.full(len(ml), -1), [])
     # Each record's strongest accepted link, for its reason.
+    # Per record until the tables are written: the narrowest integers that hold the values
+    # (a row, a count, a stage), cast back to int64 where they are written.
+    rows_type = _narrow_int(n)
     best_w = np.full(n, -np.inf)
-    best_other = np.full(n, -1, dtype=np.int64)
-    best_stage = np.full(n, -1, dtype=np.int64)
-    degree = np.zeros(n, dtype=np.int64)
+    best_other = np.full(n, -1, dtype=rows_type)
+    best_stage = np.full(n, -1, dtype=_narrow_int(len(stage_texts) + 1))
+    degree = np.zeros(n, dtype=rows_type)
     if len(ml):
         both = np.concatenate([ml, mr])
         other = np.concatenate([mr, ml])
         w = np.concatenate([mw, mw])
         by = np.concatenate([link_stage, link_stage])
-        degree = np.bincount(both, minlength=n)
+        degree = np.bincount(both, minlength=n).astype(rows_type)
         best = _strongest_link(n, both, other, w, int(np.count_nonzero(degree)))
         best_w[both[best]] = w[best]
         best_other[both[best]] = other[best]
         best_stage[both[best]] = by[best]
-    cluster_size = np.bincount(clusters)[clusters] if n else np.zeros(0, dtype=np.int64)
+        del both, other, w, by, best
+    cluster_size = (np.bincount(clusters)[clusters].astype(rows_type) if n
+                    else np.zeros(0, dtype=rows_type))
     single = cluster_size == 1
     # Every record's action and single-record reason point at a few shared str objects.
     if mode == "dedupe":
@@ -139,6 +144,14 @@ def record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, acce
     if guard.decisions:
         out["guards"] = pd.DataFrame(guard.decisions).astype({"record_id": str})
     return out
+
+
+def _narrow_int(bound: int) -> type:
+    """The narrowest signed integer type that holds every value in [-1, bound]."""
+    for kind in (np.int8, np.int16, np.int32):
+        if bound <= np.iinfo(kind).max:
+            return kind
+    return np.int64
 
 
 def _strongest_link(n: int, both: np.ndarray, other: np.ndarray, w: np.ndarray,
