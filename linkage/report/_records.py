@@ -200,7 +200,10 @@ def _pick(result: Result, pair_rows: PairRows | None = None) -> Picked:
     frame = clusters[[c for c in (id_name, "source", "cluster_id", "action",
                                   "representative_id") if c in clusters.columns]]
     fast = _arrow_text(frame[id_name])
-    ids = _Ids(frame[id_name], fast)
+    # With the ids as Arrow text the column itself is not read again: an empty one of its
+    # type stands in for it, so that it is freed with the frame below.
+    ids = _Ids(frame[id_name] if fast is None
+               else pd.Series(pd.array([], dtype=frame[id_name].dtype)), fast)
     sides = _text(frame["source"]) if link and "source" in frame.columns \
         else np.full(len(frame), "", dtype=object)
     keys = _Keys(sides, ids)
@@ -220,6 +223,9 @@ def _pick(result: Result, pair_rows: PairRows | None = None) -> Picked:
             representative = _take_text(frame["representative_id"], chosen)
             removed_pairs = list(zip(chosen_ids.tolist(), representative.tolist(),
                                      strict=True))
+    # What the rest reads of the records (`_clusters`); the other columns (ids, actions: ten
+    # million strings each at 10M records) go before the pairs are scanned and clustered.
+    frame = frame[[c for c in ("cluster_id", "representative_id") if c in frame.columns]]
 
     pairs = result.pairs
     side_l, side_r = ("left", "right") if link else ("", "")
