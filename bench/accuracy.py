@@ -35,11 +35,17 @@ def _febrl(name: str) -> pd.DataFrame:
                        keep_default_na=False, na_values=[""])
 
 
-def febrl3():
-    df = _febrl("dataset3.csv")
+def febrl_dedupe(name: str, salt: str):
+    """A FEBRL dedupe file: its `rec_id` (rec-N-org, rec-N-dup-k) holds the truth, so the
+    pipeline gets an opaque id instead; the truth is each record's N."""
+    df = _febrl(name)
     entity = df["rec_id"].str.extract(r"rec-(\d+)-")[0].to_numpy()
-    df["rec_id"] = _opaque(df["rec_id"], "3")
+    df["rec_id"] = _opaque(df["rec_id"], salt)
     return "dedupe", [df], pd.DataFrame({"id": df["rec_id"], "e": entity})
+
+
+def febrl3():
+    return febrl_dedupe("dataset3.csv", "3")
 
 
 def febrl4():

@@ -87,21 +87,12 @@ def _jedai_link(folder: str, left: str, right: str):
     return "link", [a, b], set(zip(gt["D1"], gt["D2"], strict=True))
 
 
-def _febrl_dedupe(file: str, salt: str):
-    """FEBRL 1 and 2: `rec_id` (rec-N-org, rec-N-dup-k) holds the truth, so it is replaced by
-    an opaque id (as accuracy.febrl3 does)."""
-    df = pd.read_csv(DATA / "febrl" / file, dtype=str, skipinitialspace=True)
-    entity = df["rec_id"].str.extract(r"rec-(\d+)-")[0].to_numpy()
-    df["rec_id"] = accuracy._opaque(df["rec_id"], salt)
-    return "dedupe", [df], pd.DataFrame({"id": df["rec_id"], "e": entity})
-
-
 def febrl1():
-    return _febrl_dedupe("dataset1.csv", "1")
+    return accuracy.febrl_dedupe("dataset1.csv", "1")
 
 
 def febrl2():
-    return _febrl_dedupe("dataset2.csv", "2")
+    return accuracy.febrl_dedupe("dataset2.csv", "2")
 
 
 def transactions():

@@ -24,10 +24,11 @@ def test_bench_script_runs_and_writes_results(tmp_path):
     assert f1 > 0.9
 
 
-def _compare_module():
+def _bench_module(name: str):
+    """bench/NAME.py as a module (bench/ is scripts, not a package)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("bench_compare", ROOT / "bench" / "compare.py")
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
@@ -56,7 +57,7 @@ def test_compare_script_runs_linkage_on_persons_and_febrl(tmp_path):
 
 
 def test_recordlinkage_gets_the_linkage_rules_keys_and_comparisons():
-    spec = _compare_module().recordlinkage_spec(ROOT / "bench" / "febrl_fs.yaml")
+    spec = _bench_module("compare").recordlinkage_spec(ROOT / "bench" / "febrl_fs.yaml")
     assert spec["id"] == "rec_id"
     assert ["soundex(surname)", "first(given_name, 1)"] in spec["blocks"]
     assert ["soc_sec_id"] in spec["blocks"]
@@ -84,16 +85,6 @@ def test_simulation_extrapolates_pairs_measured_at_one_million():
         assert "peak RSS (GiB)" in done.stdout and "blocking joins" in done.stdout
 
 
-def _text_corpus_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench_text_corpus",
-                                                  ROOT / "bench" / "text_corpus.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_text_dedup_corpus_is_seeded_and_its_planted_pairs_are_what_it_says():
     # The truth that bench/text_dedup_bench.py scores every tool against: the same documents
     # and pairs for a seed, each planted pair's reference Jaccard recomputed from the texts
@@ -103,7 +94,7 @@ def test_text_dedup_corpus_is_seeded_and_its_planted_pairs_are_what_it_says():
 
     from linkage.normalize import normalize_url
 
-    tc = _text_corpus_module()
+    tc = _bench_module("text_corpus")
     texts = pd.read_csv(ROOT / "sample_data" / "labelled_text.csv")["text"].tolist()
     docs, truth = tc.make_corpus(3000, seed=3, texts=texts)
     again_docs, again_truth = tc.make_corpus(3000, seed=3, texts=texts)
@@ -136,23 +127,12 @@ def test_text_dedup_corpus_is_seeded_and_its_planted_pairs_are_what_it_says():
         assert (same_page[0] == same_page[1]) == (row.kind == "url"), row
 
 
-def _generalization_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench_generalization",
-                                                  ROOT / "bench" / "generalization.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_generalization_covers_every_data_set_and_hides_the_truth(datasets):
     """Every data set with truth in ../shared/datasets is a case of bench/generalization.py
     (issue 14: "every data set"), and the loaders of the ones whose ids carry the truth hand
     the pipeline opaque ids: FEBRL's rec-N-dup-k, and transactions' unique_id, which equals its
     ground_truth on both sides."""
-    g = _generalization_module()
+    g = _bench_module("generalization")
     assert {"FEBRL1", "FEBRL2", "FEBRL3", "FEBRL4", "fake_1000", "historical_50k", "DBLP-ACM",
             "Abt-Buy", "Amazon-Google", "cora", "imdb_tmdb", "Walmart-Amazon",
             "transactions"} <= set(g.DATASETS)

@@ -334,3 +334,16 @@ def test_arrow_data_is_the_arrow_array_pandas_holds(tmp_path):
     assert arrow_data(pd.Series(["ann", "bo"], dtype=object)) is None
     arrow = pd.Series(["ann", "bo"], dtype=pd.ArrowDtype(pa.large_string()))
     assert arrow_data(arrow).to_pylist() == ["ann", "bo"]
+
+
+def test_the_outputs_per_record_integers_hold_every_row_count_and_stage():
+    """`record_outputs` keeps each record's strongest link (a row, -1 for none), its degree and
+    its cluster's size in the narrowest integer type `_narrow_int` gives for the record count:
+    every value from -1 to the bound must fit, at each type's edge."""
+    from linkage.run.outputs import _narrow_int
+
+    for bound, kind in ((0, np.int8), (127, np.int8), (128, np.int16), (32_767, np.int16),
+                        (32_768, np.int32), (2**31 - 1, np.int32), (2**31, np.int64)):
+        assert _narrow_int(bound) is kind, bound
+        held = np.array([-1, bound], dtype=kind)
+        assert held.tolist() == [-1, bound]
