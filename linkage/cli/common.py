@@ -140,14 +140,14 @@ def prefer_jemalloc() -> bool:
     pyarrow has it and `ARROW_DEFAULT_MEMORY_POOL` does not name another (the user's choice
     stands). True where the pool changed.
 
-    pyarrow's default pool is mimalloc. A run makes and drops many large Arrow arrays (strings
-    read, normalized, taken for the outputs); jemalloc, as Arrow configures it, keeps freed
-    memory for about a second before handing it back, and held less at the peak in our runs:
-    10M records on a quiet 2-core VM (bench/RESULTS_10M.md, alternated) peaked at 5.6 GiB
-    against 5.9-6.0 with mimalloc, in 124-130 s against 130-139 (system CPU 50-51 s against
-    60-66), the same output bytes; 3M at 2.1-2.2 GiB against 2.3. Only the command line does
-    this: the library leaves an importer's pool as it found it. Arrays made before the switch
-    stay in the pool that made them."""
+    pyarrow's default pool is mimalloc (in the wheels this project installs). A run makes and
+    drops many large Arrow arrays (strings read, normalized, taken for the outputs); jemalloc,
+    as Arrow configures it, keeps freed memory for about a second before handing it back, and
+    held less at the peak in our runs: 10M records on a quiet 2-core VM (bench/RESULTS_10M.md,
+    alternated) peaked at 5.6 GiB against 5.9-6.0 with mimalloc, in 124-130 s against 130-139
+    (system CPU 50-51 s against 60-66), the same output bytes; 3M at 2.1-2.2 GiB against 2.3.
+    Only the command line does this: the library leaves an importer's pool as it found it.
+    Arrays made before the switch stay in the pool that made them."""
     if "ARROW_DEFAULT_MEMORY_POOL" in os.environ:
         return False
     try:
