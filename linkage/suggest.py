@@ -21,6 +21,14 @@ from linkage.ordering import is_unique
 from linkage.profiling import ColumnProfile, pair_columns, profile_table, word_sets
 
 _SAMPLE = 20_000
+# The suggested Fellegi-Sunter thresholds, as match weights (0: even odds). A link's output is
+# its pairs, each judged on its own: a pair is linked where a match is more likely than not,
+# which makes the fewest expected errors (a false link costs one pair, as a missed one does).
+# A dedupe's output is its clusters, the connected components of the links: one false link
+# joins two whole clusters (|A| x |B| false pairs) while a missed link of a cluster that other
+# links hold together costs nothing, so a dedupe links at odds of 64 to 1 and above.
+LINK_THRESHOLD = 0.0
+DEDUPE_THRESHOLD = 6.0
 KINDS = _profiling.KINDS
 
 
@@ -231,15 +239,18 @@ def _dates_from_parts(profiles: list[ColumnProfile], columns: set[str]) -> tuple
     return steps, dates
 
 
-def _scoring(comparisons: list[dict], profiles: list[ColumnProfile], tf: list[str]) -> dict:
+def _scoring(comparisons: list[dict], profiles: list[ColumnProfile], tf: list[str],
+             link: bool = False) -> dict:
     """Fellegi-Sunter, with the comparisons of identifying fields named when the scorer takes
     them (`identifying`: fields that tell one entity from another of its group, a constraint
-    on EM; see `_identifying`)."""
+    on EM; see `_identifying`), and the threshold of the output's kind (`LINK_THRESHOLD`,
+    `DEDUPE_THRESHOLD`)."""
     import inspect
 
     from linkage.scoring import FellegiSunter
 
-    scoring = {"type": "fellegi_sunter", "threshold": 6.0, "tf_adjust": tf}
+    threshold = LINK_THRESHOLD if link else DEDUPE_THRESHOLD
+    scoring = {"type": "fellegi_sunter", "threshold": threshold, "tf_adjust": tf}
     if "identifying" in inspect.signature(FellegiSunter.__init__).parameters:
         scoring["identifying"] = _identifying(comparisons, profiles)
     return scoring
@@ -331,7 +342,7 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
         "normalize": normalize,
         "blocking": blocking,
         "comparisons": comparisons,
-        "scoring": _scoring(comparisons, usable, tf),
+        "scoring": _scoring(comparisons, usable, tf, link=len(frames) > 1),
         "max_pairs": max_pairs,
     }
     # Tables of text (products, citations): word-based rules (linkage/suggest_text.py).
