@@ -3,6 +3,7 @@ chosen on a sample whose pair counts are scaled to the whole table (issue 14, it
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -10,6 +11,7 @@ import pandas as pd
 import pytest
 
 import linkage as lk
+from linkage import synth
 from linkage.blocking import BlockingInput, KeyBlocker, block
 from linkage.blocking.choose import SAMPLE_ROWS, _Measure, sample_table
 from linkage.errors import LinkageWarning
@@ -40,8 +42,9 @@ def test_over_budget_key_is_refined_not_dropped():
     assert dob.chosen in keys and 0 < dob.chosen_pairs <= budget
     over = [t for t in suggestion.measured if t.pairs > budget]
     # Over the budget: refined, a window, or dropped only when a chosen key already proposes
-    # every pair the refined key would.
-    assert over and all(t.outcome.startswith(("refined", "sorted"))
+    # every pair the refined key would, or another key the very same pairs (a text's start
+    # where no value is longer than the start).
+    assert over and all(t.outcome.startswith(("refined", "sorted", "dropped: the same pairs"))
                         or "are all proposed by" in t.outcome for t in over)
     # Every key in the rules fits the budget.
     assert all(t.chosen_pairs <= budget for t in suggestion.measured if t.kept)
@@ -68,6 +71,51 @@ def test_key_that_no_part_refines_becomes_a_sorted_neighbourhood():
         warnings.simplefilter("ignore", LinkageWarning)
         run = lk.dedupe(frame, rules, progress=False)
     assert 0 < run.summary_data["stages"]["block"]["candidate_pairs"] <= 200_000
+
+
+def _trials(suggestion) -> dict[tuple[str, ...], object]:
+    return {tuple(t.key): t for t in suggestion.measured}
+
+
+def test_short_text_gets_its_start_as_a_key_where_matches_are_reworded_at_its_end():
+    # A ledger and a bank statement (linkage.synth's payments trap): the memo is re-keyed at
+    # its end on one side, so its whole value misses most links and its start finds them.
+    _, frames, _ = synth.traps(20_000, seed=1, trap="payments")
+    trial = _trials(suggest_rules(frames))[("first(memo, 8)",)]
+    assert trial.kept, trial.outcome
+    shares = [int(x) for x in re.findall(r"(\d+)%", trial.outcome)]
+    assert len(shares) == 2 and shares[0] >= 2 * shares[1], trial.outcome  # start, whole
+
+
+def test_short_text_start_is_no_key_where_matches_agree_on_the_whole_value(datasets):
+    # Real person records (historical_50k): a birth place is the same in two records of a
+    # person or differs anywhere, so its start finds no more likely matches than the whole
+    # place: no extra key.
+    records = pd.read_parquet(datasets / "splink" / "historical_figures_with_errors_50k.parquet")
+    trials = _trials(suggest_rules([records.drop(columns=["cluster"])]))
+    trial = trials[("first(birth_place, 8)",)]
+    assert not trial.kept
+    assert trial.outcome.startswith("dropped: likely matches that share its start share the "
+                                    "whole value too"), trial.outcome
+    # Values no longer than the start (a generated person's town): the same pairs as the
+    # whole value, and said so.
+    records, _ = persons(20_000, seed=3)
+    trial = _trials(suggest_rules([records]))[("first(city, 8)",)]
+    assert trial.outcome.startswith("dropped: the same pairs as [city]"), trial.outcome
+
+
+def test_a_window_sorts_by_the_whole_date_not_its_year():
+    # The payments trap at 100k: the memo's start is over the budget and no part refines it
+    # (every payment is of one year), so it becomes a window sorted by the start and then by
+    # the date, which puts a payment beside those of the days around it.
+    _, frames, _ = synth.traps(100_000, seed=1, trap="payments")
+    suggestion = suggest_rules(frames)
+    trial = _trials(suggestion)[("first(memo, 8)",)]
+    assert trial.outcome.startswith("sorted neighbourhood on [first(memo, 8), date], window")
+    windows = [b["sort_key"] for b in suggestion.rules["blocking"]
+               if b.get("type") == "sorted_neighbourhood"]
+    assert ["first(memo, 8)", "date"] in windows
+    assert not any(part.startswith("year(") for key in windows for part in key[1:])
 
 
 def _crowded(n_people: int = 400) -> tuple[pd.DataFrame, np.ndarray]:

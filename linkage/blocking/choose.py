@@ -12,8 +12,14 @@ date, the first letter or the Soundex code of a name, the start of a postcode): 
 that make it fit, the one most often shared by likely matches (pairs of the sample that share
 a precise key), and of those about equal, the one bringing the fewest pairs. When no part
 makes it fit, the key becomes a
-sorted neighbourhood (sorted by the key, then by its finest refinement, with a window sized to
-the budget). Every candidate's fate is recorded in `measured`.
+sorted neighbourhood (sorted by the key, then by its finest refinement, a date whole rather
+than its year, with a window sized to the budget). Every candidate's fate is recorded in
+`measured`.
+
+A short-text column (a memo, a reference) is a key whole, and by its start (`PREFIX`
+characters) where the sample shows that likely matches found by other keys (or by an equal
+amount) share its start clearly more often than its whole value: text re-keyed or cut at its
+end, as one system writes a payment's memo and another its statement line.
 
 The budget is in pairs per record up to a share of `max_pairs`: a key whose pairs are mostly
 duplicates (they grow like n) fits at every size, while one whose random collisions grow like
@@ -42,7 +48,9 @@ KEY_SHARE = 10
 # A key of `rescue_keys` may propose this many pairs per record: it finds the few records whose
 # names and dates all differ, and its other pairs are non-matches that dilute the candidates.
 RESCUE_PAIRS_PER_RECORD = 4
+PREFIX = 8  # the characters of a text's start that make its prefix key
 MAX_WINDOW = 10  # the widest sorted-neighbourhood window a key falls back to
+MIN_EVIDENCE = 20  # likely matches that must hold a column before their shares count
 AGREE_SLACK = 0.1  # parts shared by likely matches this much less often count as equal
 
 # Kinds (today's profiler and the value-first one) by the part they give a key.
@@ -348,11 +356,15 @@ def candidate_keys(profiles) -> list[list[str]]:
         keys.append([f"year({d})"])
     for c in by_kind.get("other", [])[:2]:
         keys.append([c])
+    # Short text is reworded and cut at its end more often than at its start (a memo, a
+    # reference, a model number with a suffix): its start finds what its whole value misses.
+    for c in by_kind.get("other", [])[:2]:
+        keys.append([f"first({c}, {PREFIX})"])
     for c in by_kind.get("address", [])[:1]:
         if postcodes:
             keys.append([postcodes[0], f"first({c}, 6)"])
     for c in by_kind.get("text", [])[:1] + by_kind.get("company", [])[:1]:
-        keys.append([f"first({c}, 8)"])
+        keys.append([f"first({c}, {PREFIX})"])
     # Last, as the budget's last call: keys for records whose names and dates all differ.
     keys += [k for k in rescue_keys(profiles) if k not in keys]
     weak = {p.column for p in profiles if p.kind in NEVER_ALONE and p.distinct <= 0.3}
@@ -381,6 +393,71 @@ def refinements(profiles, key: list[str]) -> list[str]:
         elif p.kind in _POSTCODES:
             out += [f"first({c}, 3)", c]
     return out
+
+
+def _whole_date(part: str) -> str:
+    """`column` for `year(column)`, else `part`."""
+    parsed = _quietly(KeyPart.parse, part)
+    return parsed.column if parsed is not None and parsed.function == "year" else part
+
+
+def _whole_value(key: list[str]) -> list[str] | None:
+    """`[column]` where `key` is a prefix of that one column alone (`first(column, n)`)."""
+    part = _quietly(KeyPart.parse, key[0]) if len(key) == 1 else None
+    if part is None or part.function != "first":
+        return None
+    return [part.column]
+
+
+def _prefix_evidence(measure, profiles, candidates, column: str, prefix: list[str],
+                     precise: int) -> tuple[float, float] | None:
+    """(share sharing the whole value, share sharing `prefix`) of `column` among likely
+    matches that other evidence finds: pairs of the sample that share a precise key of other
+    columns (at most `precise` pairs on the whole table), or the same value of a number most
+    records hold their own of (an amount, however many pairs share one). None where fewer
+    than `MIN_EVIDENCE` such pairs both hold a value of `column`.
+
+    The pairs need not be mostly matches: a non-match seldom shares either the value or its
+    start, so non-matches dilute both shares alike and leave their ratio, which is what
+    `_prefix_verdict` reads."""
+    probes = [key for key, count in candidates if 0 < count <= precise
+              and column not in {KeyPart.parse(k).column for k in key}]
+    for p in profiles:
+        if p.kind == "numeric" and p.distinct > 0.3 and p.column in measure.work:
+            count = _quietly(measure.pairs, [p.column])
+            if count:
+                probes.append([p.column])
+    if not probes:
+        return None
+    a, b = measure.likely_matches(probes)
+    whole, start = measure.codes([column]), measure.codes(prefix)
+    held = (whole[a] >= 0) & (whole[b] >= 0)
+    if held.sum() < MIN_EVIDENCE:
+        return None
+    a, b = a[held], b[held]
+    return float((whole[a] == whole[b]).mean()), float((start[a] == start[b]).mean())
+
+
+def _prefix_verdict(measure, profiles, candidates, column: str, prefix: list[str],
+                    same_pairs: bool, precise: int) -> tuple[str, str]:
+    """(why the prefix key of a short-text column is dropped, or ""; the evidence for keeping
+    it): kept only where likely matches found by other keys share the start of the column
+    clearly more often than its whole value (the whole value misses at least `AGREE_SLACK` of
+    those the start finds). `same_pairs`: the prefix has as many pairs as the whole value,
+    which are then the same pairs (each pair of a value shares its start)."""
+    if same_pairs:
+        return (f"dropped: the same pairs as [{column}] (its values are no longer than the "
+                "prefix)"), ""
+    shares = _prefix_evidence(measure, profiles, candidates, column, prefix, precise)
+    if shares is None:
+        return ("dropped: too few likely matches found by other keys to show that its start "
+                "finds more of them than its whole value"), ""
+    whole, start = shares
+    seen = (f" (of the likely matches other keys find, {start:.0%} share its start, "
+            f"{whole:.0%} its whole value)")
+    if start == 0 or 1.0 - whole / start < AGREE_SLACK:
+        return f"dropped: likely matches that share its start share the whole value too{seen}", ""
+    return "", seen
 
 
 def _covered(key: list[str], chosen: list[list[str]]) -> list[str] | None:
@@ -450,12 +527,22 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
     # Likely matches: pairs sharing a key that proposes at most one pair per record.
     likely = measure.likely_matches([k for k, c in candidates if 0 < c <= min(budget, n)])
 
+    short_text = {p.column for p in profiles if p.kind == "other"}
     for key, count in candidates:
         trial = KeyTrial(key, count, "")
+        evidence = ""
         trials.append(trial)
         if count == 0:
             trial.outcome = "dropped: no two records share it"
             continue
+        whole = _whole_value(key)
+        if whole is not None and whole[0] in short_text:
+            dropped, evidence = _prefix_verdict(measure, profiles, candidates, whole[0], key,
+                                                count == known.get(tuple(whole)),
+                                                min(budget, n))
+            if dropped:
+                trial.outcome = dropped
+                continue
         chosen, chosen_pairs = key, count
         # A rescue key's pairs are mostly non-matches: a few per record at most.
         limit = min(budget, RESCUE_PAIRS_PER_RECORD * n) if key in rescue else budget
@@ -477,8 +564,9 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
                 trial.outcome = f"refined to [{', '.join(chosen)}]"
             else:
                 # Sorted by the key, then by the part likely matches most often share:
-                # neighbours share the key and come close on another column.
-                best = [o[2][-1] for o in sorted(options, key=lambda o: -o[0])[:1]]
+                # neighbours share the key and come close on another column. A date's year
+                # sorts as the date whole, whose order also puts near days side by side.
+                best = [_whole_date(o[2][-1]) for o in sorted(options, key=lambda o: -o[0])[:1]]
                 sort_key = key + best
                 present = measure.present(key)
                 window = min(MAX_WINDOW, 1 + limit // max(present, 1))
@@ -507,7 +595,7 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
             continue
         total += chosen_pairs
         trial.chosen, trial.chosen_pairs = chosen, chosen_pairs
-        trial.outcome = trial.outcome or "kept"
+        trial.outcome = (trial.outcome or "kept") + evidence
         keys.append(chosen)
     blocking = ([{"name": "suggested", "keys": keys}] if keys else []) + windows
     return blocking, trials, budget

@@ -39,6 +39,8 @@ TRAPS = {
     "foreign_phones": "dedupe",  # names, birth date and phones of five countries, each in
     # national, international or E.164 form, and the country
     "all": "dedupe",  # households with every dedupe trap above at once
+    "payments": "link",  # a ledger and a bank statement: the memo re-keyed at its end, the
+    # date a few days later, the amount less a fee; hundreds of payments a day
 }
 
 # (region, calling code, weight): the mobile numbers traps() writes; all pass phonenumbers'
@@ -266,6 +268,56 @@ def _link_columns(n_rows: int, seed: int) -> tuple[list[pd.DataFrame], pd.DataFr
     return [a, b], pairs[["id_l", "id_r"]].sort_values("id_l").reset_index(drop=True)
 
 
+_PURPOSES = ["payment", "invoice", "donation", "refund", "rent", "fees", "order", "subs"]
+_CHANNELS = ["BGC", "CHQ", "FPS", "DD", "SO", "BACS", "TFR", "CSH"]
+_MEMO_WIDTH = (18, 15)  # each side's memo field is cut at its own width
+
+
+def _payments(n_rows: int, seed: int) -> tuple[list[pd.DataFrame], pd.DataFrame]:
+    """Two ledgers of the same payments to link, one-to-one: the payer's side writes each
+    memo as initials and surname, a purpose and a channel code; the bank's statement copies
+    that narrative for half of the payments and writes its own purpose (or none) and code for
+    the rest, and each side cuts the memo at its field's width. The statement's date is 0 to
+    10 days later, its amount the same or less a fee of up to 5%. Payers pay several times
+    (a few of them often), and each day holds hundreds of payments."""
+    rng = np.random.default_rng(seed)
+    n = max(n_rows // 2, 5)
+    n_payers = max(n // 3, 2)
+    initials = list("ABCDEFGHJKLMNPRSTW")
+    first = take(initials, rng.integers(0, len(initials), n_payers)).to_numpy()
+    second = np.where(rng.random(n_payers) < 0.5,
+                      " " + take(initials, rng.integers(0, len(initials), n_payers)), "")
+    surnames = [w.upper() for w in surname_pool()]
+    surname = take(surnames, rng.choice(len(surnames), n_payers,
+                                        p=zipf(len(surnames), 50.0))).to_numpy()
+    payer = rng.choice(n_payers, n, p=zipf(n_payers, 10.0))
+    words = (first + second + " " + surname)[payer]
+
+    def narrative(keep_purpose: np.ndarray) -> np.ndarray:
+        purpose = take(_PURPOSES, rng.integers(0, len(_PURPOSES), n)).to_numpy()
+        channel = take(_CHANNELS, rng.integers(0, len(_CHANNELS), n)).to_numpy()
+        return words + np.where(keep_purpose, " " + purpose, "") + " " + channel
+
+    told = narrative(rng.random(n) < 0.7)
+    own = narrative(rng.random(n) < 0.3)
+    statement = np.where(rng.random(n) < 0.5, told, own)
+    day = np.datetime64("2024-01-01") + rng.integers(0, 120, n).astype("timedelta64[D]")
+    lag = np.minimum(rng.geometric(0.45, n) - 1, 10).astype("timedelta64[D]")
+    amount = np.round(np.exp(rng.normal(4.5, 1.3, n)), 2)
+    fee = np.where(rng.random(n) < 0.5, 0.0, rng.uniform(0.0, 0.05, n))
+    left = pd.DataFrame({"payment_id": "P" + digit_text(rng.permutation(n), 7),
+                         "memo": pd.Series(told).str.slice(0, _MEMO_WIDTH[0]),
+                         "date": pd.Series(day).dt.strftime("%Y-%m-%d"),
+                         "amount": amount})
+    right = pd.DataFrame({"entry": "S" + digit_text(rng.permutation(n), 7),
+                          "memo": pd.Series(statement).str.slice(0, _MEMO_WIDTH[1]),
+                          "date": pd.Series(day + lag).dt.strftime("%Y-%m-%d"),
+                          "amount": np.round(amount * (1.0 - fee), 2)})
+    pairs = pd.DataFrame({"id_l": left["payment_id"], "id_r": right["entry"]})
+    right = right.iloc[rng.permutation(n)].reset_index(drop=True)  # the statement's own order
+    return [left, right], pairs.sort_values("id_l").reset_index(drop=True)
+
+
 def traps(
     n_rows: int, seed: int = 42, trap: str = "all"
 ) -> tuple[str, list[pd.DataFrame], pd.DataFrame]:
@@ -282,6 +334,9 @@ def traps(
         raise ParameterError(f"n_rows must be at least 10, got {n_rows}")
     if trap == "link_columns":
         frames, pairs = _link_columns(n_rows, seed)
+        return "link", frames, pairs
+    if trap == "payments":
+        frames, pairs = _payments(n_rows, seed)
         return "link", frames, pairs
     if trap == "households" or trap == "all":
         records, truth = _households(n_rows, seed)
