@@ -512,7 +512,7 @@ def _shown(w: np.ndarray, y: np.ndarray, current: float, candidate: float, *,
         order = order[::-1]
     for step in order:
         band = (w >= step) & (w < current) if down else (w >= current) & (w < step)
-        n, k = int(band.sum()), int(np.sum(band & (y == 1.0)))
+        n, k = _patterns(w[band], y[band])
         if n == 0:
             continue
         if down and step >= claimed:
@@ -525,6 +525,18 @@ def _shown(w: np.ndarray, y: np.ndarray, current: float, candidate: float, *,
             return float(step), ("labels" if step == candidate else
                                  "labels, as far as they show with 95% confidence")
     return current, "rules (too few labelled pairs show the move with 95% confidence)"
+
+
+def _patterns(w: np.ndarray, y: np.ndarray) -> tuple[int, float]:
+    """(n, k) for a confidence bound on a band's match rate: labelled pairs of one weight (one
+    level pattern, to the model the same evidence, as the sampler's rounds may pick twice) are
+    one observation, whose share of matches is its labels' mean. The labels stand for the
+    patterns they were drawn from, not for as many independent draws as there are pairs."""
+    if len(w) == 0:
+        return 0, 0.0
+    values, which = np.unique(w, return_inverse=True)
+    share = np.bincount(which, weights=(y == 1.0).astype(np.float64)) / np.bincount(which)
+    return len(values), float(share.sum())
 
 
 @dataclass
