@@ -85,6 +85,10 @@ def test_short_text_gets_its_start_as_a_key_where_matches_are_reworded_at_its_en
     assert trial.kept, trial.outcome
     shares = [int(x) for x in re.findall(r"(\d+)%", trial.outcome)]
     assert len(shares) == 2 and shares[0] >= 2 * shares[1], trial.outcome  # start, whole
+    # The same from the values alone: columns renamed c1, c2, ... and put in another order.
+    neutral = [f.set_axis([f"c{k}" for k in range(1, 5)], axis=1)[["c4", "c2", "c1", "c3"]]
+               for f in frames]
+    assert _trials(suggest_rules(neutral))[("first(c2, 8)",)].kept
 
 
 def test_short_text_start_is_no_key_where_matches_agree_on_the_whole_value(datasets):

@@ -10,7 +10,8 @@ One module per generator, and one for what they share:
 - `persons()` (`_persons.py`): an English-style person table of any size built with numpy array
   operations only, so that a million rows take seconds; meant for benchmarks, not for realism in
   every detail.
-- `traps()` (`_traps.py`): person tables that each hold one trap for zero-configuration linkage.
+- `traps()` (`_traps.py`): tables that each hold one trap for zero-configuration linkage (persons,
+  and two ledgers of payments for `payments`).
 - `transactions()` (`_transactions.py`): purchase rows with no transaction id, where rows
   identical on the business columns are either real repeat purchases or ingestion double loads.
 - `labelled_texts()` (`_texts.py`): a labelled Korean/English text set with exact and near

@@ -1,6 +1,6 @@
-"""`traps()`: person tables that each hold one trap for zero-configuration linkage (split
-birth dates, households, link columns that differ, sparse columns, numeric codes, foreign
-phones)."""
+"""`traps()`: tables that each hold one trap for zero-configuration linkage: person tables
+(split birth dates, households, link columns that differ, sparse columns, numeric codes,
+foreign phones) and two ledgers of payments whose memos differ at their ends."""
 
 from __future__ import annotations
 
@@ -279,7 +279,7 @@ def _payments(n_rows: int, seed: int) -> tuple[list[pd.DataFrame], pd.DataFrame]
     that narrative for half of the payments and writes its own purpose (or none) and code for
     the rest, and each side cuts the memo at its field's width. The statement's date is 0 to
     10 days later, its amount the same or less a fee of up to 5%. Payers pay several times
-    (a few of them often), and each day holds hundreds of payments."""
+    (a few of them often), over 120 days: from 100,000 rows on, hundreds of payments a day."""
     rng = np.random.default_rng(seed)
     n = max(n_rows // 2, 5)
     n_payers = max(n // 3, 2)
@@ -321,7 +321,8 @@ def _payments(n_rows: int, seed: int) -> tuple[list[pd.DataFrame], pd.DataFrame]
 def traps(
     n_rows: int, seed: int = 42, trap: str = "all"
 ) -> tuple[str, list[pd.DataFrame], pd.DataFrame]:
-    """A person table of about `n_rows` rows that holds one trap for zero-configuration linkage.
+    """A table of about `n_rows` rows (persons; payments for "payments") that holds one trap for
+    zero-configuration linkage.
 
     `trap` is a key of `TRAPS`. Returns (mode, frames, truth): mode is "dedupe" or "link";
     frames holds one table (dedupe) or two (link, `n_rows` over both); truth has the id column
