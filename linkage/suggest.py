@@ -94,6 +94,8 @@ class Suggestion:
     measured: list[KeyTrial]  # every candidate key, its estimated pairs and what became of it
     budget_per_key: int
     sample_rows: int = 0  # rows profiled and measured (a sample of a large table)
+    # A link's one-to-one evidence (`linkage.suggest_sources.repeats_within_sources`)
+    sources: dict | None = None
 
     def to_yaml(self) -> str:
         """The rules as commented YAML, ready for a person to edit."""
@@ -115,6 +117,9 @@ class Suggestion:
                   "pairs, one above is refined:"]
         for trial in self.measured:
             lines.append(f"#   [{', '.join(trial.key)}]: {trial.pairs:,} ({trial.outcome})")
+        if self.sources is not None:
+            verdict = "one-to-one" if self.sources["one_to_one"] else "not one-to-one"
+            lines += ["#", f"# Link: {verdict}: {self.sources['why']}."]
         lines += ["#", "# Scoring: Fellegi-Sunter learns its weights from the data (m by EM, u "
                   "from random pairs);", "# threshold is a match weight: 0 is probability 0.5, "
                   "each +1 doubles the odds.", ""]
@@ -348,10 +353,24 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
     # Tables of text (products, citations): word-based rules (linkage/suggest_text.py).
     from linkage.suggest_text import text_rules
 
-    rules = text_rules(frames, profiles, rules) or rules
+    text = text_rules(frames, profiles, rules)
+    sources = None
+    if text is not None:
+        rules = text
+    elif source is not None:
+        # A link of tables that do not repeat their own records is one-to-one: of a record's
+        # candidates that score as matches only the best can be right, weighed against the
+        # record having no match (`one_to_one_threshold: record_prior`); the sample's values
+        # say whether a table repeats its records (linkage/suggest_sources.py).
+        from linkage.suggest_sources import repeats_within_sources
+
+        sources = repeats_within_sources(frame, source, rules)
+        if sources is not None and sources["one_to_one"]:
+            rules["one_to_one"] = True
+            rules["one_to_one_threshold"] = "record_prior"
     if paired:
         rules["rename_right"] = dict(paired)
-    return Suggestion(rules, profiles, measured, per_key_budget, len(frame))
+    return Suggestion(rules, profiles, measured, per_key_budget, len(frame), sources)
 
 
 def _name_swaps(comparisons: list[dict], profiles: list[ColumnProfile]) -> None:
