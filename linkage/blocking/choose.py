@@ -13,8 +13,8 @@ that make it fit, the one most often shared by likely matches (pairs of the samp
 a precise key), and of those about equal, the one bringing the fewest pairs. When no part
 makes it fit, the key becomes a
 sorted neighbourhood (sorted by the key, then by its finest refinement, a date whole rather
-than its year, with a window sized to the budget). Every candidate's fate is recorded in
-`measured`.
+than its year, with a window sized to the budget and widened, once every key is chosen, with
+the total budget the keys left: `_widen`). Every candidate's fate is recorded in `measured`.
 
 A short-text column (a memo, a reference) is a key whole, and by its start (`PREFIX`
 characters) where the sample shows that likely matches found by other keys (or by an equal
@@ -498,6 +498,7 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
     trials: list[KeyTrial] = []
     keys: list[list[str]] = []
     windows: list[dict] = []
+    widened: list[tuple[KeyTrial, dict, int]] = []  # each window, its trial and records
     total = 0
 
     known: dict[tuple, int | None] = {}
@@ -566,24 +567,30 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
                 # Sorted by the key, then by the part likely matches most often share:
                 # neighbours share the key and come close on another column. A date's year
                 # sorts as the date whole, whose order also puts near days side by side.
+                # A year in the key sorts as its date too: by year alone, the records of one
+                # year follow in row order, and a window over them pairs records at random.
                 best = [_whole_date(o[2][-1]) for o in sorted(options, key=lambda o: -o[0])[:1]]
-                sort_key = key + best
+                sort_key = list(dict.fromkeys([_whole_date(p) for p in key] + best))
                 present = measure.present(key)
                 window = min(MAX_WINDOW, 1 + limit // max(present, 1))
                 sn_pairs = present * (window - 1)
                 if window < 2:
                     trial.outcome = "dropped: even a window of 2 is above the budget"
                     continue
+                same = next((w for w in windows if w["sort_key"] == sort_key), None)
+                if same is not None:
+                    trial.outcome = (f"dropped: the same sorted neighbourhood as "
+                                     f"{same['name']}, on [{', '.join(sort_key)}]")
+                    continue
                 if total + sn_pairs > total_budget:
                     trial.outcome = "dropped: the total budget (`max_pairs`) is spent"
                     continue
                 total += sn_pairs
                 trial.chosen, trial.chosen_pairs = sort_key, sn_pairs
-                trial.outcome = (f"sorted neighbourhood on [{', '.join(sort_key)}], "
-                                 f"window {window}")
                 windows.append({"name": f"suggested_window_{len(windows) + 1}",
                                 "type": "sorted_neighbourhood", "sort_key": sort_key,
                                 "window": window})
+                widened.append((trial, windows[-1], present))
                 continue
         same = _covered(chosen, keys)
         if same is not None:
@@ -597,5 +604,25 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
         trial.chosen, trial.chosen_pairs = chosen, chosen_pairs
         trial.outcome = (trial.outcome or "kept") + evidence
         keys.append(chosen)
+    _widen(widened, total_budget - total)
     blocking = ([{"name": "suggested", "keys": keys}] if keys else []) + windows
     return blocking, trials, budget
+
+
+def _widen(widened: list[tuple[KeyTrial, dict, int]], spare: int) -> None:
+    """Widen the windows with the total budget the keys left (`spare` pairs), one record at
+    a time round the windows in their order, up to `MAX_WINDOW`: a key became a window because
+    its pairs passed the per-key share of `max_pairs`, which leaves room for other keys; what
+    they did not take is recall for the window. Each window's outcome says its final width."""
+    grew = True
+    while grew:
+        grew = False
+        for trial, window, present in widened:
+            if window["window"] < MAX_WINDOW and present <= spare:
+                window["window"] += 1
+                trial.chosen_pairs += present
+                spare -= present
+                grew = True
+    for trial, window, _ in widened:
+        trial.outcome = (f"sorted neighbourhood on [{', '.join(window['sort_key'])}], "
+                         f"window {window['window']}")
