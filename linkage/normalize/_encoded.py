@@ -345,6 +345,31 @@ def _joined(pieces: list):
             zero_copy_only=False).astype(object) for p in pieces])
 
 
+def _all_ascii(held) -> bool:
+    """Whether an Arrow string array holds ASCII text only, none missing."""
+    import pyarrow.compute as pc
+
+    return held.null_count == 0 and bool(pc.all(pc.string_is_ascii(held), min_count=0).as_py())
+
+
+def _arrow_alone(step, held):
+    """The step's result for the distinct values `held` (Arrow, ASCII, none missing) where it
+    comes from Arrow alone (`distinct_arrow`, `map_unique`'s ascii_func), the values handed to
+    it as a Series over `held` itself; None where the step does them otherwise (then the
+    caller does them as Python strings, as for any chunk, and that run says what is wrong)."""
+    import pyarrow as pa
+
+    from linkage.normalize._text import distinct_arrow
+
+    series = pd.Series(pd.arrays.ArrowExtensionArray(held.cast(pa.large_string())),
+                       name=step.column)
+    try:
+        with distinct_arrow(series, held, arrow_series=True) as made:
+            return made(step.apply(series))
+    except Exception:  # redone with Python strings, which raises it there
+        return None
+
+
 def normalize_encoded(step, column: EncodedColumn, ids: pd.Series | None = None, *,
                       chunk_rows: int | None = None):
     """Apply a `Normalize` step to each distinct value once; return the column and its stats:
@@ -354,6 +379,7 @@ def normalize_encoded(step, column: EncodedColumn, ids: pd.Series | None = None,
     normalizer rejects a value (a date that cannot be read), it is rerun on the records so that
     its error names them. With `chunk_rows`, distinct values are normalized that many at a time.
     """
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     from linkage.normalize._text import distinct_arrow
@@ -361,6 +387,7 @@ def normalize_encoded(step, column: EncodedColumn, ids: pd.Series | None = None,
     size = chunk_rows or max(column.distinct, 1)
     after, changed_u, none_after, lost = [], [], [], []
     arrow = not isinstance(column.uniques, np.ndarray)
+    held_only: bool | None = None  # whether the step did a chunk from Arrow alone (below)
     try:
         for start in range(0, column.distinct, size):
             stop = min(start + size, column.distinct)
@@ -378,6 +405,22 @@ def normalize_encoded(step, column: EncodedColumn, ids: pd.Series | None = None,
             # Many distinct values, held as Arrow strings: a normalizer that does them all in
             # Arrow (`map_unique`'s ascii_func) hands its result back as Arrow
             held = column.uniques.slice(start, stop - start)
+            if held_only is None and _all_ascii(held):  # tried on one value first
+                held_only = _arrow_alone(step, held.slice(0, 1)) is not None
+            if held_only and _all_ascii(held):
+                # The step does the chunk in Arrow alone (`map_unique`'s ascii_func): no
+                # Python string of it is made, of the values or of the result.
+                done = _arrow_alone(step, held)
+                held_only = done is not None
+                if done is not None:
+                    gone = done.is_null().to_numpy(zero_copy_only=False)
+                    changed_u.append(pc.fill_null(pc.not_equal(done, held.cast(done.type)),
+                                                  True).to_numpy(zero_copy_only=False))
+                    after.append(done)
+                    none_after.append(gone)
+                    lost.append(held.filter(pa.array(gone)).to_numpy(
+                        zero_copy_only=False).astype(object, copy=False))
+                    continue
             before = held.to_numpy(zero_copy_only=False).astype(object, copy=False)
             series = pd.Series(before, name=step.column, dtype=object)
             with distinct_arrow(series, held) as made:

@@ -95,17 +95,23 @@ _HANDED = threading.local()  # see `distinct_arrow`
 
 
 @contextmanager
-def distinct_arrow(values: pd.Series, array) -> Iterator[Callable[[pd.Series], object]]:
+def distinct_arrow(values: pd.Series, array, *, arrow_series: bool = False
+                   ) -> Iterator[Callable[[pd.Series], object]]:
     """Tell `map_unique` that `values` (a Series of str) are distinct, none missing, and held
     by `array` (Arrow strings, in the same order): inside the block, `map_unique(values, ...)`
     reads them from `array` instead of hashing the Python strings and converting them again,
     and, where its `ascii_func` did all of them, keeps its result as Arrow too. The block
     gets a function that gives, for the Series a normalizer returned, that Arrow result
     (null where missing), or None where that Series is not `map_unique`'s own (a normalizer
-    that changed it afterwards) or was made otherwise. The same values either way."""
+    that changed it afterwards) or was made otherwise. The same values either way.
+
+    With `arrow_series`, `map_unique` returns that result as a Series over the Arrow array
+    itself (no Python string per value): for a caller that reads only the Arrow result and
+    discards the Series (`normalize_encoded`), and that `values` may hold as Arrow too."""
     import pyarrow as pa
 
     _HANDED.given, _HANDED.made = (values, array.cast(pa.large_string())), None
+    _HANDED.arrow_series = arrow_series
 
     def made(result: pd.Series):
         found = _HANDED.made
@@ -115,6 +121,7 @@ def distinct_arrow(values: pd.Series, array) -> Iterator[Callable[[pd.Series], o
         yield made
     finally:
         _HANDED.given = _HANDED.made = None
+        _HANDED.arrow_series = False
 
 
 def _handed_arrow(values: pd.Series, ascii_func: Callable | None) -> pd.Series | None:
@@ -132,8 +139,12 @@ def _handed_arrow(values: pd.Series, ascii_func: Callable | None) -> pd.Series |
         return None
     done = ascii_func(text)
     done = pc.if_else(pc.equal(done, ""), pa.scalar(None, done.type), done)
-    out = pd.Series(done.to_numpy(zero_copy_only=False), index=values.index, name=values.name,
-                    dtype=object)
+    if getattr(_HANDED, "arrow_series", False):
+        out = pd.Series(pd.arrays.ArrowExtensionArray(done), index=values.index,
+                        name=values.name)
+    else:
+        out = pd.Series(done.to_numpy(zero_copy_only=False), index=values.index,
+                        name=values.name, dtype=object)
     _HANDED.made = (out, done)
     return out
 
