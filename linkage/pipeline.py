@@ -721,6 +721,10 @@ class _InMemory:
         return pair_frame(ids, self.pairs.left, self.pairs.right, self.pairs.mask,
                            self.matrix, weight, probability, matched)
 
+    def release_work(self) -> None:
+        """Let go of the normalized columns: the matrix holds all the outputs need."""
+        self.work = {}
+
 
 class _Streamed:
     """Compare and score the candidate pairs `chunk` at a time.
@@ -875,10 +879,15 @@ class _Streamed:
     def weights(self, scorer) -> tuple[np.ndarray, np.ndarray]:
         return weights_in_blocks(scorer, len(self.pairs), self._rows)
 
+    def release_work(self) -> None:
+        """Let go of the normalized columns but those whose term frequencies pairs.parquet
+        recomputes batch by batch (`_rows`)."""
+        self.work = {c.column: self.work[c.column] for c in self.comparisons
+                     if c.output_name in self.tf_columns}
+
     def pair_table(self, ids, weight, probability, matched) -> ParquetFrame:
         pairs = self.pairs
-        empty = compare_pairs(self.comparisons, self.work, pairs.left[:0], pairs.right[:0],
-                              tf_columns=self.tf_columns)
+        empty = self._rows(0, 0)  # the batches' own columns and types, no pair
         sink = ParquetSink(self.folder / "pairs.parquet",
                            pair_frame(ids, pairs.left[:0], pairs.right[:0], pairs.mask[:0],
                                        empty, weight[:0], probability[:0], matched[:0]))
@@ -1078,6 +1087,10 @@ def run_local(
         else:
             scorer = fit(scorer)
         weight, probability = scored.weights(scorer)
+    # What is left reads no normalized column but the few pairs.parquet's term frequencies
+    # need: at 10M records the others are a gigabyte the outputs and the report do without.
+    scored.release_work()
+    work = None  # the closures above share this name: they let go of it too
 
     state = RunState(mode, tables, rules, id_column, clock, frames, id_name, sizes, source,
                      ids, combined, normalize_stats=normalize_stats, exact_stats=exact_stats,
