@@ -1088,7 +1088,7 @@ def run_local(
             scorer = fit(scorer)
         weight, probability = scored.weights(scorer)
     # What is left reads no normalized column but the few pairs.parquet's term frequencies
-    # need: at 10M records the others are a gigabyte the outputs and the report do without.
+    # need: at 10M persons the others were ~570 MiB of the peak (bench/RESULTS_10M.md).
     scored.release_work()
     work = None  # the closures above share this name: they let go of it too
 

@@ -6,11 +6,14 @@ can be right (a recurring payment of the same payer, a neighbour's near-identica
 table that repeats its records (a CRM loaded twice into one system) has records with two
 right matches, and one-to-one would drop one of them. No column name says which it is, and
 exact repeats do not either (a repeated customer is retyped, not copied), so the values are
-asked: the suggested blocking runs over the sample of both tables as one, proposing pairs
-within each table as well as across, and the suggested comparisons judge each pair. A pair
-is a *near repeat* where no compared field disagrees outright (each is missing on one side or
-above its comparison's lowest level) and at least two are compared. Chance pairs rarely are;
-records of one thing often are, whichever tables they lie in.
+asked: the suggested keys run over a sample of both tables as one (`EVIDENCE_ROWS` of each;
+a window by its sort key less the last part, whose pairs, unlike a window's, are a property of
+the two records and not of the sample's density), proposing pairs within each table as well
+as across, and the suggested comparisons judge each pair. A pair is a *near repeat* where at
+least two fields are compared, none disagrees outright (each is missing on one side or above
+its comparison's lowest level) and at least half of them agree exactly. Chance pairs rarely
+are (two payments of one payer share the memo, not the amount or the day); records of one
+thing often are, whichever tables they lie in.
 
 Per possible pair (m_l * m_r across, m(m - 1) / 2 within a table of the sample), near repeats
 within a table that repeats its records are about as common as across (more, where it holds
