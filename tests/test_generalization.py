@@ -355,6 +355,32 @@ def test_a_link_is_one_to_one_only_where_neither_table_repeats_its_records(neutr
         assert f"# Link: {verdict}: near repeats within each table" in suggestion.to_yaml()
 
 
+def test_a_link_of_tables_that_share_nobody_is_not_called_one_to_one():
+    # Two tables of different people: hardly a pair across agrees as a link does, so the
+    # values cannot tell whether a table repeats its records, and the pairs stay as scored.
+    from linkage.suggest import suggest_rules
+
+    left, _ = synth.persons(3000, seed=1)
+    right, _ = synth.persons(3000, seed=2)
+    suggestion = suggest_rules([left, right.assign(rec_id="R" + right["rec_id"])])
+    evidence = suggestion.sources
+    assert evidence["near_repeats"]["across"] < 20, evidence
+    assert evidence["one_to_one"] is False and "too few" in evidence["why"], evidence
+    assert not suggestion.rules.get("one_to_one")
+
+
+def test_the_evidence_reads_keys_and_windows_by_their_sort_key_less_its_last_part():
+    from linkage.suggest_sources import _exact_keys
+
+    blocking = [{"name": "suggested", "keys": [["memo"], ["surname", "dob"]]},
+                {"type": "sorted_neighbourhood", "sort_key": ["first(memo, 8)", "date"],
+                 "window": 6},
+                {"type": "sorted_neighbourhood", "sort_key": ["date"], "window": 7},
+                {"type": "sorted_neighbourhood", "sort_key": ["memo", "date"], "window": 6}]
+    # a one-part window (a date) as a key would propose what the window was there to avoid
+    assert _exact_keys(blocking) == [["memo"], ["surname", "dob"], ["first(memo, 8)"]]
+
+
 def test_a_link_whose_table_repeats_people_keeps_each_of_their_links(tmp_path):
     left, right, actual = _people_in_two_systems(repeat=True)
     out = _run(tmp_path, "link", [left, right])
