@@ -60,11 +60,9 @@ def check(table, rules=None, *, max_duplicate_rate: float, id_column: str | None
     check_rate(max_duplicate_rate)
     if rules is None:
         from linkage.io import read
-        from linkage.settings import Rules
         from linkage.suggest import suggest_rules
 
-        rules = Rules.from_dict(suggest_rules([read(table, sep=sep, encoding=encoding)]).rules,
-                                source="suggested rules")
+        rules = suggest_rules([read(table, sep=sep, encoding=encoding)]).as_rules()
     result = dedupe(table, rules, id_column=id_column, sep=sep, encoding=encoding,
                     progress=False)
     summary = result.summary()

@@ -93,7 +93,6 @@ class Linker:
         """Run the pipeline once on `table` (dedupe) or on `table` and `right` (link): a path
         or any DataFrame (`linkage.io.as_frame`). Returns the linker, fitted."""
         from linkage import api
-        from linkage.settings import Rules
 
         self._unfit()
         tables = [api.as_native(table, "the table" if right is None else "the left table")]
@@ -111,7 +110,7 @@ class Linker:
             from linkage.suggest import suggest_rules
 
             frames = [read(t, sep=self.sep, encoding=self.encoding) for t in tables]
-            rules = Rules.from_dict(suggest_rules(frames).rules, source="suggested rules")
+            rules = suggest_rules(frames).as_rules()
         rules = api.as_rules(rules)
         if given is not None:
             rules = copy.copy(rules)

@@ -446,7 +446,8 @@ class Rules(Configurable):
         out too, as a run's `rules.yaml` is, so it means the same to any version."""
         with explicit_defaults() if explicit else contextlib.nullcontext():
             data = self.to_dict()
-        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+        text = self.comments + yaml.safe_dump(data, sort_keys=False, allow_unicode=True,
+                                              width=100)
         if path is not None:
             Path(path).write_text(text, encoding="utf-8")
         return text
@@ -468,6 +469,19 @@ class Rules(Configurable):
     @source.setter
     def source(self, value: str) -> None:
         self._source = value
+
+    @property
+    def comments(self) -> str:
+        """YAML comment lines written above the rules by `to_yaml` (a run's rules.yaml): for
+        suggested rules, why each column, key and choice is there (`Suggestion.as_rules`)."""
+        return getattr(self, "_comments", "")
+
+    @comments.setter
+    def comments(self, value: str) -> None:
+        lines = value.splitlines()
+        if any(line and not line.startswith("#") for line in lines):
+            raise ValueError("comments must be YAML comment lines, each starting with '#'")
+        self._comments = "".join(f"{line}\n" for line in lines)
 
     def columns(self) -> dict[str, str]:
         """Input columns the rules read, each with the first rules key that reads it."""

@@ -101,6 +101,22 @@ class Suggestion:
         """The rules as commented YAML, ready for a person to edit."""
         import yaml
 
+        body = yaml.safe_dump(self.rules, sort_keys=False, allow_unicode=True, width=100,
+                              default_flow_style=None)
+        return self.comments() + "\n" + body
+
+    def as_rules(self):
+        """The suggested rules as `Rules`, carrying `comments()`: a run writes them above its
+        rules.yaml, so the folder says why each column, key and choice is there."""
+        from linkage.settings import Rules
+
+        rules = Rules.from_dict(self.rules, source="suggested rules")
+        rules.comments = self.comments()
+        return rules
+
+    def comments(self) -> str:
+        """The evidence behind the rules as YAML comment lines: each column's profile, each
+        key tried and its fate, a link's one-to-one verdict, how to read the threshold."""
         lines = [
             "# Suggested by `linkage suggest`. Edit freely; `linkage validate` checks the file.",
             "#",
@@ -122,10 +138,8 @@ class Suggestion:
             lines += ["#", f"# Link: {verdict}: {self.sources['why']}."]
         lines += ["#", "# Scoring: Fellegi-Sunter learns its weights from the data (m by EM, u "
                   "from random pairs);", "# threshold is a match weight: 0 is probability 0.5, "
-                  "each +1 doubles the odds.", ""]
-        body = yaml.safe_dump(self.rules, sort_keys=False, allow_unicode=True, width=100,
-                              default_flow_style=None)
-        return "\n".join(lines) + "\n" + body
+                  "each +1 doubles the odds."]
+        return "".join(f"{line}\n" for line in lines)
 
 
 def _profiles(frames: list[pd.DataFrame]) -> tuple[list[ColumnProfile], dict[str, str]]:

@@ -11,9 +11,9 @@ a window by its sort key less the last part, whose pairs, unlike a window's, are
 the two records and not of the sample's density), proposing pairs within each table as well
 as across, and the suggested comparisons judge each pair. A pair is a *near repeat* where at
 least two fields are compared, none disagrees outright (each is missing on one side or above
-its comparison's lowest level) and at least half of them agree exactly. Chance pairs rarely
-are (two payments of one payer share the memo, not the amount or the day); records of one
-thing often are, whichever tables they lie in.
+its comparison's lowest level) and at least half of them agree at their top level (exact).
+Chance pairs rarely are (two payments of one payer share the memo, not the amount or the
+day); records of one thing often are, whichever tables they lie in.
 
 Per possible pair (m_l * m_r across, m(m - 1) / 2 within a table of the sample), near repeats
 within a table that repeats its records are about as common as across (more, where it holds
@@ -41,7 +41,8 @@ def repeats_within_sources(sample: pd.DataFrame, source: np.ndarray, rules: dict
     """The one-to-one evidence of a link: near repeats across the tables and within each,
     their rates per possible pair, and the verdict (`one_to_one`, `why`). `sample`: rows of
     both tables (the right one under the left's names), `source` 0 or 1 per row, `rules` the
-    suggested rules (a dict). None where the rules cannot run on the sample."""
+    suggested rules (a dict). Where the values cannot tell (no key of equal values, the
+    rules cannot run on the sample), the verdict is not one-to-one, and `why` says so."""
     from linkage.blocking import BlockingInput, block
     from linkage.errors import LinkageError
     from linkage.pipeline import normalize_columns
@@ -52,11 +53,12 @@ def repeats_within_sources(sample: pd.DataFrame, source: np.ndarray, rules: dict
     rows = _rows(source, EVIDENCE_ROWS)
     sample, source = sample.iloc[rows], source[rows]
     sizes = [int((source == k).sum()) for k in (0, 1)]
-    if min(sizes) < 2 or not rules.get("comparisons") or not rules.get("blocking"):
-        return None
-    keys = _exact_keys(rules["blocking"])
+    if min(sizes) < 2 or not rules.get("comparisons"):
+        return _untold("a table has fewer than two records, or nothing is compared")
+    keys = _exact_keys(rules.get("blocking") or [])
     if not keys:
-        return None
+        return _untold("the suggested blocking has no key of equal values to find near "
+                       "repeats with (only windows on one column)")
     try:
         parsed = Rules.from_dict({**{k: v for k, v in rules.items() if k != "id_column"},
                                   "blocking": [{"type": "keys", "keys": keys}]},
@@ -65,8 +67,8 @@ def repeats_within_sources(sample: pd.DataFrame, source: np.ndarray, rules: dict
         work, _ = normalize_columns(parsed, frame, pd.Series(np.arange(len(frame))))
         pairs = block(parsed.blocking, BlockingInput.encoded(work, None, None),
                       max_pairs=parsed.max_pairs, max_block_size=parsed.max_block_size)
-    except (LinkageError, KeyError, ValueError):
-        return None
+    except (LinkageError, KeyError, ValueError) as err:
+        return _untold(f"the suggested rules could not run on the sample ({err})")
     left, right = np.asarray(pairs.left, np.int64), np.asarray(pairs.right, np.int64)
     if len(left) > MAX_JUDGED:
         keep = np.sort(np.random.default_rng(0).choice(len(left), MAX_JUDGED, replace=False))
@@ -101,6 +103,12 @@ def repeats_within_sources(sample: pd.DataFrame, source: np.ndarray, rules: dict
                                                     "table repeats its records)"))
     return {"one_to_one": verdict, "why": why, "pairs_judged": judged,
             "near_repeats": count, "rate_ratio": ratio}
+
+
+def _untold(why: str) -> dict:
+    """The evidence where the values cannot tell: pairs are kept as scored."""
+    return {"one_to_one": False, "why": f"{why}: pairs are kept as scored",
+            "pairs_judged": 0, "near_repeats": None, "rate_ratio": None}
 
 
 def _rows(source: np.ndarray, each: int) -> np.ndarray:

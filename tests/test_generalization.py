@@ -355,6 +355,26 @@ def test_a_link_is_one_to_one_only_where_neither_table_repeats_its_records(neutr
         assert f"# Link: {verdict}: near repeats within each table" in suggestion.to_yaml()
 
 
+def test_a_run_without_rules_writes_the_suggestions_reasons_above_its_rules(tmp_path):
+    # out/rules.yaml says why: each column's profile, each key tried and its fate, and a
+    # link's one-to-one verdict with its rates; read back, it runs to the same links.
+    left, right, _ = _people_in_two_systems(repeat=False)
+    out = _run(tmp_path, "link", [left, right])
+    text = (out / "rules.yaml").read_text(encoding="utf-8")
+    head = text[:text.index("id_column:")]
+    assert head.startswith("# Suggested by `linkage suggest`")
+    assert "# Column profiles" in head and "# Blocking keys tried" in head
+    assert "# Link: one-to-one: near repeats within each table" in head
+    assert all(line.startswith("#") for line in head.splitlines() if line)
+    files = [tmp_path / "run0.csv", tmp_path / "run1.csv"]
+    again = tmp_path / "again"
+    done = run_cli("link", *files, "--rules", out / "rules.yaml", "--out", again,
+                   "--no-progress")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (again / "links.parquet").read_bytes() == (out / "links.parquet").read_bytes()
+    assert not (again / "rules.yaml").read_text(encoding="utf-8").startswith("#")
+
+
 def test_a_link_of_tables_that_share_nobody_is_not_called_one_to_one():
     # Two tables of different people: hardly a pair across agrees as a link does, so the
     # values cannot tell whether a table repeats its records, and the pairs stay as scored.
@@ -370,7 +390,7 @@ def test_a_link_of_tables_that_share_nobody_is_not_called_one_to_one():
 
 
 def test_the_evidence_reads_keys_and_windows_by_their_sort_key_less_its_last_part():
-    from linkage.suggest_sources import _exact_keys
+    from linkage.suggest_sources import _exact_keys, repeats_within_sources
 
     blocking = [{"name": "suggested", "keys": [["memo"], ["surname", "dob"]]},
                 {"type": "sorted_neighbourhood", "sort_key": ["first(memo, 8)", "date"],
@@ -379,6 +399,14 @@ def test_the_evidence_reads_keys_and_windows_by_their_sort_key_less_its_last_par
                 {"type": "sorted_neighbourhood", "sort_key": ["memo", "date"], "window": 6}]
     # a one-part window (a date) as a key would propose what the window was there to avoid
     assert _exact_keys(blocking) == [["memo"], ["surname", "dob"], ["first(memo, 8)"]]
+    # with only such windows the values cannot tell, and the verdict says why
+    _, (ledger, statement), _ = synth.traps(400, seed=SEED, trap="payments")
+    frame = pd.concat([ledger, statement.set_axis(ledger.columns, axis=1)], ignore_index=True)
+    source = np.repeat([0, 1], [len(ledger), len(statement)])
+    rules = {"blocking": blocking[2:3], "comparisons": [{"type": "exact", "column": "memo"},
+                                                        {"type": "exact", "column": "date"}]}
+    evidence = repeats_within_sources(frame, source, rules)
+    assert evidence["one_to_one"] is False and "no key of equal values" in evidence["why"]
 
 
 def test_a_link_whose_table_repeats_people_keeps_each_of_their_links(tmp_path):

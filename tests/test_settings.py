@@ -444,3 +444,14 @@ def test_one_to_one_threshold_record_prior_needs_a_one_to_one_fellegi_sunter_lin
     with pytest.raises(RulesError, match="one_to_one_threshold") as err:
         Rules.from_dict({**rules, **change})
     assert "one_to_one: true" in str(err.value) or "record_prior" in str(err.value)
+
+
+def test_comments_are_written_above_the_rules_and_must_be_comments():
+    rules = Rules.from_dict({"blocking": [{"type": "keys", "keys": [["a"]]}],
+                             "comparisons": [{"type": "exact", "column": "a"}]})
+    assert rules.comments == "" and not rules.to_yaml().startswith("#")
+    rules.comments = "# why\n#\n# more"
+    assert rules.to_yaml().startswith("# why\n#\n# more\n")
+    assert Rules.from_dict(yaml.safe_load(rules.to_yaml())).to_dict() == rules.to_dict()
+    with pytest.raises(ValueError, match="comment lines"):
+        rules.comments = "# fine\nblocking: []"

@@ -303,13 +303,12 @@ def suggested_rules(paths, sep, encoding, progress: bool | None = None):
     `--rules`; says so on standard error."""
     from linkage.io import read
     from linkage.progress import stage_line
-    from linkage.settings import Rules
     from linkage.suggest import suggest_rules
 
     click.echo("no --rules given: using suggested rules (see rules.yaml in --out)", err=True)
     with stage_line("suggesting rules (profiling the columns, measuring keys)", progress):
         frames = [read(p, sep=sep, encoding=encoding) for p in paths]
-        return Rules.from_dict(suggest_rules(frames).rules, source="suggested rules")
+        return suggest_rules(frames).as_rules()
 
 
 def labels_loop(run: str, truth: str) -> str:
