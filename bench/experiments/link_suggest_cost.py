@@ -9,10 +9,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from linkage.blocking.choose import sample_table  # noqa: E402
-from linkage.suggest import suggest_rules  # noqa: E402
-from linkage.suggest_sources import repeats_within_sources  # noqa: E402
-from linkage.synth import traps  # noqa: E402
+from linkage.blocking.choose import sample_table
+from linkage.suggest import suggest_rules
+from linkage.suggest_sources import repeats_within_sources
+from linkage.synth import traps
 
 for n in (100_000, 1_000_000):
     _, frames, _ = traps(n, trap="payments")
