@@ -63,13 +63,15 @@ def _groups(codes: np.ndarray, names: list[str], kept: np.ndarray, measures: dic
     """Per group (rows coded 0..len(names)-1): records, text means and category shares,
     before (every record) and after (the kept ones)."""
     g = len(names)
-    sides = {"before": np.ones(len(codes), dtype=bool), "after": kept}
-    counts = {side: np.bincount(codes[rows], minlength=g) for side, rows in sides.items()}
-    means = {side: {column: [_means(codes[rows], m[rows], g) for m in pair]
+    sides = {"before": slice(None), "after": kept}
+    # (each side's codes taken once: per column and measure, ten million records took 2.4 s)
+    side_codes = {side: codes[rows] for side, rows in sides.items()}
+    counts = {side: np.bincount(side_codes[side], minlength=g) for side in sides}
+    means = {side: {column: [_means(codes, m, g, rows) for m in pair]
                     for column, pair in measures.items()}
              for side, rows in sides.items()}
     # Records per (group, category value), one bincount over both codes.
-    tallies = {side: {column: np.bincount(codes[rows] * len(values) + value_codes[rows],
+    tallies = {side: {column: np.bincount(side_codes[side] * len(values) + value_codes[rows],
                                           minlength=g * len(values)).reshape(g, len(values))
                       for column, (value_codes, values) in categories.items()}
                for side, rows in sides.items()}
@@ -94,11 +96,21 @@ def _groups(codes: np.ndarray, names: list[str], kept: np.ndarray, measures: dic
     }
 
 
-def _means(codes: np.ndarray, values: np.ndarray, groups: int) -> list[float | None]:
-    """Mean of the non-NaN values per group code, rounded; None where a group has none."""
-    has = ~np.isnan(values)
-    total = np.bincount(codes[has], weights=values[has], minlength=groups)
-    count = np.bincount(codes[has], minlength=groups)
+def _means(codes: np.ndarray, values: np.ndarray, groups: int, rows) -> list[float | None]:
+    """Mean of the non-NaN values of `rows` (a mask or a slice) per group code, rounded; None
+    where a group has none."""
+    if groups == 1:  # the whole table: no codes to take, no copies (lengths are whole
+        # numbers: any order of summing gives the same total)
+        has = ~np.isnan(values)
+        if not isinstance(rows, slice):
+            has &= rows
+        total = [float(np.sum(values, where=has))]
+        count = [int(np.count_nonzero(has))]
+    else:
+        codes, values = codes[rows], values[rows]
+        has = ~np.isnan(values)
+        total = np.bincount(codes[has], weights=values[has], minlength=groups)
+        count = np.bincount(codes[has], minlength=groups)
     return [_round(t / c) if c else None for t, c in zip(total, count, strict=True)]
 
 
