@@ -597,7 +597,7 @@ def test_record_lookup_helpers_equal_the_python_ones():
 
     import pyarrow as pa
 
-    from linkage.report import _records
+    from linkage.report import _records, _sections
 
     rng = np.random.default_rng(3)
     for ids in (pd.Series([f"r{i}" for i in rng.integers(0, 40, 200)], dtype="str"),
@@ -632,9 +632,15 @@ def test_record_lookup_helpers_equal_the_python_ones():
                     np.array([10**12, 10**12, 5, 7, 7, 7])):
         expected = pd.Series(cluster).value_counts(sort=False)
         expected = expected[expected > 1].sort_index()
-        got = _records._sizes_above_one(cluster).sort_index()
+        got = _sections.sizes_above_one(cluster).sort_index()
         assert got.index.tolist() == expected.index.tolist()
         assert got.tolist() == expected.tolist()
+        # the largest clusters, ties in the order of the ids, as a groupby gives them
+        ids = pd.Series(cluster)
+        sizes = ids.groupby(ids.to_numpy(), sort=True).size()
+        top = sizes[sizes > 1].sort_values(ascending=False, kind="stable").head(
+            _sections.LARGEST_CLUSTERS)
+        pd.testing.assert_series_equal(_sections.top_clusters(ids), top)
 
 
 def test_report_picks_helpers_equal_the_pandas_ones():

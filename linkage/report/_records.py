@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from linkage.report._sections import sizes_above_one
+
 if TYPE_CHECKING:
     from linkage.result import Result
 
@@ -509,7 +511,7 @@ def _clusters(frame: pd.DataFrame, keys: _Keys, a: np.ndarray, b: np.ndarray,
     ok = (a >= 0) & (b >= 0) & (a != b)
     a, b, w = a[ok], b[ok], np.asarray(w, dtype=float)[ok]
     w = np.where(np.isnan(w), np.inf, w)  # a pair a stage matched holds like the strongest
-    several = _sizes_above_one(cluster)
+    several = sizes_above_one(cluster)
     if several.empty or not len(a):
         return [], []
     # The maximum spanning forest: strongest pairs first, ties by the records' positions.
@@ -603,19 +605,6 @@ def _joining_edges(edge_cluster: np.ndarray, edges: np.ndarray) -> pd.Series:
     joins = pd.DataFrame({"cluster": edge_cluster, "edge": edges, "rank": rank})
     return joins.sort_values(["cluster", "rank"], kind="stable").groupby(
         "cluster", sort=True).tail(1).set_index("cluster")["edge"]
-
-
-def _sizes_above_one(cluster: np.ndarray) -> pd.Series:
-    """The number of records of each cluster id holding more than one (index: cluster id), as
-    `value_counts` gives them; counted by `np.bincount` where the ids are small integers."""
-    if (cluster.dtype.kind in "iu" and len(cluster)
-            and cluster.min() >= 0 and cluster.max() < 4 * len(cluster) + 1024):
-        counts = np.bincount(cluster)
-        at = np.flatnonzero(counts > 1)
-        return pd.Series(counts[at], index=at.astype(cluster.dtype, copy=False),
-                         name="count")
-    sizes = pd.Series(cluster).value_counts(sort=False)
-    return sizes[sizes > 1]
 
 
 def sample(result: Result, records: pd.DataFrame, *, id_name: str,

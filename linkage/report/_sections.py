@@ -556,11 +556,27 @@ def before_after(result: Result) -> list[object]:
 # ---------------------------------------------------------------------- clusters
 
 
+def sizes_above_one(cluster: np.ndarray) -> pd.Series:
+    """The number of records of each cluster id holding more than one (index: cluster id), as
+    `value_counts` gives them; counted by `np.bincount` where the ids are small integers."""
+    if (cluster.dtype.kind in "iu" and len(cluster)
+            and cluster.min() >= 0 and cluster.max() < 4 * len(cluster) + 1024):
+        counts = np.bincount(cluster)
+        at = np.flatnonzero(counts > 1)
+        return pd.Series(counts[at], index=at.astype(cluster.dtype, copy=False),
+                         name="count")
+    sizes = pd.Series(cluster).value_counts(sort=False)
+    return sizes[sizes > 1]
+
+
 def top_clusters(cluster_id: pd.Series) -> pd.Series:
     """The sizes of the `LARGEST_CLUSTERS` largest clusters of several records (index: the
     cluster id; ties in the order of the ids), from the clusters' `cluster_id` column."""
-    sizes = cluster_id.groupby(cluster_id.to_numpy(), sort=True).size()
-    return sizes[sizes > 1].sort_values(ascending=False, kind="stable").head(LARGEST_CLUSTERS)
+    # (counted by np.bincount where the ids are small integers: a groupby of ten million
+    # ids took 1.6 s, twice a report)
+    sizes = sizes_above_one(cluster_id.to_numpy()).sort_index()
+    sizes.index.name, sizes.name = None, None
+    return sizes.sort_values(ascending=False, kind="stable").head(LARGEST_CLUSTERS)
 
 
 def hold_cluster_members(result: Result, cluster_ids) -> None:
