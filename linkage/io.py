@@ -599,12 +599,15 @@ class ParquetSink:
         self._thread = None
         self._writing = None
 
-    def write(self, frame: pd.DataFrame) -> None:
+    def write(self, frame) -> None:
+        """Add rows: a DataFrame, or an Arrow table with the columns `_arrow_table` gives of
+        the DataFrame they would be (its types and metadata become the file's)."""
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         if len(frame) == 0:
             return
-        table = _arrow_table(frame)
+        table = frame if isinstance(frame, pa.Table) else _arrow_table(frame)
         if self._writer is None:
             self._schema = table.schema if self._like is None else _arrow_table(self._like).schema
             self._writer = pq.ParquetWriter(self.path, self._schema, compression="zstd")

@@ -69,6 +69,25 @@ def test_chunked_run_writes_the_same_bytes_as_in_memory(tmp_path, datasets, case
     assert summary["stages"]["read"]["records"] > 257 * 4  # several record chunks
 
 
+def test_a_chunk_with_no_linked_record_writes_the_bytes_of_a_run_in_memory(tmp_path, datasets):
+    """A run no guard speaks in builds each part of clusters.parquet as Arrow columns; a part
+    whose records are all alone (the first 257 here) has only the lone reason to give."""
+    febrl = pd.read_csv(datasets / "febrl" / "dataset3.csv", skipinitialspace=True, dtype=str)
+    duplicated = febrl["rec_id"].str.contains("dup")
+    originals = febrl["rec_id"].str.replace(r"-(org|dup-\d+)$", "", regex=True)
+    alone = ~originals.isin(originals[duplicated])
+    table = pd.concat([febrl[alone].head(600), febrl[~alone]])  # the singles first
+    path = tmp_path / "singles_first.csv"
+    table.to_csv(path, index=False)
+    memory, chunked = _both_ways(
+        tmp_path, ["dedupe", path, "--rules", ROOT / "rules" / "febrl.yaml"], chunk=257)
+    assert _files(memory) == _files(chunked)
+    clusters = pd.read_parquet(chunked / "clusters.parquet")
+    assert (clusters["cluster_size"].head(257) == 1).all()
+    assert (clusters["cluster_size"] > 1).sum() > 1000
+    assert clusters["reason"].head(257).nunique() == 1
+
+
 @pytest.fixture(scope="module")
 def person_table(tmp_path_factory):
     """20,000 generated persons (truth left out) as Parquet."""

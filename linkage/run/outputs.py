@@ -69,22 +69,33 @@ def record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, acce
     guarded = ~pd.isna(np.asarray(guard.action, dtype=object))
     actions[guarded] = guard.action[guarded]
 
-    def cluster_rows(start: int, stop: int) -> pd.DataFrame:
+    # No guard spoke: every action is "keep" or "duplicate" and no record has a review
+    # group, so a part of clusters.parquet can be made as Arrow columns (`cluster_rows`'s
+    # `arrow`), its reasons never Python strings.
+    plain = not guarded.any() and bool(pd.isna(np.asarray(guard.review_group,
+                                                          dtype=object)).all())
+
+    def cluster_rows(start: int, stop: int, arrow: bool = False):
         rows = slice(start, stop)
-        reasons = np.empty(stop - start, dtype=object)
-        reasons[:] = lone
         linked = np.flatnonzero(~single[rows]) + start
-        if len(linked):
-            reasons[linked - start] = _link_reasons(mode, ids, linked, best_other, best_w,
-                                                    cluster_size, degree, is_keeper, keeper,
-                                                    threshold, best_stage, stage_texts)
-        if guarded[rows].any():
-            reasons[guarded[rows]] = guard.reason[rows][guarded[rows]]
+        told = (_link_reasons(mode, ids, linked, best_other, best_w, cluster_size, degree,
+                              is_keeper, keeper, threshold, best_stage, stage_texts,
+                              arrow=arrow)
+                if len(linked) else None)
         frame = pd.DataFrame({id_name: ids.iloc[rows].reset_index(drop=True)})
         if mode == "link":
             frame.insert(0, "source", np.where(source[rows] == 0, "left", "right"))
         frame["cluster_id"] = clusters[rows].astype(np.int64)
         frame["cluster_size"] = cluster_size[rows].astype(np.int64)
+        if arrow:
+            return _plain_cluster_part(frame, mode, is_keeper[rows], lone, linked - start,
+                                       told, take_ids(ids, keeper[rows]))
+        reasons = np.empty(stop - start, dtype=object)
+        reasons[:] = lone
+        if told is not None:
+            reasons[linked - start] = told
+        if guarded[rows].any():
+            reasons[guarded[rows]] = guard.reason[rows][guarded[rows]]
         frame["action"] = pd.Series(actions[rows], dtype=object)
         frame["reason"] = pd.Series(reasons, dtype=object)
         frame["representative_id"] = take_ids(ids, keeper[rows])
@@ -100,7 +111,7 @@ def record_outputs(mode, ids, id_name, source, clusters, keeper, is_keeper, acce
         taking = beside(_take_rows, whole_rows, chunk or DEFAULT_CHUNK_ROWS, kept, review,
                        None if chunk is None else folder)
     try:
-        out = _cluster_table(n, chunk, folder, guard, cluster_rows)
+        out = _cluster_table(n, chunk, folder, guard, cluster_rows, plain)
     except BaseException:
         if taking is not None:
             taking.wait()
@@ -178,9 +189,10 @@ def _strongest_link(n: int, both: np.ndarray, other: np.ndarray, w: np.ndarray,
     return at[np.sort(first)]
 
 
-def _cluster_table(n: int, chunk: int | None, folder: Path | None, guard, cluster_rows) -> dict:
+def _cluster_table(n: int, chunk: int | None, folder: Path | None, guard, cluster_rows,
+                   plain: bool = False) -> dict:
     """`{"clusters": ...}`: clusters.parquet's table, in memory, or with `chunk` written part
-    by part into `folder`."""
+    by part into `folder` (each part an Arrow table where the run is `plain`: no guard)."""
     if chunk is None:
         return {"clusters": cluster_rows(0, n)}
     # The first record that has a review group stands in for the column's type.
@@ -189,8 +201,35 @@ def _cluster_table(n: int, chunk: int | None, folder: Path | None, guard, cluste
     if len(grouped):
         like = cluster_rows(int(grouped[0]), int(grouped[0]) + 1)
     return {"clusters": _streamed(folder / "clusters.parquet", cluster_rows(0, 0), like,
-                                  (cluster_rows(a, min(a + chunk, n))
+                                  (cluster_rows(a, min(a + chunk, n), plain)
                                    for a in range(0, n, chunk)))}
+
+
+def _plain_cluster_part(frame: pd.DataFrame, mode: str, is_keeper: np.ndarray, lone: str,
+                        linked: np.ndarray, told, representative: pd.Series):
+    """A part of clusters.parquet (`frame`: its columns up to cluster_size) as an Arrow
+    table, for a run no guard spoke in: the action of each record by `is_keeper` (a link
+    keeps every record), its reason `lone` or, at the positions `linked`, its Arrow text in
+    `told`. The values the DataFrame part would hold; `ParquetSink` gives them its types."""
+    import pyarrow as pa
+
+    m = len(frame)
+    table = pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(None)
+    text = pa.large_string()
+    code = (~is_keeper).astype(np.int8) if mode == "dedupe" else np.zeros(m, dtype=np.int8)
+    action = pa.array(["keep", "duplicate"], text).take(pa.array(code))
+    if told is None:
+        reason = pa.array([lone], text).take(pa.array(np.zeros(m, dtype=np.int64)))
+    else:
+        at = np.full(m, len(told), dtype=np.int64)
+        at[linked] = np.arange(len(told))
+        reason = pa.concat_arrays([told.cast(text), pa.array([lone], text)]).take(pa.array(at))
+    representative = pa.array(representative, from_pandas=True)
+    for name, values in (("action", action), ("reason", reason),
+                         ("representative_id", representative),
+                         ("review_group", pa.nulls(m))):
+        table = table.append_column(name, values)
+    return table
 
 
 def _streamed(path: Path, empty: pd.DataFrame, like: pd.DataFrame, parts) -> ParquetFrame:
@@ -278,9 +317,10 @@ def _like_rows(records: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
 
 
 def _link_reasons(mode, ids, idx, best_other, best_w, cluster_size, degree, is_keeper,
-                  keeper, threshold, best_stage, stage_texts) -> np.ndarray:
+                  keeper, threshold, best_stage, stage_texts, arrow: bool = False):
     """The reasons of the records `idx` (in clusters of several): built as Arrow string
-    columns, one piece of text per column, with one Python str per record only at the end."""
+    columns, one piece of text per column, with one Python str per record only at the end
+    (with `arrow`, none: the Arrow array is returned)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -314,7 +354,7 @@ def _link_reasons(mode, ids, idx, best_other, best_w, cluster_size, degree, is_k
                    tail)
     else:
         out = join("linked with ", via, tail, " in cluster of ", sizes)
-    return out.to_numpy(zero_copy_only=False)
+    return out if arrow else out.to_numpy(zero_copy_only=False)
 
 
 def two_decimals(values: np.ndarray):
