@@ -37,6 +37,46 @@ def test_renumbered_numbers_as_pandas_factorize_with_minus_one_as_a_value():
     assert renumbered(np.array([0, -1, 1, 3])).tolist() == [0, -1, 2, 3]
 
 
+def test_wide_keys_and_record_labels_are_numbered_as_their_exact_combination(monkeypatch):
+    """`combined_codes` (one hash table over a key's parts, where their product would not fit
+    one number) gives the codes the part-by-part combination gives, and where two tuples
+    share a hash (every hash made equal here) the exact way is taken."""
+    from linkage.blocking import KeyPart
+    from linkage.blocking._keys import key_codes
+    from linkage.normalize import _encoded, combined_codes, fits_one_number
+    from linkage.pipeline import row_labels
+
+    def exact(parts, missing):
+        label = np.zeros(len(parts[0]), dtype=np.int64)
+        for codes in parts:
+            label = renumbered(label) * (int(codes.max(initial=0)) + 2) + codes + 1
+        return renumbered(np.where(missing, -1, label))
+
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        n = int(rng.integers(1, 60))
+        parts = [rng.integers(-1, int(rng.integers(1, 6)), n) for _ in range(rng.integers(2, 5))]
+        missing = np.logical_or.reduce([p < 0 for p in parts])
+        assert np.array_equal(combined_codes(lambda p=parts: iter(p), n, missing),
+                              exact(parts, missing))
+        assert np.array_equal(combined_codes(lambda p=parts: iter(p), n),
+                              exact(parts, np.zeros(n, dtype=bool)))
+    # codes too wide for one number: the hashed way, and the same as part by part
+    wide = [np.array(v) * (1 << 40)
+            for v in ([1, 2, 1, 3, 1, 2], [5, 5, 5, 6, 5, 5], [0, 1, 0, 2, 0, 1])]
+    assert not fits_one_number(wide)
+    columns = {f"c{i}": codes for i, codes in enumerate(wide)}
+    parts = [KeyPart(c) for c in columns]
+    assert key_codes(parts, columns).tolist() == [0, 1, 0, 2, 0, 1]
+    labels, present = row_labels(wide)
+    assert labels.tolist() == [0, 1, 0, 2, 0, 1] and present.all()
+    # every hash alike: the check finds the different tuples, and the exact way numbers them
+    monkeypatch.setattr(_encoded, "_MIX", np.uint64(0))
+    assert combined_codes(lambda: iter(wide), 6) is None
+    assert key_codes(parts, columns).tolist() == [0, 1, 0, 2, 0, 1]
+    assert row_labels(wide)[0].tolist() == [0, 1, 0, 2, 0, 1]
+
+
 def test_first_rows_is_each_labels_smallest_row():
     rng = np.random.default_rng(8)
     for _ in range(2000):

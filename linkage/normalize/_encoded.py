@@ -299,6 +299,64 @@ def renumbered(codes: np.ndarray) -> np.ndarray:
     return out
 
 
+# splitmix64's multiplier: each part's codes are mixed into a record's 64-bit hash with it
+_MIX = np.uint64(0xBF58476D1CE4E5B9)
+
+
+def fits_one_number(parts: list[np.ndarray]) -> bool:
+    """Whether every tuple of these codes (each at least -1) fits one int64 as a mixed-radix
+    number (below 2**62): then one hash table numbers them."""
+    total = 1
+    for codes in parts:
+        total *= int(codes.max(initial=0)) + 2
+    return total < 1 << 62
+
+
+def combined_codes(parts, n: int, missing: np.ndarray | None = None) -> np.ndarray | None:
+    """The codes of each record's tuple of part codes: `renumbered` of their exact
+    combination (equal tuples, equal codes, numbered in order of first appearance), and -1
+    for the records in `missing`, which count as one value where they first appear (as
+    `renumbered` counts -1). `parts()` yields the int64 code arrays, one per part, and is
+    called twice.
+
+    One hash table over a 64-bit hash of each tuple, where combining the codes exactly needs
+    one per part whose product with those before would not fit 62 bits (`fits_one_number`:
+    at ten million records and seven columns, 5.6 s became 3.7); every record is then
+    checked against the first of its code. None where two different tuples share a hash
+    (about one table in a million at ten million records): the caller combines them
+    exactly."""
+    from linkage.parallel import factorize
+
+    if n == 0:
+        return None
+    mixed = np.full(n, _MIX, dtype=np.uint64)  # (from 0, codes all 0 would hash to 0)
+    with np.errstate(over="ignore"):
+        for codes in parts():
+            mixed ^= codes.astype(np.uint64)
+            mixed *= _MIX
+            mixed ^= mixed >> np.uint64(31)
+    if missing is not None:
+        mixed[missing] = 0
+    labels = factorize(mixed.view(np.int64))
+    del mixed
+    new = np.empty(n, dtype=bool)  # labels are numbered in order of first appearance
+    new[0] = True
+    np.greater(labels[1:], np.maximum.accumulate(labels)[:-1], out=new[1:])
+    first = np.flatnonzero(new)[labels]  # each record's first record of its code
+    del new
+    if missing is not None and not np.array_equal(missing[first], missing):
+        return None
+    for codes in parts():
+        same = codes[first] == codes
+        if missing is not None:
+            same |= missing
+        if not same.all():
+            return None
+    if missing is not None:
+        labels[missing] = -1
+    return labels
+
+
 def _factorized(codes: np.ndarray) -> np.ndarray:
     from linkage.parallel import factorize
 
