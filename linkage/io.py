@@ -90,6 +90,16 @@ def arrow_data(values: pd.Series):
     return data if isinstance(data, pa.ChunkedArray | pa.Array) else None
 
 
+def few_rows(frame: pd.DataFrame, rows) -> pd.DataFrame:
+    """`frame.iloc[rows]` for a few rows, as one-row slices put together: a take from
+    columns of Arrow strings in many chunks (a table of ten million records) takes 0.1-0.6 s
+    however few the rows; a slice takes none."""
+    rows = [int(r) for r in rows]
+    if not rows:
+        return frame.iloc[:0]
+    return pd.concat([frame.iloc[r:r + 1] for r in rows])
+
+
 def _collected(native) -> pd.DataFrame:
     import narwhals as nw
 

@@ -88,6 +88,21 @@ def test_a_chunk_with_no_linked_record_writes_the_bytes_of_a_run_in_memory(tmp_p
     assert clusters["reason"].head(257).nunique() == 1
 
 
+def test_a_few_rows_are_taken_as_iloc_takes_them():
+    """`few_rows` (one-row slices put together, for the report and the outputs' typed row)
+    gives `iloc`'s rows, types and index for every kind of column."""
+    from linkage.io import few_rows
+
+    frame = pd.DataFrame({
+        "text": pd.array(["x", None, "z", "w"], dtype="str"), "int": [1, 2, 3, 4],
+        "category": pd.Categorical(["p", "q", "p", "r"]), "float": [1.0, np.nan, 3.0, 4.0],
+        "when": pd.to_datetime(["2020-01-01", None, "2021-01-01", "2022-01-01"], utc=True),
+        "nullable": pd.array([1, None, 3, 4], dtype="Int64"), "mixed": [1.5, "a", 3, None],
+        "flag": [True, False, True, True]}, index=[10, 11, 12, 13])
+    for rows in ([], [0], [3, 1], [1, 1, 2], np.array([2, 0])):
+        pd.testing.assert_frame_equal(few_rows(frame, rows), frame.iloc[list(rows)])
+
+
 @pytest.fixture(scope="module")
 def person_table(tmp_path_factory):
     """20,000 generated persons (truth left out) as Parquet."""

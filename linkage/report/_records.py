@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from linkage.io import few_rows
 from linkage.report._sections import sizes_above_one
 
 if TYPE_CHECKING:
@@ -637,7 +638,7 @@ def sample(result: Result, records: pd.DataFrame, *, id_name: str,
     for i, name in zip(near.tolist(), near_ids, strict=True):
         first.setdefault((str(sides[i]), name), i)
     rows = np.array(sorted(first[k] for k in wanted if k in first), dtype=np.int64)
-    taken = records.iloc[rows][columns].reset_index(drop=True)
+    taken = few_rows(records[columns], rows).reset_index(drop=True)
     out = pd.DataFrame({c: pd.Series([None if _missing(v) else str(v)[:VALUE_CHARS * 2]
                                       for v in taken[c]], dtype=object) for c in columns})
     if link:

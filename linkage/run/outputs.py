@@ -306,7 +306,10 @@ def _like_rows(records: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
     missing, the first value another of `rows` has: the table it gives has the types that the
     whole selection would have (without selecting it)."""
     chosen = np.flatnonzero(rows)
-    like = records.iloc[chosen[:1]].reset_index(drop=True)
+    first = int(chosen[0]) if len(chosen) else 0
+    # a slice, not a take: a take of one row from ten million Arrow strings in 77 chunks of
+    # each column took 1.1 s
+    like = records.iloc[first:first + min(len(chosen), 1)].reset_index(drop=True)
     for column in records.columns:
         values = records[column]
         if values.dtype == object and len(like) and pd.isna(like.at[0, column]):
