@@ -651,12 +651,17 @@ def split_reason(split: dict) -> str:
 def split_decisions(splits: list[dict], ids) -> list[dict]:
     """guards.parquet rows (guard, record_id, decision, detail): one per record of each
     cluster split."""
-    ids = np.asarray(ids, dtype=object)
+    if not splits:
+        return []
+    # Only the split records' ids become Python objects (all ten million of them took 0.8 s)
+    at = np.concatenate([np.asarray(split["rows"], dtype=np.int64) for split in splits])
+    taken = iter(np.asarray(ids.iloc[at] if isinstance(ids, pd.Series)
+                            else np.asarray(ids, dtype=object)[at], dtype=object))
     out = []
     for split in splits:
         detail = split_reason(split)
-        for row in split["rows"].tolist():
-            value = ids[row]
+        for _ in range(len(split["rows"])):
+            value = next(taken)
             value = value.item() if isinstance(value, np.generic) else value
             out.append({"guard": split.get("guard", SPLIT_GUARD), "record_id": value,
                         "decision": "split",
