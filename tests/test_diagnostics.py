@@ -162,10 +162,10 @@ def test_a_fixed_prior_on_random_pairs_is_checked_on_the_candidates_scale(prior,
 @settings(max_examples=300, deadline=None)
 @given(st.one_of(st.integers(1, 5_000), st.integers(1, 10**7)), st.data())
 def test_a_count_skipped_as_unable_to_fire_never_changes_a_diagnostic(n, data):
-    """The Spark route skips the model's own components and the inconsistent clusters' count
-    where `giant_possible` / `inconsistent_possible` say no value they could take fires the
-    diagnostic: then none does (own components lie inside the clusters; a cluster holding a
-    non-match holds one of the non-matched pairs)."""
+    """The Spark route skips the model's own components (the local one too) and the
+    inconsistent clusters' count where `giant_possible` / `inconsistent_possible` say no
+    value they could take fires the diagnostic: then none does (own components lie inside
+    the clusters; a cluster holding a non-match holds one of the non-matched pairs)."""
     from linkage.diagnostics import (
         _giant_counts,
         _inconsistent_counts,
