@@ -87,7 +87,8 @@ class Tail:
             **{CENTROID_DISTANCE: state.centroid_distance})
         ranks = keeper_rank(rules.keep, ranked, clusters, rank)
         limit = np.full(int(clusters.max()) + 1 if n else 0, rules.keep.k, dtype=np.int64)
-        np.maximum.at(limit, clusters, keep_limit.astype(np.int64))
+        if n and int(keep_limit.max()) > rules.keep.k:  # (a guard keeps more: 0.5 s at 10M)
+            np.maximum.at(limit, clusters, keep_limit.astype(np.int64))
         is_keeper = ranks < limit[clusters]
         representative_row = np.empty(len(limit), dtype=np.int64)
         representative_row[clusters[ranks == 0]] = np.flatnonzero(ranks == 0)
