@@ -213,32 +213,18 @@ def row_labels(columns: list) -> tuple[np.ndarray, np.ndarray]:
     arrays) holds the same value, a missing or empty value being one more value; and whether
     the record has any value in them."""
     from linkage.blocking import KeyPart
-    from linkage.normalize import combined_codes, fits_one_number, renumbered
+    from linkage.normalize import tuple_codes
 
     def parts():  # 0: missing
         return (KeyPart("").codes(column) + 1 for column in columns)
 
-    if len(columns) > 1:
-        present, widest = None, []
-        for codes in parts():
-            present = codes > 0 if present is None else present | (codes > 0)
-            widest.append(np.array([codes.max(initial=0)]))  # (its largest code alone)
-        if not fits_one_number(widest):
-            label = combined_codes(parts, len(present))
-            if label is not None:
-                return label, present
-    label = present = None
-    for column in columns:
-        codes = KeyPart("").codes(column) + 1  # 0: missing
-        if label is None:
-            label, present = codes, codes > 0
-        else:
-            width = int(codes.max(initial=0)) + 1
-            if int(label.max(initial=0)) >= (1 << 62) // width:
-                label = renumbered(label)  # smaller numbers for the same values
-            label = label * width + codes  # one number per pair of values
-            present |= codes > 0
-    return renumbered(label), present  # numbered by first appearance whatever came before
+    present, largest = None, []
+    for codes in parts():
+        present = codes > 0 if present is None else present | (codes > 0)
+        largest.append(int(codes.max(initial=0)))
+    if present is None:
+        raise ValueError("row_labels needs at least one column")
+    return tuple_codes(parts, len(present), largest=largest), present
 
 
 def first_rows(labels: np.ndarray) -> np.ndarray:

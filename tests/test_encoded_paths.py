@@ -38,12 +38,12 @@ def test_renumbered_numbers_as_pandas_factorize_with_minus_one_as_a_value():
 
 
 def test_wide_keys_and_record_labels_are_numbered_as_their_exact_combination(monkeypatch):
-    """`combined_codes` (one hash table over a key's parts, where their product would not fit
-    one number) gives the codes the part-by-part combination gives, and where two tuples
-    share a hash (every hash made equal here) the exact way is taken."""
+    """`tuple_codes` and its `combined_codes` (one hash table over a key's parts, where their
+    product would not fit one number) give the codes the part-by-part combination gives, and
+    where two tuples share a hash (every hash made equal here) the exact way is taken."""
     from linkage.blocking import KeyPart
     from linkage.blocking._keys import key_codes
-    from linkage.normalize import _encoded, combined_codes, fits_one_number
+    from linkage.normalize import _encoded, combined_codes, tuple_codes
     from linkage.pipeline import row_labels
 
     def exact(parts, missing):
@@ -61,10 +61,14 @@ def test_wide_keys_and_record_labels_are_numbered_as_their_exact_combination(mon
                               exact(parts, missing))
         assert np.array_equal(combined_codes(lambda p=parts: iter(p), n),
                               exact(parts, np.zeros(n, dtype=bool)))
+        assert np.array_equal(tuple_codes(lambda p=parts: iter(p), n, missing),
+                              exact(parts, missing))
     # codes too wide for one number: the hashed way, and the same as part by part
     wide = [np.array(v) * (1 << 40)
             for v in ([1, 2, 1, 3, 1, 2], [5, 5, 5, 6, 5, 5], [0, 1, 0, 2, 0, 1])]
-    assert not fits_one_number(wide)
+    assert np.prod([int(c.max()) + 2 for c in wide], dtype=object) >= 1 << 62
+    missing = np.array([False, False, False, True, False, False])
+    assert tuple_codes(lambda: iter(wide), 6, missing).tolist() == [0, 1, 0, -1, 0, 1]
     columns = {f"c{i}": codes for i, codes in enumerate(wide)}
     parts = [KeyPart(c) for c in columns]
     assert key_codes(parts, columns).tolist() == [0, 1, 0, 2, 0, 1]
@@ -73,6 +77,7 @@ def test_wide_keys_and_record_labels_are_numbered_as_their_exact_combination(mon
     # every hash alike: the check finds the different tuples, and the exact way numbers them
     monkeypatch.setattr(_encoded, "_MIX", np.uint64(0))
     assert combined_codes(lambda: iter(wide), 6) is None
+    assert tuple_codes(lambda: iter(wide), 6, missing).tolist() == [0, 1, 0, -1, 0, 1]
     assert key_codes(parts, columns).tolist() == [0, 1, 0, 2, 0, 1]
     assert row_labels(wide)[0].tolist() == [0, 1, 0, 2, 0, 1]
 

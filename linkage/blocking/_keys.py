@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from linkage.comparators import phonetic_code
-from linkage.normalize import EncodedColumn, combined_codes, fits_one_number, renumbered
+from linkage.normalize import EncodedColumn, tuple_codes
 from linkage.normalize.hangul import chosung
 
 
@@ -175,31 +175,12 @@ class KeyPart:
 def key_codes(parts: list[KeyPart], columns) -> np.ndarray:
     """One int64 code per record for a compound key; -1 where any part is missing.
 
-    Codes are numbered by first appearance, whatever the columns' own numbering: the parts'
-    codes combined as they are into one number, or where their product would not fit, one
-    hash table over them together (`combined_codes`; where two keys share a hash, they are
-    combined part by part, renumbered where the product would not fit). The final numbering
-    sees only which records share a value.
+    Codes are numbered by first appearance, whatever the columns' own numbering
+    (`tuple_codes`): the final numbering sees only which records share a value.
     """
     each = [part.codes(columns[part.column]) for part in parts]  # a few parts: kept
-    if len(each) > 1 and not fits_one_number(each):  # one hash table, checked
-        missing = np.logical_or.reduce([codes < 0 for codes in each])
-        fast = combined_codes(lambda: iter(each), len(missing), missing)
-        if fast is not None:
-            return fast
-    combined: np.ndarray | None = None
-    for codes in each:
-        if combined is None:
-            combined = codes
-        else:
-            missing = (combined < 0) | (codes < 0)
-            width = int(codes.max(initial=0)) + 1
-            if int(combined.max(initial=0)) >= (1 << 62) // width:
-                combined = renumbered(combined)  # smaller numbers for the same values
-            combined = combined * width + codes  # one number per pair of values
-            combined[missing] = -1
-    assert combined is not None
-    return renumbered(combined)
+    missing = np.logical_or.reduce([codes < 0 for codes in each]) if len(each) > 1 else None
+    return tuple_codes(lambda: iter(each), len(each[0]), missing)
 
 
 def key_values(parts: list[KeyPart], columns, rows: np.ndarray) -> str:

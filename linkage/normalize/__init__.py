@@ -24,10 +24,10 @@ from ._encoded import (
     encode_chunks,
     encode_series,
     examples,
-    fits_one_number,
     lost_values,
     normalize_encoded,
     renumbered,
+    tuple_codes,
 )
 from ._name import normalize_name
 from ._phone import normalize_phone, region_code
@@ -63,7 +63,6 @@ __all__ = [
     "encode_chunks",
     "encode_series",
     "examples",
-    "fits_one_number",
     "lost_values",
     "normalize_company",
     "normalize_date",
@@ -78,4 +77,5 @@ __all__ = [
     "parse_dates",
     "region_code",
     "renumbered",
+    "tuple_codes",
 ]

@@ -303,13 +303,43 @@ def renumbered(codes: np.ndarray) -> np.ndarray:
 _MIX = np.uint64(0xBF58476D1CE4E5B9)
 
 
-def fits_one_number(parts: list[np.ndarray]) -> bool:
-    """Whether every tuple of these codes (each at least -1) fits one int64 as a mixed-radix
-    number (below 2**62): then one hash table numbers them."""
+def tuple_codes(parts, n: int, missing: np.ndarray | None = None,
+                largest: list[int] | None = None) -> np.ndarray:
+    """One code per record for its tuple of part codes (each array int64, at least -1):
+    equal tuples, equal codes, numbered in order of first appearance (`renumbered`); -1 for
+    the records in `missing`, which count as one value where they first appear. `parts()`
+    yields the arrays, one per part, and may be called several times; `largest`: each
+    part's largest code, where the caller has them.
+
+    Where the tuples fit one int64 as mixed-radix numbers, they are combined so and numbered
+    by one hash table. Where they do not (many wide columns: a record's label over seven
+    columns at ten million records), each step whose product would overflow renumbered
+    first, one hash table a part; `combined_codes` numbers them by one checked 64-bit hash
+    instead (5.6 s became 3.6 there), and this way is kept for when two tuples share a hash.
+    """
+    if largest is None:
+        largest = [int(codes.max(initial=0)) for codes in parts()]
     total = 1
-    for codes in parts:
-        total *= int(codes.max(initial=0)) + 2
-    return total < 1 << 62
+    for top in largest:
+        total *= top + 2
+    if len(largest) > 1 and total >= 1 << 62:
+        fast = combined_codes(parts, n, missing)
+        if fast is not None:
+            return fast
+    combined = None
+    for codes in parts():
+        if combined is None:
+            combined = codes
+            continue
+        width = int(codes.max(initial=0)) + 1
+        if int(combined.max(initial=0)) >= (1 << 62) // width:
+            combined = renumbered(combined)  # smaller numbers for the same values
+        combined = combined * width + codes  # one number per pair of values
+        if missing is not None:
+            combined[missing] = -1
+    if combined is None:
+        return np.zeros(n, dtype=np.int64)
+    return renumbered(combined)
 
 
 def combined_codes(parts, n: int, missing: np.ndarray | None = None) -> np.ndarray | None:
@@ -319,12 +349,10 @@ def combined_codes(parts, n: int, missing: np.ndarray | None = None) -> np.ndarr
     `renumbered` counts -1). `parts()` yields the int64 code arrays, one per part, and is
     called twice.
 
-    One hash table over a 64-bit hash of each tuple, where combining the codes exactly needs
-    one per part whose product with those before would not fit 62 bits (`fits_one_number`:
-    at ten million records and seven columns, 5.6 s became 3.7); every record is then
-    checked against the first of its code. None where two different tuples share a hash
-    (about one table in a million at ten million records): the caller combines them
-    exactly."""
+    One hash table over a 64-bit hash of each tuple (`tuple_codes` calls it where the exact
+    combination would need one per part); every record is then checked against the first of
+    its code. None where two different tuples share a hash (about one table in a million at
+    ten million records): the caller combines them exactly."""
     from linkage.parallel import factorize
 
     if n == 0:
