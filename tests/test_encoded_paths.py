@@ -38,12 +38,12 @@ def test_renumbered_numbers_as_pandas_factorize_with_minus_one_as_a_value():
 
 
 def test_wide_keys_and_record_labels_are_numbered_as_their_exact_combination(monkeypatch):
-    """`tuple_codes` and its `combined_codes` (one hash table over a key's parts, where their
+    """`tuple_codes` and its `hashed_tuple_codes` (one hash table over a key's parts, where their
     product would not fit one number) give the codes the part-by-part combination gives, and
     where two tuples share a hash (every hash made equal here) the exact way is taken."""
     from linkage.blocking import KeyPart
     from linkage.blocking._keys import key_codes
-    from linkage.normalize import _encoded, combined_codes, tuple_codes
+    from linkage.normalize import _encoded, hashed_tuple_codes, tuple_codes
     from linkage.pipeline import row_labels
 
     def exact(parts, missing):
@@ -57,9 +57,9 @@ def test_wide_keys_and_record_labels_are_numbered_as_their_exact_combination(mon
         n = int(rng.integers(1, 60))
         parts = [rng.integers(-1, int(rng.integers(1, 6)), n) for _ in range(rng.integers(2, 5))]
         missing = np.logical_or.reduce([p < 0 for p in parts])
-        assert np.array_equal(combined_codes(lambda p=parts: iter(p), n, missing),
+        assert np.array_equal(hashed_tuple_codes(lambda p=parts: iter(p), n, missing),
                               exact(parts, missing))
-        assert np.array_equal(combined_codes(lambda p=parts: iter(p), n),
+        assert np.array_equal(hashed_tuple_codes(lambda p=parts: iter(p), n),
                               exact(parts, np.zeros(n, dtype=bool)))
         assert np.array_equal(tuple_codes(lambda p=parts: iter(p), n, missing),
                               exact(parts, missing))
@@ -76,7 +76,7 @@ def test_wide_keys_and_record_labels_are_numbered_as_their_exact_combination(mon
     assert labels.tolist() == [0, 1, 0, 2, 0, 1] and present.all()
     # every hash alike: the check finds the different tuples, and the exact way numbers them
     monkeypatch.setattr(_encoded, "_MIX", np.uint64(0))
-    assert combined_codes(lambda: iter(wide), 6) is None
+    assert hashed_tuple_codes(lambda: iter(wide), 6) is None
     assert tuple_codes(lambda: iter(wide), 6, missing).tolist() == [0, 1, 0, -1, 0, 1]
     assert key_codes(parts, columns).tolist() == [0, 1, 0, 2, 0, 1]
     assert row_labels(wide)[0].tolist() == [0, 1, 0, 2, 0, 1]
