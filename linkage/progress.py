@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from linkage._malloc import release_freed_memory
+
 
 @dataclass
 class Clock:
@@ -35,6 +37,7 @@ class Clock:
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
         start = time.perf_counter()
+        release_freed_memory()  # what the last stage freed (where the command line kept it)
         if self.on_stage is not None:
             self.on_stage(name)
         line = self._line()
