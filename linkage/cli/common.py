@@ -72,7 +72,8 @@ class LinkageGroup(click.Group):
     def invoke(self, ctx: click.Context):
         avoid_hugepage_stalls()
         prefer_jemalloc()
-        keep_freed_memory()
+        if not _asks_for_chunks(ctx):
+            keep_freed_memory()
         try:
             done = super().invoke(ctx)
             sys.stdout.flush()  # a closed pipe fails here, not at exit
@@ -136,13 +137,24 @@ def avoid_hugepage_stalls() -> bool:
     return True
 
 
+def _asks_for_chunks(ctx: click.Context) -> bool:
+    """The command line asks a run to hold less: records and pairs a chunk at a time
+    (`--chunk-rows`, `LINKAGE_CHUNK_ROWS`)."""
+    args = ctx.args  # the verb's own arguments, not yet parsed
+    return bool(os.environ.get("LINKAGE_CHUNK_ROWS", "").strip()) or any(
+        a == "--chunk-rows" or a.startswith("--chunk-rows=") for a in args)
+
+
 def keep_freed_memory() -> bool:
     """glibc's malloc keeps the memory a run frees for its next arrays and hands it back as
     each stage starts (`linkage._malloc`): a run makes and drops arrays of one element per
     record or pair over and over, and glibc otherwise unmaps each on free and faults its pages
     in again on the next. 10M persons on a 2-core VM (bench/RESULTS_10M.md, alternated): 70-72
     s -> 63-67 s, system CPU 28 s -> 19-21 s, the same output bytes, the peak (normalize's)
-    4,762-5,109 -> 5,064-5,210 MiB. The user's own `MALLOC_*_` or `glibc.malloc` settings
+    4,762-5,109 -> 5,064-5,210 MiB. Not where the command asks to work in chunks
+    (`--chunk-rows`, `LINKAGE_CHUNK_ROWS`): that asks to hold less, and glibc's own way, which
+    hands each freed array back at once, holds less (a 20,000-record wide table in chunks of
+    5,000: 355-363 MiB against 392 kept). The user's own `MALLOC_*_` or `glibc.malloc` settings
     stand. Only the command line does this: the library leaves an importer's malloc as it found
     it. True where the settings changed."""
     from linkage._malloc import keep_freed_memory as keep
