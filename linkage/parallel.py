@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -95,31 +95,64 @@ def thread_map(function: Callable[[Any], Any], items: Iterable[Any]) -> list:
     return [future.result() for future in futures]
 
 
-def dependent_map(tasks: list[tuple[Callable[..., Any], list[int]]]) -> list:
+def dependent_map(tasks: list[tuple[Callable[..., Any], list[int]]],
+                  keep: Collection[int] | None = None) -> list:
     """Run `tasks`, each `(function, deps)`: `function(*results of the tasks deps names)`,
     where `deps` are positions of earlier tasks. A task starts on the pool as soon as a thread
     is free and runs once its dependencies are done, so independent chains (a column's
     encoding and its normalize steps) go side by side. The results in task order; an error
     is raised as the serial loop would raise it: that of the first task (in order) that
     failed. (Tasks are queued in order and each waits only on earlier ones, which a thread
-    has already taken: no thread ever waits on a task still queued behind it.)"""
+    has already taken: no thread ever waits on a task still queued behind it.)
+
+    `keep`, where given, names the tasks whose results the caller wants: any other result is
+    let go as soon as the last task that reads it is done (None in its place), so that a
+    chain's intermediate values (a column as it was before a normalize step) are not all
+    held until the end."""
     for k, (_, deps) in enumerate(tasks):
         if any(not 0 <= d < k for d in deps):
             raise ValueError(f"task {k} depends on {deps}: only earlier tasks may be named")
+    wanted = set(range(len(tasks)) if keep is None else keep)
+    readers = [0] * len(tasks)  # per task, the tasks still to read its result
+    for _, deps in tasks:
+        for d in set(deps):
+            readers[d] += 1
+    results: list = [None] * len(tasks)
+    lock = threading.Lock()
+
+    def read_by(deps: list[int]) -> None:  # a task that read `deps` is done with them
+        with lock:
+            for d in set(deps):
+                readers[d] -= 1
+                if readers[d] == 0 and d not in wanted:
+                    results[d] = None
+
     if min(threads(), len(tasks)) <= 1 or in_worker():
-        results: list = []
-        for function, deps in tasks:
-            results.append(function(*(results[d] for d in deps)))
+        for k, (function, deps) in enumerate(tasks):
+            results[k] = function(*(results[d] for d in deps))
+            read_by(deps)
+            if readers[k] == 0 and k not in wanted:
+                results[k] = None
         return results
     pool = _pool(threads())
     futures: list = []
 
-    def run(function, dep_futures):
-        return function(*(f.result() for f in dep_futures))
+    def run(k, function, deps, dep_futures):
+        for f in dep_futures:
+            f.result()  # raises a dependency's error
+        try:
+            value = function(*(results[d] for d in deps))
+        finally:
+            read_by(deps)
+        with lock:
+            if readers[k] or k in wanted:
+                results[k] = value
 
-    for function, deps in tasks:
-        futures.append(pool.submit(run, function, [futures[d] for d in deps]))
-    return [future.result() for future in futures]
+    for k, (function, deps) in enumerate(tasks):
+        futures.append(pool.submit(run, k, function, deps, [futures[d] for d in deps]))
+    for future in futures:
+        future.result()
+    return results
 
 
 class Pending:

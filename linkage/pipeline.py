@@ -649,27 +649,33 @@ def normalize_columns(rules: Rules, records: pd.DataFrame, ids: pd.Series, *,
         return encode_chunks(records[column].iloc[start:start + chunk_rows]
                              for start in range(0, len(records), chunk_rows))
 
-    def normalized(step, *sources: EncodedColumn):
+    counts: dict[int, dict] = {}  # per step (its position in the rules), its stats
+
+    def normalized(k: int, step, *sources: EncodedColumn) -> EncodedColumn:
         source = sources[0] if len(step.inputs) == 1 else encode_series(pd.Series(
             step.joined({c: s.values() for c, s in zip(step.inputs, sources, strict=True)}),
             dtype=object))
-        return normalize_encoded(step, source, ids, chunk_rows=chunk_rows)
+        column, counts[k] = normalize_encoded(step, source, ids, chunk_rows=chunk_rows)
+        return column
 
     # Each column is encoded, then normalized step by step, on the pool: a step waits for
     # the columns it reads as the steps before it left them, so one column's steps run
-    # beside another's (Arrow's hash tables release the GIL).
+    # beside another's (Arrow's hash tables release the GIL). A column as it was before a
+    # step is let go once every step that reads it is done: only each column's last form
+    # is kept.
     columns = rules.columns()
     tasks: list = [(functools.partial(encoded, c), []) for c in columns]
     latest = {c: k for k, c in enumerate(columns)}
-    for step in rules.normalize:
-        tasks.append((functools.partial(normalized, step), [latest[c] for c in step.inputs]))
+    for k, step in enumerate(rules.normalize):
+        tasks.append((functools.partial(normalized, k, step),
+                      [latest[c] for c in step.inputs]))
         latest[step.target] = len(tasks) - 1
-    done = dependent_map(tasks)
-    work: dict[str, EncodedColumn] = dict(zip(columns, done[:len(columns)], strict=True))
+    done = dependent_map(tasks, keep=set(latest.values()))
+    work: dict[str, EncodedColumn] = {c: done[latest[c]] for c in columns}
     stats = {}
-    for step, (column, counts) in zip(rules.normalize, done[len(columns):], strict=True):
-        work[step.target] = column
-        stats[step.target] = {"normalizer": step.type, "from": step.column, **counts}
+    for k, step in enumerate(rules.normalize):
+        work[step.target] = done[latest[step.target]]
+        stats[step.target] = {"normalizer": step.type, "from": step.column, **counts[k]}
     return work, stats
 
 

@@ -113,6 +113,39 @@ def test_dependent_tasks_see_their_inputs_as_the_serial_loop_left_them(monkeypat
         dependent_map([(lambda a: a, [0])])
 
 
+def test_dependent_tasks_let_go_of_what_no_task_left_needs(monkeypatch):
+    """`keep`: a result no kept task needs is let go once the last task reading it is done
+    (normalize holds each column's last form only, not every form it went through), while
+    every task still sees its inputs."""
+    import gc
+    import weakref
+
+    class Column:
+        def __init__(self, text):
+            self.text = text
+
+    seen: list = []  # weak references to every result, made as each task ends
+
+    def made(value):
+        seen.append(weakref.ref(value))
+        return value
+
+    for count in ("1", "2", "4"):
+        monkeypatch.setenv("LINKAGE_THREADS", count)
+        seen.clear()
+        tasks = [(lambda: made(Column("raw")), []),                           # 0
+                 (lambda: made(Column("other")), []),                         # 1
+                 (lambda a: made(Column(a.text + ">name")), [0]),             # 2
+                 (lambda a, b: made(Column(a.text + "+" + b.text)), [2, 1]),  # 3
+                 (lambda a: made(Column(a.text + ">raw")), [0])]              # 4
+        done = dependent_map(tasks, keep={1, 3, 4})
+        gc.collect()
+        assert [None if c is None else c.text for c in done] == [
+            None, "other", None, "raw>name+other", "raw>raw"]
+        alive = sorted(r().text for r in seen if r() is not None)
+        assert alive == ["other", "raw>name+other", "raw>raw"]  # 0 and 2 are gone
+
+
 def _digests(folder: Path) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(folder.iterdir())
