@@ -700,3 +700,20 @@ def test_a_run_picks_from_its_rows_what_the_ids_pick(tmp_path, labelled):
     assert from_rows.above and from_rows.below
     assert any(weight is not None for *_, weight in from_rows.removed)
     assert _records._pick(run) == from_rows
+
+
+def test_a_link_picks_beside_its_summary_what_its_summary_picks():
+    """Issue 18: the records the report shows are picked on a thread beside the summary,
+    from a stand-in of the run (its outputs, mode, id column and threshold); the picks equal
+    those of the finished run, whose summary is the whole one, and the records are theirs."""
+    from linkage.api import link
+    from linkage.report import _records
+
+    run = link(ROOT / "sample_data/link_left.csv", ROOT / "sample_data/link_right.csv",
+               ROOT / "rules/link.yaml", progress=False)
+    beside = run._report_picked
+    assert beside.above or beside.below
+    assert _records._pick(run) == beside
+    assert run.records is not None
+    assert set(run.records["record_side"]) == {"left", "right"}
+    assert len(run.records) == len(beside.keys())

@@ -198,6 +198,11 @@ def finish(state: RunState, tail: Tail, *, sample_records: bool = True) -> Resul
             outputs["golden"] = build_golden(rules.golden, state.combined, ids, clusters,
                                              state.id_name)
 
+    # The records the report shows are picked on a thread beside the summary: neither reads
+    # what the other makes (the picks read the outputs, the run's mode, id column and
+    # threshold, as summary.json will hold them).
+    picking = beside(_report_records, state, mode, rules, outputs, scorer, pairs, weight,
+                     matched) if sample_records else None
     with clock.stage("summary"):  # summary.json's counts, before and after, diagnostics
         summary = build_summary(
             mode, state.tables, rules, n, state.sizes, state.normalize_stats, pairs,
@@ -219,17 +224,31 @@ def finish(state: RunState, tail: Tail, *, sample_records: bool = True) -> Resul
         add_diagnostics(summary, rules, scorer, splits, component_sizes, clusters, pairs.left,
                         pairs.right, matched, pairs.mask)
     result = Result.from_outputs(mode, rules, outputs, summary, clock.timings, scorer)
-    if sample_records:
+    if picking is not None:
         with clock.stage("report"):  # the records report.html shows: one pass over the pairs
-            pair_rows = None
-            if mode == "dedupe":  # pairs.parquet's rows as the run holds them
-                from linkage.report import PairRows
-
-                pair_rows = PairRows(pairs.left, pairs.right,
-                                     weight.astype(np.float64, copy=False), matched)
-            result.records = report_sample(result, state.combined, id_name=state.id_name,
-                                           source=state.source, pair_rows=pair_rows)
+            result.records, result._report_picked = picking.result()
     return result
+
+
+def _report_records(state: RunState, mode: str, rules: Rules, outputs: dict[str, Any], scorer,
+                    pairs, weight: np.ndarray, matched: np.ndarray) -> tuple[pd.DataFrame, Any]:
+    """(the records report.html shows, the picks they were taken for), before the run's
+    summary is built: `report_sample` of a stand-in Result with the outputs and the summary's
+    mode, id column and threshold (all that the picks read of it), a dedupe's candidate pairs
+    as the run holds them."""
+    from linkage.report import PairRows
+    from linkage.run.summary import ROW_ID
+
+    summary = {"mode": mode, "id_column": state.id_column or ROW_ID,
+               "stages": {"score": {"threshold": float(scorer.threshold)}}}
+    pair_rows = None
+    if mode == "dedupe":  # pairs.parquet's rows as the run holds them
+        pair_rows = PairRows(pairs.left, pairs.right, weight.astype(np.float64, copy=False),
+                             matched)
+    stand_in = Result.from_outputs(mode, rules, outputs, summary, {}, scorer)
+    records = report_sample(stand_in, state.combined, id_name=state.id_name,
+                            source=state.source, pair_rows=pair_rows)
+    return records, stand_in._report_picked
 
 
 def cut_weak_links(rules: Rules, n: int, left: np.ndarray, right: np.ndarray,
