@@ -42,6 +42,7 @@ from linkage.io import (
 from linkage.normalize import (
     EncodedColumn,
     encode_chunks,
+    encode_distinct,
     encode_series,
     normalize_encoded,
 )
@@ -644,6 +645,10 @@ def normalize_columns(rules: Rules, records: pd.DataFrame, ids: pd.Series, *,
     from linkage.parallel import dependent_map
 
     def encoded(column: str) -> EncodedColumn:
+        if latest[column] != encoding[column]:  # read only by normalize steps
+            identity = encode_distinct(records[column])
+            if identity is not None:
+                return identity
         if chunk_rows is None or len(records) <= chunk_rows:
             return encode_series(records[column])
         return encode_chunks(records[column].iloc[start:start + chunk_rows]
@@ -666,6 +671,7 @@ def normalize_columns(rules: Rules, records: pd.DataFrame, ids: pd.Series, *,
     columns = rules.columns()
     tasks: list = [(functools.partial(encoded, c), []) for c in columns]
     latest = {c: k for k, c in enumerate(columns)}
+    encoding = dict(latest)  # each column's encoding task
     for k, step in enumerate(rules.normalize):
         tasks.append((functools.partial(normalized, k, step),
                       [latest[c] for c in step.inputs]))

@@ -206,6 +206,44 @@ def encode_series(values: pd.Series) -> EncodedColumn:
     return _compact(codes, uniques)
 
 
+# A column of at least this many records whose strided sample of DISTINCT_SAMPLE values is
+# at least DISTINCT_SHARE distinct is encoded without hashing where a normalize step numbers
+# its values again (`encode_distinct`): the hash table of millions of nearly distinct strings
+# costs more than normalizing the few repeats twice.
+DISTINCT_ROWS = 1_000_000
+DISTINCT_SAMPLE = 100_000
+DISTINCT_SHARE = 0.99
+
+
+def encode_distinct(values: pd.Series) -> EncodedColumn | None:
+    """The column as codes into its values without hashing them: each present value its own
+    code, in row order, a repeat included (`uniques` may then hold a value twice). For a
+    column of Arrow text, of at least `DISTINCT_ROWS` records, nearly all distinct in a
+    strided sample (e-mail addresses, phone numbers), that only a normalize step reads: it
+    does each value once (a repeat twice, with the same result) and numbers its results
+    again, so the column it makes is what `encode_series` would have led to. None where the
+    column is not such a column: `encode_series` then."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arrow = _arrow_text(values)
+    if arrow is None or len(arrow) < DISTINCT_ROWS:
+        return None
+    step = max(1, len(arrow) // DISTINCT_SAMPLE)
+    sample = arrow.take(pa.array(np.arange(0, len(arrow), step, dtype=np.int64)))
+    present = len(sample) - sample.null_count
+    if present == 0 or pc.count_distinct(sample).as_py() < DISTINCT_SHARE * present:
+        return None
+    if arrow.null_count == 0:
+        return _compact(np.arange(len(arrow), dtype=np.int64), arrow)
+    valid = pc.is_valid(arrow)
+    mask = valid.to_numpy(zero_copy_only=False) if isinstance(valid, pa.Array) else \
+        np.concatenate([c.to_numpy(zero_copy_only=False) for c in valid.chunks])
+    codes = np.cumsum(mask, dtype=np.int64) - 1
+    codes[~mask] = -1
+    return _compact(codes, arrow.filter(valid))
+
+
 def _arrow_text(values: pd.Series):
     """The Arrow strings behind a pandas string column (pyarrow storage), else None.
 
