@@ -46,8 +46,23 @@ def before_after(records: pd.DataFrame, removed: np.ndarray, rules) -> dict:
     return out
 
 
+# What Python's `\S+` counts as a token in ASCII text, as RE2 (Arrow's regex) reads it: every
+# character but the ASCII ones `str.isspace` calls white space (RE2's own `\s` leaves out
+# \v and \x1c-\x1f).
+_ASCII_TOKEN = "[^\t\n\v\f\r \x1c-\x1f]+"
+
+
 def _lengths(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Characters and tokens of each record's text; NaN where it has none."""
+    arrow = _ascii_arrow(values)
+    if arrow is not None:  # e-mails and phones are nearly all distinct: no hash of them
+        import pyarrow.compute as pc
+
+        def measured(counts) -> np.ndarray:
+            return counts.to_numpy(zero_copy_only=False).astype(float)  # NaN where null
+
+        return (measured(pc.utf8_length(arrow)),
+                measured(pc.count_substring_regex(arrow, _ASCII_TOKEN)))
     has = values.notna().to_numpy()
     # Measured once per distinct text (names repeat: a few thousand among a million records).
     codes, distinct = pd.factorize(values[has].astype(str))
@@ -116,3 +131,19 @@ def _means(codes: np.ndarray, values: np.ndarray, groups: int, rows) -> list[flo
 
 def _round(x: float) -> float:
     return round(float(x), 6)
+
+
+def _ascii_arrow(values: pd.Series):
+    """The Arrow strings behind a column of ASCII text (pandas' `str` dtype and the like), as
+    one array; None for any other column, which `_lengths` measures as Python text."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from linkage.io import arrow_data
+
+    data = arrow_data(values)
+    if data is None or not (pa.types.is_string(data.type) or pa.types.is_large_string(data.type)):
+        return None
+    if not pc.all(pc.string_is_ascii(data), min_count=0).as_py():
+        return None
+    return data
