@@ -46,23 +46,20 @@ def before_after(records: pd.DataFrame, removed: np.ndarray, rules) -> dict:
     return out
 
 
-# What Python's `\S+` counts as a token in ASCII text, as RE2 (Arrow's regex) reads it: every
-# character but the ASCII ones `str.isspace` calls white space (RE2's own `\s` leaves out
-# \v and \x1c-\x1f).
-_ASCII_TOKEN = "[^\t\n\v\f\r \x1c-\x1f]+"
+# The ASCII bytes Python's `str.isspace` calls white space (what `\S+` does not match).
+_ASCII_SPACE = np.zeros(256, dtype=bool)
+_ASCII_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
 
 
 def _lengths(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Characters and tokens of each record's text; NaN where it has none."""
-    arrow = _ascii_arrow(values)
-    if arrow is not None:  # e-mails and phones are nearly all distinct: no hash of them
-        import pyarrow.compute as pc
-
-        def measured(counts) -> np.ndarray:
-            return counts.to_numpy(zero_copy_only=False).astype(float)  # NaN where null
-
-        return (measured(pc.utf8_length(arrow)),
-                measured(pc.count_substring_regex(arrow, _ASCII_TOKEN)))
+    arrow = _ascii_arrow(values) if _mostly_distinct(values) else None
+    if arrow is not None:  # e-mails and phones: counted in their bytes, not hashed first
+        counted = [_ascii_counts(chunk) for chunk in arrow.chunks]
+        if not counted:
+            return np.zeros(0), np.zeros(0)
+        return (np.concatenate([c for c, _ in counted]),
+                np.concatenate([t for _, t in counted]))
     has = values.notna().to_numpy()
     # Measured once per distinct text (names repeat: a few thousand among a million records).
     codes, distinct = pd.factorize(values[has].astype(str))
@@ -133,6 +130,17 @@ def _round(x: float) -> float:
     return round(float(x), 6)
 
 
+# A column whose strided sample of this many values is at least this share distinct is
+# measured value by value (`_ascii_counts`); one with fewer distinct values, once per value.
+SAMPLE = 10_000
+DISTINCT_SHARE = 0.5
+
+
+def _mostly_distinct(values: pd.Series) -> bool:
+    sample = values.iloc[::max(1, len(values) // SAMPLE)].dropna()
+    return len(sample) > 0 and sample.nunique() >= DISTINCT_SHARE * len(sample)
+
+
 def _ascii_arrow(values: pd.Series):
     """The Arrow strings behind a column of ASCII text (pandas' `str` dtype and the like), as
     one array; None for any other column, which `_lengths` measures as Python text."""
@@ -147,3 +155,41 @@ def _ascii_arrow(values: pd.Series):
     if not pc.all(pc.string_is_ascii(data), min_count=0).as_py():
         return None
     return data
+
+
+def _ascii_counts(chunk) -> tuple[np.ndarray, np.ndarray]:
+    """Characters and tokens (runs of bytes that are not white space) of each value of an
+    Arrow array of ASCII strings, from its offsets and bytes; NaN where a value is missing."""
+    n = len(chunk)
+    missing = ~chunk.is_valid().to_numpy(zero_copy_only=False) if chunk.null_count else None
+    if missing is not None:  # a missing value's slot may hold bytes (Arrow allows it)
+        chunk = chunk.fill_null("")
+    width = np.int64 if chunk.type.equals(_large_string()) else np.int32
+    offsets = np.frombuffer(chunk.buffers()[1], dtype=width)[chunk.offset:chunk.offset + n + 1]
+    offsets = offsets.astype(np.int64)
+    data = chunk.buffers()[2]
+    raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+    raw = raw[offsets[0]:offsets[-1]]
+    offsets -= offsets[0]
+    lengths = np.diff(offsets)
+    word = ~_ASCII_SPACE[raw]
+    start = np.empty_like(word)  # a token starts where a word byte follows a space byte,
+    start[:1] = word[:1]
+    np.greater(word[1:], word[:-1], out=start[1:])
+    filled = np.flatnonzero(lengths > 0)
+    first = offsets[filled]
+    start[first] = word[first]  # and at a value's first byte, whatever came before it
+    tokens = np.zeros(n)
+    if len(filled):  # each value's bytes run to the next filled value's first byte
+        tokens[filled] = np.add.reduceat(start, first, dtype=np.int64)
+    chars = lengths.astype(float)
+    if missing is not None:
+        chars[missing] = np.nan
+        tokens[missing] = np.nan
+    return chars, tokens
+
+
+def _large_string():
+    import pyarrow as pa
+
+    return pa.large_string()
