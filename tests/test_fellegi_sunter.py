@@ -546,3 +546,25 @@ def test_a_moved_threshold_decides_while_the_rules_keep_theirs():
     assert scorer == FellegiSunter(threshold=3.0)
     scorer.move_threshold(0.5)  # moved again: still computed from the rules' value
     assert scorer.to_dict()["threshold"] == 3.0 and scorer.threshold == 0.5
+
+
+def test_blocks_weighed_side_by_side_give_the_weights_of_one_pass(known, fitted, monkeypatch):
+    """Issue 18: the score stage weighs its blocks of `SCORE_ROWS` pairs on the pool's threads,
+    each into its own rows; the weights are those of one pass over every pair, whether one
+    thread or two do the blocks."""
+    from linkage.run.compare import SCORE_ROWS, weights_in_blocks, weights_of
+
+    X, _ = known
+    reps = -(-(3 * SCORE_ROWS + 123) // len(X.levels))  # more than three blocks, the last short
+    levels = np.tile(X.levels, (reps, 1))[: 3 * SCORE_ROWS + 123]
+    big = matrix(levels)
+
+    def rows(start: int, stop: int) -> ComparisonMatrix:
+        return ComparisonMatrix(big.comparisons, big.levels[start:stop],
+                                big.similarities[start:stop], {})
+
+    whole = weights_of(fitted, big)
+    for threads in ("1", "2"):
+        monkeypatch.setenv("LINKAGE_THREADS", threads)
+        weight, probability = weights_in_blocks(fitted, len(levels), rows)
+        assert np.array_equal(weight, whole[0]) and np.array_equal(probability, whole[1])

@@ -122,9 +122,14 @@ def weights_in_blocks(scorer, pairs: int, rows) -> tuple[np.ndarray, np.ndarray]
     comparison matrix. A scorer whose arithmetic depends on how many rows it sees at once (a
     BLAS dot product in a logistic regression) then gives the same weights whether the run
     holds its pairs in memory or streams them."""
+    from linkage.parallel import thread_map
+
     weight = np.empty(pairs, dtype=np.float64)
     probability = np.empty(pairs, dtype=np.float64)
-    for start in range(0, pairs, SCORE_ROWS):
+
+    def weigh(start: int) -> None:  # each block into its own rows: blocks run side by side
         stop = min(start + SCORE_ROWS, pairs)
         weight[start:stop], probability[start:stop] = weights_of(scorer, rows(start, stop))
+
+    thread_map(weigh, range(0, pairs, SCORE_ROWS))
     return weight, probability
