@@ -202,3 +202,27 @@ def test_every_cluster_has_ranks_zero_to_size_minus_one(rows, name):
     for label in np.unique(clusters):
         assert sorted(r[clusters == label].tolist()) == list(range(int((clusters == label).sum())))
     assert (r == keeper_rank(policy, records, clusters, id_rank(ids))).all()
+
+
+def test_a_run_keeps_the_smallest_id_of_each_cluster_and_names_it_representative():
+    """End to end, `keep: first`: in every cluster of a run the record kept is the one whose id
+    sorts first (the pipeline's own tie-break, not only `choose_representatives`'), and every
+    record names it as its representative; the rest are the duplicates."""
+    from pathlib import Path
+
+    import yaml
+
+    from linkage.api import dedupe
+    from linkage.settings import Rules
+
+    root = Path(__file__).resolve().parents[1]
+    spec = yaml.safe_load((root / "rules/customers.yaml").read_text(encoding="utf-8"))
+    spec["keep"] = "first"
+    run = dedupe(root / "sample_data/customers.csv", Rules.from_dict(spec), progress=False)
+    clusters = run.clusters
+    ids = clusters["customer_id"].astype(str)
+    smallest = ids.groupby(clusters["cluster_id"]).transform("min")
+    assert (clusters["cluster_size"] > 1).sum() > 100  # many clusters to hold to it
+    assert (clusters["representative_id"].astype(str) == smallest).all()
+    kept = clusters["action"] == "keep"
+    assert (ids[kept] == smallest[kept]).all() and (ids[~kept] != smallest[~kept]).all()
