@@ -132,13 +132,14 @@ def _round(x: float) -> float:
 
 # A column whose strided sample of this many values is at least this share distinct is
 # measured value by value (`_ascii_counts`); one with fewer distinct values, once per value.
-SAMPLE = 10_000
+DISTINCT_SAMPLE = 10_000
 DISTINCT_SHARE = 0.5
 
 
 def _mostly_distinct(values: pd.Series) -> bool:
-    sample = values.iloc[::max(1, len(values) // SAMPLE)].dropna()
-    return len(sample) > 0 and sample.nunique() >= DISTINCT_SHARE * len(sample)
+    from linkage.ordering import distinct_share
+
+    return distinct_share(values, DISTINCT_SAMPLE) >= DISTINCT_SHARE
 
 
 def _ascii_arrow(values: pd.Series):
@@ -160,11 +161,13 @@ def _ascii_arrow(values: pd.Series):
 def _ascii_counts(chunk) -> tuple[np.ndarray, np.ndarray]:
     """Characters and tokens (runs of bytes that are not white space) of each value of an
     Arrow array of ASCII strings, from its offsets and bytes; NaN where a value is missing."""
+    import pyarrow as pa
+
     n = len(chunk)
     missing = ~chunk.is_valid().to_numpy(zero_copy_only=False) if chunk.null_count else None
     if missing is not None:  # a missing value's slot may hold bytes (Arrow allows it)
         chunk = chunk.fill_null("")
-    width = np.int64 if chunk.type.equals(_large_string()) else np.int32
+    width = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
     offsets = np.frombuffer(chunk.buffers()[1], dtype=width)[chunk.offset:chunk.offset + n + 1]
     offsets = offsets.astype(np.int64)
     data = chunk.buffers()[2]
@@ -188,8 +191,3 @@ def _ascii_counts(chunk) -> tuple[np.ndarray, np.ndarray]:
         tokens[missing] = np.nan
     return chars, tokens
 
-
-def _large_string():
-    import pyarrow as pa
-
-    return pa.large_string()

@@ -191,8 +191,9 @@ def beside(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Pending:
 def _mostly_distinct(values: np.ndarray) -> bool:
     """Whether nearly all of a strided sample of `values` is distinct (`SPLIT_DISTINCT_SHARE`
     of `DISTINCT_SAMPLE` values): the sign of a hash table too large for the caches."""
-    sample = values[:: max(1, len(values) // DISTINCT_SAMPLE)]
-    return len(np.unique(sample)) >= SPLIT_DISTINCT_SHARE * len(sample)
+    from linkage.ordering import distinct_share
+
+    return distinct_share(values, DISTINCT_SAMPLE) >= SPLIT_DISTINCT_SHARE
 
 
 def factorize(values: np.ndarray) -> np.ndarray:

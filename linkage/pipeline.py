@@ -644,6 +644,12 @@ def normalize_columns(rules: Rules, records: pd.DataFrame, ids: pd.Series, *,
     are encoded and distinct values normalized that many at a time."""
     from linkage.parallel import dependent_map
 
+    columns = rules.columns()
+    # each column's task: its encoding, then (`latest`) the last normalize step that wrote it
+    encoding = {c: k for k, c in enumerate(columns)}
+    latest = dict(encoding)
+    tasks: list = []
+
     def encoded(column: str) -> EncodedColumn:
         if latest[column] != encoding[column]:  # read only by normalize steps
             identity = encode_distinct(records[column])
@@ -668,10 +674,7 @@ def normalize_columns(rules: Rules, records: pd.DataFrame, ids: pd.Series, *,
     # beside another's (Arrow's hash tables release the GIL). A column as it was before a
     # step is let go once every step that reads it is done: only each column's last form
     # is kept.
-    columns = rules.columns()
-    tasks: list = [(functools.partial(encoded, c), []) for c in columns]
-    latest = {c: k for k, c in enumerate(columns)}
-    encoding = dict(latest)  # each column's encoding task
+    tasks += [(functools.partial(encoded, c), []) for c in columns]
     for k, step in enumerate(rules.normalize):
         tasks.append((functools.partial(normalized, k, step),
                       [latest[c] for c in step.inputs]))

@@ -127,3 +127,22 @@ def test_is_unique_of_ids_in_order_is_pandas_is_unique():
     assert _ascending(rows[:3]) and not _ascending(rows) and not _ascending(rows[[1, 0, 2]])
     ordered = pd.Series([f"{prefix}{i:04d}" for i in range(2_000)], dtype="str")
     assert is_unique(ordered) and not is_unique(pd.concat([ordered.iloc[:5], ordered.iloc[4:]]))
+
+
+def test_distinct_share_reads_a_strided_sample_of_numpy_pandas_and_arrow_alike():
+    """One helper tells nearly distinct columns from repeating ones for the factorize split,
+    normalize's encoding and summary.json's text measures: the share of distinct values among
+    the present ones of every (len // sample)-th value, whatever holds them."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from linkage.ordering import distinct_share
+
+    values = np.arange(1000) % 250  # every 4th value sampled: 4k mod 250, 125 distinct of 250
+    for held in (values, pd.Series(values), pa.array(values),
+                 pa.chunked_array([pa.array(values[:500]), pa.array(values[500:])])):
+        assert distinct_share(held, 250) == pytest.approx(125 / 250)
+    text = pd.Series([None, "a", "b", "b"] * 5, dtype="string[pyarrow]")
+    arrow = pa.array([None, "a", "b", "b"] * 5)
+    assert distinct_share(text, 100) == distinct_share(arrow, 100) == pytest.approx(2 / 15)
+    assert distinct_share(pd.Series([None, None]), 10) == distinct_share(pa.array([None]), 5) == 0

@@ -226,13 +226,12 @@ def encode_distinct(values: pd.Series) -> EncodedColumn | None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from linkage.ordering import distinct_share
+
     arrow = _arrow_text(values)
     if arrow is None or len(arrow) < DISTINCT_ROWS:
         return None
-    step = max(1, len(arrow) // DISTINCT_SAMPLE)
-    sample = arrow.take(pa.array(np.arange(0, len(arrow), step, dtype=np.int64)))
-    present = len(sample) - sample.null_count
-    if present == 0 or pc.count_distinct(sample).as_py() < DISTINCT_SHARE * present:
+    if distinct_share(arrow, DISTINCT_SAMPLE) < DISTINCT_SHARE:
         return None
     if arrow.null_count == 0:
         return _compact(np.arange(len(arrow), dtype=np.int64), arrow)
