@@ -148,3 +148,29 @@ def test_generalization_covers_every_data_set_and_hides_the_truth(datasets):
     left, right = (set(f["unique_id"]) for f in frames)
     assert not left & right  # a shared id would be the truth again
     assert all(a in left and b in right for a, b in truth)
+
+
+def test_alternate_runs_each_tree_in_turn_and_prints_what_the_tables_hold(tmp_path):
+    """bench/alternate.sh (the A/B runs of bench/RESULTS_10M.md): each round runs every tree
+    in its order on the same table and prints label, peak, wall, CPU, an md5 of the outputs
+    and each stage's seconds; one tree twice gives one md5."""
+    import os
+
+    from linkage.synth import persons
+
+    records, _ = persons(2000, seed=3)
+    table = tmp_path / "persons.parquet"
+    records.to_parquet(table, index=False)
+    done = subprocess.run(
+        ["bash", str(ROOT / "bench" / "alternate.sh"), "2", f"a:{ROOT}", f"b:{ROOT}"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+        env={**os.environ, "DATA": str(table), "RULES": ""},
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["a", "b", "a", "b"]
+    assert len({line.split()[5] for line in lines}) == 1  # the same output files each time
+    for line in lines:
+        peak, wall, user, system = (float(x) for x in line.split()[1:5])
+        assert peak > 0 and wall > 0 and user + system > 0
+        assert "normalize=" in line and "keep=" in line and "load " in line
