@@ -256,8 +256,16 @@ def key_reference(rows, key_of, source):
 
 
 def window_reference(rows, key_of, window, source):
-    """Rows with a sort key, sorted by (key, row); pairs fewer than `window` places apart."""
+    """Rows with a sort key, sorted by (key, row), in a link equal keys taking turns between
+    the tables (left, right, left, ...); pairs fewer than `window` places apart."""
     keyed = sorted((key_of(r), i) for i, r in enumerate(rows) if key_of(r) is not None)
+    if source is not None:
+        turns: dict = {}
+        for key, i in keyed:
+            turns[(key, int(source[i]))] = turns.get((key, int(source[i])), -1) + 1
+            turns[i] = turns[(key, int(source[i]))]
+        keyed = sorted((key, turns[i], int(source[i]), i) for key, i in keyed)
+        keyed = [(key, i) for key, _, _, i in keyed]
     order = [i for _, i in keyed]
     out = set()
     for p, q in itertools.combinations(range(len(order)), 2):
@@ -307,8 +315,9 @@ def test_block_equals_brute_force(data, window):
         assert 0 <= i < j < max(n, 1)
     for name, ref in zip(["keys_ab", "compound", "snb"], references, strict=True):
         assert pairs.proposed[name] == len(ref)
-    # Single-key blockers: the estimate is exact.
+    # Single-key blockers and windows: the estimate is exact.
     assert pairs.estimated["compound"] == len(references[1])
+    assert pairs.estimated["snb"] == len(references[2])
     single = KeyBlocker(["a"], name="only")
     only = run([single], inp)
     assert only.estimated == {"only": len(key_reference(rows, key_a, source))}
@@ -337,8 +346,9 @@ def test_link_mode_only_cross_source_pairs():
     pairs = run([KeyBlocker(["city"]), SortedNeighbourhood("city", window=2)], data)
     got = dict(zip(pair_set_list(pairs), pairs.mask.tolist(), strict=True))
     # Keys: seoul 0, 1 (left) with 2 (right); busan 4 (left) with 3, 5 (right).
-    # Sorted: busan 3 4 5, seoul 0 1 2; neighbours across sources: 3-4, 4-5, 5-0, 1-2.
-    assert got == {(0, 2): 0b01, (1, 2): 0b11, (3, 4): 0b11, (4, 5): 0b11, (0, 5): 0b10}
+    # Sorted, equal keys taking turns between the tables: busan 4 3 5, seoul 0 2 1;
+    # neighbours across sources: 4-3, 5-0, 0-2, 2-1 (3-5 are both right).
+    assert got == {(0, 2): 0b11, (1, 2): 0b11, (3, 4): 0b11, (4, 5): 0b01, (0, 5): 0b10}
     assert all(source[i] != source[j] for i, j in got)
     key_only = run([KeyBlocker(["city"])], data)
     assert pair_set(key_only) == {(0, 2), (1, 2), (3, 4), (4, 5)}
@@ -388,6 +398,47 @@ def test_budget_error_names_blocker_and_key_path():
     assert "max_pairs" in message and "500" in message
     # Exactly at the budget is allowed.
     assert len(run(blockers, data, max_pairs=total)) > 0
+
+
+def test_link_window_over_equal_keys_pairs_across_and_counts_only_those():
+    """A link sorted by a key that many records share on both sides (a surname, a date): the
+    tables take turns inside each run of equal keys, so a window pairs across them all the
+    way through the run, not only where the left records end; and the budget counts the
+    pairs across, not every neighbour (which a link never proposes)."""
+    n = 200  # 100 left then 100 right, all the same key, and one record of another key
+    source = np.array([0] * (n // 2) + [1] * (n // 2) + [1], dtype=np.int8)
+    data = BlockingInput({"d": np.array(["2024-03-01"] * n + ["2024-03-02"], dtype=object)},
+                         source)
+    sn = SortedNeighbourhood("d", window=3, name="sn")
+    pairs = run([sn], data)
+    got = pair_set(pairs)
+    assert all(source[i] != source[j] for i, j in got)
+    # left k with right k and right k with left k + 1 (distance 1): 199 pairs, and the last
+    # left with the other key's record (distance 2). By row order only the records either
+    # side of the boundary would pair (3 pairs), and the other key's record with none.
+    assert len(got) == n
+    assert {(k, n // 2 + k) for k in range(n // 2)} | {(n // 2 - 1, n)} <= got
+    assert pairs.estimated == {"sn": n} == pairs.proposed
+    # every neighbour would be 200 + 199 = 399 pairs: a budget of 250 is enough
+    assert len(run([sn], data, max_pairs=250)) == n
+    with pytest.raises(BudgetError, match="`sn`"):
+        run([sn], data, max_pairs=n - 1)
+
+
+def test_link_sub_blocks_take_turns_inside_equal_values():
+    """An oversized block of a link, sub-blocked by a column whose values repeat: inside
+    each run of equal values the tables take turns, so the window pairs across."""
+    n = 60
+    source = np.array([0] * (n // 2) + [1] * (n // 2), dtype=np.int8)
+    data = BlockingInput({"city": np.array(["seoul"] * n, dtype=object),
+                          "year": np.array(["1980"] * n, dtype=object)}, source)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        pairs = run([KeyBlocker([["city"], ["year"]], name="k")], data, max_block_size=10)
+    got = pair_set(pairs)
+    assert got and all(source[i] != source[j] for i, j in got)
+    # the sub window reaches the next records: each left record meets its turn's right one
+    assert {(k, n // 2 + k) for k in range(n // 2)} <= got
 
 
 def test_budget_error_for_sorted_neighbourhood():

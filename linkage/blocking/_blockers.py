@@ -185,6 +185,9 @@ def neighbours(rows: np.ndarray, block: np.ndarray, rank: np.ndarray, window: in
     rows, block = rows[ok], block[ok]
     order = np.lexsort((rows, rank[rows], block))
     rows, block = rows[order], block[order]
+    if source is not None and len(rows) > 1:  # equal values: the tables take turns
+        rows = alternated(rows, (block[1:] == block[:-1]) & (rank[rows[1:]] == rank[rows[:-1]]),
+                          source)
     lefts, rights = [], []
     for k in range(1, window):
         a, b = rows[:-k], rows[k:]
@@ -198,6 +201,28 @@ def neighbours(rows: np.ndarray, block: np.ndarray, rank: np.ndarray, window: in
     return np.concatenate(lefts), np.concatenate(rights)
 
 
+
+
+def alternated(rows: np.ndarray, tie: np.ndarray, source: np.ndarray) -> np.ndarray:
+    """`rows` (in sort order) with each run of equal sort keys reordered so that the two
+    tables of a link take turns: the first left record of the run, the first right one, the
+    second left, the second right, ... (each table's records in their order, the longer
+    table's rest at the end). `tie[i]`: rows i and i + 1 have equal keys.
+
+    A window pairs a record with the next `window - 1`: in a run of equal keys ordered by row,
+    every left record would precede every right one, and only the few at the boundary could
+    pair across. Runs stay where they are, so a window still reaches the neighbouring keys."""
+    n = len(rows)
+    if n < 2 or not tie.any():
+        return rows
+    run = np.concatenate(([0], np.cumsum(~tie)))  # run number of each position
+    start = np.flatnonzero(np.concatenate(([True], ~tie)))[run]  # its run's first position
+    right = (source[rows] == 1).astype(np.int64)
+    rights_before = np.cumsum(right) - right
+    lefts_before = np.arange(n) - rights_before
+    turn = np.where(right == 1, rights_before - rights_before[start],
+                    lefts_before - lefts_before[start])
+    return rows[np.lexsort((right, turn, run))]
 
 
 def _window_pairs(present: np.ndarray, window: int) -> int:
@@ -221,8 +246,9 @@ class KeyJoin:
 @dataclass
 class WindowJoin:
     """A blocker's pairs as a join on sort positions: the records with a value of any of
-    `parts`, sorted by the parts' values joined with "\\x1f" (then by row), each paired with the
-    next `window - 1`."""
+    `parts`, sorted by the parts' values joined with "\\x1f" (then by row; in a link, equal
+    values taking turns between the tables, as `alternated` orders them), each paired with the
+    next `window - 1`; in a link only the pairs across tables, counted for the budget."""
 
     parts: list[KeyPart]
     window: int
@@ -579,6 +605,12 @@ class SortedNeighbourhood(Blocker):
         return WindowJoin(self.sort_parts, self.window)
 
     def _order(self, data: BlockingInput) -> np.ndarray:
+        """The records with any part of the sort key, in sort order: by the key's text, equal
+        texts by row, but in a link taking turns between the tables (`alternated`). Computed
+        once per blocking run (estimate, then propose)."""
+        name = (SortedNeighbourhood, *map(str, self._parts))  # no key's name (all text)
+        if name in data._keys:
+            return data._keys[name]
         values = [pd.Series(p.compute(data.columns[p.column]), dtype=object) for p in self._parts]
         present = np.zeros(data.n, dtype=bool)
         for v in values:
@@ -587,10 +619,20 @@ class SortedNeighbourhood(Blocker):
         for v in values[1:]:
             text = text + "\x1f" + v.fillna("")
         rows = np.nonzero(present)[0]
-        keys = [rows, text.to_numpy()[rows].astype(str)]
+        texts = text.to_numpy()[rows].astype(str)
+        keys = [rows, texts]
         if data.group is not None:  # groups one after another: a window crosses few
             keys.append(data.group[rows])
-        return rows[np.lexsort(keys)]
+        order = np.lexsort(keys)
+        rows = rows[order]
+        if data.source is not None and len(rows) > 1:
+            texts = texts[order]
+            tie = texts[1:] == texts[:-1]
+            if data.group is not None:
+                tie &= data.group[rows[1:]] == data.group[rows[:-1]]
+            rows = alternated(rows, tie, data.source)
+        data._keys[name] = rows
+        return rows
 
     def lookup_index(self, work: dict[str, np.ndarray], max_block_size: int) -> SortedLookup:
         """The run's sort order; a query meets the `window - 1` records on either side of
@@ -610,8 +652,15 @@ class SortedNeighbourhood(Blocker):
         return (a >= 0) & (b >= 0) & (np.abs(a - b) < self.window)
 
     def estimate(self, data: BlockingInput, max_block_size: int) -> int:
-        m = len(self._order(data))
-        return int(sum(max(m - k, 0) for k in range(1, self.window)))
+        """Exactly the pairs `propose` gives: every neighbour in a dedupe, in a link only
+        the neighbours from the other table (counted on the order, a pass per step)."""
+        order = self._order(data)
+        if data.source is None:
+            m = len(order)
+            return int(sum(max(m - k, 0) for k in range(1, self.window)))
+        side = data.source[order]
+        return int(sum(int(np.count_nonzero(side[:-k] != side[k:]))
+                       for k in range(1, min(self.window, len(order)))))
 
     def propose(self, data: BlockingInput, max_block_size: int) -> Proposal:
         order = self._order(data)

@@ -3,10 +3,12 @@
 Key blockers: every record's keys (`KeyPart.compute`, the local code) are exploded to
 (key, row) and joined with themselves; a pair proposed by several blockers is kept once with
 the OR of their bits, as the local `block` does. Oversized blocks are sub-blocked as the local
-`KeyBlocker.propose` does (same sub parts, window, order by (value, row), same warning), by a
-row number over each block and a join on row-number distance. The budget (`max_pairs`) is
-checked on the same estimates before any pair is made. Sorted neighbourhood: consecutive
-positions in the sort-key order, each record paired with the next `window - 1`.
+`KeyBlocker.propose` does (same sub parts, window, order by (value, row), in a link equal
+values taking turns between the tables, same warning), by a row number over each block and a
+join on row-number distance. The budget (`max_pairs`) is checked on the same estimates before
+any pair is made. Sorted neighbourhood: consecutive positions in the sort-key order (ties as in
+sub-blocking), each record paired with the next `window - 1`; in a link the pairs across tables
+are counted for the budget, as the local engine counts them on its order.
 """
 
 from __future__ import annotations
@@ -169,9 +171,14 @@ def _sub_pairs(work, members, big_keys, subs, names, link):
                                                                "window"]),
                                    "key_id int, part_id int, mask long, window int")
     inside = members.join(big_keys, ["key_id", "key"]).select("key_id", "key", "row", "source")
-    ranked = (inside.join(chosen, "key_id").join(values, ["part_id", "row"])
-              .withColumn("pos", F.row_number().over(
-                  Window.partitionBy("key_id", "key", "part_id").orderBy("value", "row"))))
+    ranked = inside.join(chosen, "key_id").join(values, ["part_id", "row"])
+    order = ["value", "row"]
+    if link:  # equal values: the tables take turns, as the local `alternated` orders them
+        ranked = ranked.withColumn("turn", F.row_number().over(
+            Window.partitionBy("key_id", "key", "part_id", "value", "source").orderBy("row")))
+        order = ["value", "turn", "source"]
+    ranked = ranked.withColumn("pos", F.row_number().over(
+        Window.partitionBy("key_id", "key", "part_id").orderBy(*order)))
     ahead = ranked.select(
         "key_id", "key", "part_id", F.col("row").alias("a"), F.col("source").alias("sa"),
         "mask", F.explode(F.sequence(F.lit(1), F.col("window") - 1)).alias("k"), "pos",
@@ -207,13 +214,20 @@ def _budget_error(rules: Rules, estimated: dict[str, int], per_key: dict[tuple[i
 
 
 def _sorted_pairs(spark, work, plan: WindowJoin, bit, names, link, partitions):
-    """The pairs of one sorted-neighbourhood plan, and how many records it sorted."""
+    """The pairs of one sorted-neighbourhood plan, and how many it gives: in a dedupe every
+    neighbour of the records it sorted, in a link those across tables (counted)."""
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     # Checkpointed: range partitioning reads its input twice (to sample, then to move it).
     keyed = work.mapInPandas(_sort_batches(plan, names), "text string, row long, "
                              "source byte").transform(pinned)
-    placed, sorted_count = consecutive_positions(keyed, ["text", "row"], partitions)
+    order = ["text", "row"]
+    if link:  # equal keys: the tables take turns, as the local `alternated` orders them
+        keyed = keyed.withColumn("turn", F.row_number().over(
+            Window.partitionBy("text", "source").orderBy("row")))
+        order = ["text", "turn", "source"]
+    placed, sorted_count = consecutive_positions(keyed, order, partitions)
     placed = placed.select("pos", "row", "source")
     ahead = placed.select(
         F.col("row").alias("a"), F.col("source").alias("sa"),
@@ -227,7 +241,9 @@ def _sorted_pairs(spark, work, plan: WindowJoin, bit, names, link, partitions):
         pairs = pairs.where(F.col("sa") != F.col("sb"))
     pairs = pairs.select(F.least("a", "b").alias("l"), F.greatest("a", "b").alias("r"),
                          F.lit(1 << bit).cast("long").alias("mask"))
-    return pairs, sorted_count
+    if link:  # at most sorted_count * (window - 1): counted before the budget is checked
+        return pairs, int(pairs.count())
+    return pairs, int(sum(max(sorted_count - k, 0) for k in range(1, plan.window)))
 
 
 def copies(work, rules: Rules, names: dict[str, str]):
@@ -337,8 +353,8 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
     sorted_pairs, banded, embedded = [], {}, {}
     for b, plan in enumerate(plans):
         if isinstance(plan, WindowJoin):
-            pairs, m = _sorted_pairs(spark, work, plan, b, names, link, partitions)
-            estimated[labels[b]] = int(sum(max(m - k, 0) for k in range(1, plan.window)))
+            pairs, estimated[labels[b]] = _sorted_pairs(spark, work, plan, b, names, link,
+                                                        partitions)
             sorted_pairs.append(pairs)
         elif isinstance(plan, BandJoin):  # MinHash-LSH: see `_bands`
             banded[b] = band_buckets(work, plan, names, link, limit)
