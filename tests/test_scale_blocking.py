@@ -52,16 +52,20 @@ def test_over_budget_key_is_refined_not_dropped():
     assert "refined to [dob, " in suggestion.to_yaml()
 
 
+def _names(tails: str) -> pd.DataFrame:
+    rng = np.random.default_rng(2)
+    pool = [f"{a}{c} {b}" for a in ("ann", "bob", "cyd", "dia", "eda", "fay", "gus", "hal")
+            for c in "xyzw" for b in tails]
+    return pd.DataFrame({"name": rng.choice(pool, 5_000)})
+
+
 def test_key_that_no_part_refines_becomes_a_sorted_neighbourhood():
-    # One name column, 240 names over 5,000 records: [name] has about 52,000 pairs, no other
+    # One name column, 384 names over 5,000 records: [name] has about 32,600 pairs, no other
     # column can refine it, so it becomes a window sized to the budget of 20,000 pairs (5),
     # then widened with the total budget no other key took (`MAX_WINDOW`, 10: 45,000 pairs of
     # the 160,000 that 80% of `max_pairs` allows). (With fifty values the column would be a
     # category, never a key on its own.)
-    rng = np.random.default_rng(2)
-    pool = [f"{a}{c} {b}" for a in ("ann", "bob", "cyd", "dia", "eda", "fay", "gus", "hal")
-            for c in "xyz" for b in "fghijklmno"]
-    frame = pd.DataFrame({"name": rng.choice(pool, 5_000)})
+    frame = _names("fghijklmnopq")
     suggestion = suggest_rules([frame], max_pairs=200_000)
     trial = next(t for t in suggestion.measured if t.key == ["name"])
     assert trial.pairs > suggestion.budget_per_key == 20_000
@@ -73,6 +77,21 @@ def test_key_that_no_part_refines_becomes_a_sorted_neighbourhood():
         warnings.simplefilter("ignore", LinkageWarning)
         run = lk.dedupe(frame, rules, progress=False)
     assert 0 < run.summary_data["stages"]["block"]["candidate_pairs"] <= 200_000
+
+
+def test_no_window_where_runs_of_equal_sort_keys_outgrow_it():
+    # 96 names over 5,000 records: about 52 records share each name, 130,000 pairs, more
+    # than even a window of 10 proposes (45,000). Inside a run of equal names the records
+    # follow in row order, so such a window would pair records of one name at random and
+    # hardly ever reach the next name: no window, and the trial says why.
+    suggestion = suggest_rules([_names("fgh")], max_pairs=200_000)
+    trial = next(t for t in suggestion.measured if t.key == ["name"])
+    assert trial.pairs > 45_000
+    assert trial.outcome == (f"dropped: {trial.pairs:,} pairs share [name] whole, more than a "
+                             "window of 10 proposes: it would pair records of equal values at "
+                             "random")
+    assert not trial.kept
+    assert not [b for b in suggestion.rules["blocking"] if b.get("type") == "sorted_neighbourhood"]
 
 
 def _trials(suggestion) -> dict[tuple[str, ...], object]:
@@ -126,15 +145,19 @@ def test_a_window_sorts_by_the_whole_date_not_its_year():
 
 def test_windows_sort_a_year_as_its_date_and_share_the_budget_the_keys_left():
     # The payments trap with the budget of a table 50 times its size (`max_pairs` 400,000
-    # for 20,000 rows: 40,000 pairs a key): the date, its year and the memo's start are
-    # windows. A window by year alone paired each payment with random ones of its year; it
-    # is now the date's own window and dropped as that. Sized to the per-key budget the
-    # windows were 3 wide; the total budget the keys left widens them.
+    # for 20,000 rows: 40,000 pairs a key): the date, its year and the memo's start are over
+    # the budget. A window by year alone paired each payment with random ones of its year;
+    # it sorts as the date whole, and no window on the date is made: about 80 payments a
+    # day on each side, so a window would pair payments of one day at random. The memo's
+    # start is a window: sized to the per-key budget it was 3 wide; the total budget the
+    # keys left widens it.
     _, (ledger, statement), truth = synth.traps(20_000, seed=1, trap="payments")
     suggestion = suggest_rules([ledger, statement], max_pairs=400_000)
     trials = _trials(suggestion)
-    assert trials[("year(date)",)].outcome == (
-        "dropped: the same sorted neighbourhood as suggested_window_1, on [date]")
+    for key in (("date",), ("year(date)",)):
+        assert trials[key].outcome.startswith("dropped: ") and trials[key].outcome.endswith(
+            " pairs share [date] whole, more than a window of 10 proposes: it would pair "
+            "records of equal values at random"), trials[key].outcome
     windows = [b for b in suggestion.rules["blocking"] if b.get("type") == "sorted_neighbourhood"]
     assert not any(part.startswith("year(") for b in windows for part in b["sort_key"])
     assert ["first(memo, 8)", "date"] in [b["sort_key"] for b in windows]

@@ -577,6 +577,16 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
                 if window < 2:
                     trial.outcome = "dropped: even a window of 2 is above the budget"
                     continue
+                # A window pairs each record with its next neighbours; where more records
+                # share the whole sort key than even the widest window reaches, their order
+                # inside each run of equal values is the rows' (or the tables' turns), and the
+                # window picks pairs among them at random.
+                ties = estimate(sort_key)
+                if ties is not None and ties > present * (MAX_WINDOW - 1):
+                    trial.outcome = (f"dropped: {ties:,} pairs share [{', '.join(sort_key)}] "
+                                     f"whole, more than a window of {MAX_WINDOW} proposes: it "
+                                     "would pair records of equal values at random")
+                    continue
                 same = next((w for w in windows if w["sort_key"] == sort_key), None)
                 if same is not None:
                     trial.outcome = (f"dropped: the same sorted neighbourhood as "
