@@ -653,14 +653,21 @@ class SortedNeighbourhood(Blocker):
 
     def estimate(self, data: BlockingInput, max_block_size: int) -> int:
         """Exactly the pairs `propose` gives: every neighbour in a dedupe, in a link only
-        the neighbours from the other table (counted on the order, a pass per step)."""
+        the neighbours from the other table."""
+        every, across = self.neighbours(data)
+        return every if data.source is None else across
+
+    def neighbours(self, data: BlockingInput) -> tuple[int, int]:
+        """(every neighbour pair the window meets, those of them across tables in a link:
+        counted on the order, a pass per step; 0 in a dedupe)."""
         order = self._order(data)
+        m = len(order)
+        every = int(sum(max(m - k, 0) for k in range(1, self.window)))
         if data.source is None:
-            m = len(order)
-            return int(sum(max(m - k, 0) for k in range(1, self.window)))
+            return every, 0
         side = data.source[order]
-        return int(sum(int(np.count_nonzero(side[:-k] != side[k:]))
-                       for k in range(1, min(self.window, len(order)))))
+        return every, int(sum(int(np.count_nonzero(side[:-k] != side[k:]))
+                              for k in range(1, min(self.window, m))))
 
     def propose(self, data: BlockingInput, max_block_size: int) -> Proposal:
         order = self._order(data)

@@ -11,10 +11,12 @@ never silently dropped: a second part from another identifying column is added (
 date, the first letter or the Soundex code of a name, the start of a postcode): of the parts
 that make it fit, the one most often shared by likely matches (pairs of the sample that share
 a precise key), and of those about equal, the one bringing the fewest pairs. When no part
-makes it fit, the key becomes a
-sorted neighbourhood (sorted by the key, then by its finest refinement, a date whole rather
-than its year, with a window sized to the budget and widened, once every key is chosen, with
-the total budget the keys left: `_widen`). Every candidate's fate is recorded in `measured`.
+makes it fit, the key becomes a sorted neighbourhood (sorted by the key, then by its finest
+refinement, a date whole rather than its year, with a window sized to the budget and widened,
+once every key is chosen, with the total budget the keys left: `_widen`; in a link its pairs
+are the neighbours across tables, their share measured on the sample). It is dropped instead
+where more records share its whole sort key than the widest window reaches: inside such runs
+it would pair records at random. Every candidate's fate is recorded in `measured`.
 
 A short-text column (a memo, a reference) is a key whole, and by its start (`PREFIX`
 characters) where the sample shows that likely matches found by other keys (or by an equal
@@ -244,6 +246,15 @@ class _Measure:
             right = np.bincount(ids[side == 1], minlength=width)
             found = float((left.astype(np.float64) * right).sum())
         return round(found * self.scale)
+
+    def across(self, sort_key: list[str]) -> float:
+        """Of the neighbour pairs a window of `MAX_WINDOW` meets in the sample of a link
+        sorted by `sort_key`, the share across tables (the pairs a link proposes)."""
+        from linkage.blocking._blockers import BlockingInput, SortedNeighbourhood
+
+        blocker = SortedNeighbourhood(sort_key, window=MAX_WINDOW)
+        every, across = blocker.neighbours(BlockingInput(self.work, self.source))
+        return across / max(every, 1)
 
     def likely_matches(self, keys: list[list[str]], per_block: int = 20):
         """Pairs of the sample that share a precise key (few pairs per record): mostly true
@@ -572,6 +583,8 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
                 best = [_whole_date(o[2][-1]) for o in sorted(options, key=lambda o: -o[0])[:1]]
                 sort_key = list(dict.fromkeys([_whole_date(p) for p in key] + best))
                 present = measure.present(key)
+                if source is not None:  # a link proposes the neighbours across tables only
+                    present = round(present * measure.across(sort_key))
                 window = min(MAX_WINDOW, 1 + limit // max(present, 1))
                 sn_pairs = present * (window - 1)
                 if window < 2:
