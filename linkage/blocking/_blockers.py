@@ -577,7 +577,9 @@ def _cross_pairs(rows: np.ndarray, codes: np.ndarray, source: np.ndarray):
 
 
 class SortedNeighbourhood(Blocker):
-    """Sort records by a key and pair each with the next `window - 1` records."""
+    """Sort records by a key and pair each with the next `window - 1` records. In a link
+    only pairs across the tables count, and records with equal keys take turns between the
+    tables, so a window inside a run of equal keys still pairs across."""
 
     kind = "sorted_neighbourhood"
 
