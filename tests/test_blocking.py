@@ -439,6 +439,10 @@ def test_link_sub_blocks_take_turns_inside_equal_values():
     assert got and all(source[i] != source[j] for i, j in got)
     # the sub window reaches the next records: each left record meets its turn's right one
     assert {(k, n // 2 + k) for k in range(n // 2)} <= got
+    # The budget counts the pairs across that each key's pass proposes (both keys' blocks
+    # are sorted by the other column, equal everywhere: the same pairs twice), not every
+    # neighbour (2 x 444 here).
+    assert pairs.estimated["k"] == 2 * len(got) < 2 * sum(n - k for k in range(1, 9))
 
 
 def test_budget_error_for_sorted_neighbourhood():

@@ -405,6 +405,9 @@ class KeyBlocker(Blocker):
         return out[:SUB_PASSES]
 
     def estimate_per_key(self, data: BlockingInput, max_block_size: int) -> list[int]:
+        """Each key's pairs: exact for blocks within `max_block_size`; for a sub-blocked
+        block, every neighbour of each pass in a dedupe (a bound: passes may repeat pairs),
+        the pairs across tables each pass proposes in a link."""
         out = []
         for parts in self._parts:
             codes = data.key_codes(parts)
@@ -423,9 +426,15 @@ class KeyBlocker(Blocker):
                 window = sub_window(len(sub))
                 in_big = valid & big[np.maximum(codes, 0)]
                 for part in sub:
-                    ranked = in_big & (data.key_codes([part]) >= 0)
-                    present = np.bincount(codes[ranked], minlength=m)[big]
-                    count += _window_pairs(present, window)
+                    if data.source is None:  # every neighbour: counted from the sizes
+                        ranked = in_big & (data.key_codes([part]) >= 0)
+                        present = np.bincount(codes[ranked], minlength=m)[big]
+                        count += _window_pairs(present, window)
+                    else:  # the neighbours across tables, as `propose` pairs them
+                        rows = np.flatnonzero(in_big)
+                        a, _ = neighbours(rows, codes[rows], sort_ranks(part, data.key_columns),
+                                          window, data.source)
+                        count += len(a)
             out.append(count)
         return out
 

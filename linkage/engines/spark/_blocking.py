@@ -5,10 +5,11 @@ Key blockers: every record's keys (`KeyPart.compute`, the local code) are explod
 the OR of their bits, as the local `block` does. Oversized blocks are sub-blocked as the local
 `KeyBlocker.propose` does (same sub parts, window, order by (value, row), in a link equal
 values taking turns between the tables, same warning), by a row number over each block and a
-join on row-number distance. The budget (`max_pairs`) is checked on the same estimates before
-any pair is made. Sorted neighbourhood: consecutive positions in the sort-key order (ties as in
-sub-blocking), each record paired with the next `window - 1`; in a link the pairs across tables
-are counted for the budget, as the local engine counts them on its order.
+join on row-number distance (in a link their pairs across tables are counted for the budget).
+The budget (`max_pairs`) is checked on the same estimates before any pair is made. Sorted
+neighbourhood: consecutive positions in the sort-key order (ties as in sub-blocking), each
+record paired with the next `window - 1`; in a link the pairs across tables are counted for
+the budget, as the local engine counts them on its order.
 """
 
 from __future__ import annotations
@@ -189,7 +190,7 @@ def _sub_pairs(work, members, big_keys, subs, names, link):
     if link:
         pairs = pairs.where(F.col("sa") != F.col("sb"))
     return pairs.select(F.least("a", "b").alias("l"), F.greatest("a", "b").alias("r"),
-                        "mask")
+                        "mask", "key_id")
 
 
 def _budget_error(rules: Rules, estimated: dict[str, int], per_key: dict[tuple[int, int], int],
@@ -327,28 +328,34 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
         if subs:
             big_keys = blocks.where(~small).select("key_id", "key")
             sub_pairs = _sub_pairs(work, members, big_keys, subs, names, link)
-            # the local estimate: window pairs over each block's records with a value
-            values = work.mapInPandas(_part_batches(
-                [p for _, sub, _ in subs.values() for p in sub], names),
-                "part_id int, value string, row long")
-            offsets, at = {}, 0
-            for key_id, (_, sub, _) in subs.items():
-                offsets[key_id] = at
-                at += len(sub)
-            plan = pd.DataFrame([(key_id, offsets[key_id] + i)
-                                 for key_id, (_, sub, _) in subs.items()
-                                 for i in range(len(sub))], columns=["key_id", "part_id"])
-            chosen = spark.createDataFrame(plan, "key_id int, part_id int")
-            present = (members.join(big_keys, ["key_id", "key"]).join(chosen, "key_id")
-                       .join(values, ["part_id", "row"])
-                       .groupBy("key_id", "key", "part_id").count().collect())
-            for row in present:
-                b, _, window = subs[row["key_id"]]
-                m = int(row["count"])
-                extra = int(sum(max(m - k, 0) for k in range(1, window)))
-                key = (b, key_index[row["key_id"]])
-                per_key[key] = per_key.get(key, 0) + extra
-                estimated[labels[b]] += extra
+            if link:  # the pairs across tables, counted as the local estimate counts them
+                for row in sub_pairs.groupBy("key_id").count().collect():
+                    key = (subs[row["key_id"]][0], key_index[row["key_id"]])
+                    per_key[key] = per_key.get(key, 0) + int(row["count"])
+                    estimated[labels[key[0]]] += int(row["count"])
+            else:
+                # the local estimate: window pairs over each block's records with a value
+                values = work.mapInPandas(_part_batches(
+                    [p for _, sub, _ in subs.values() for p in sub], names),
+                    "part_id int, value string, row long")
+                offsets, at = {}, 0
+                for key_id, (_, sub, _) in subs.items():
+                    offsets[key_id] = at
+                    at += len(sub)
+                plan = pd.DataFrame([(key_id, offsets[key_id] + i)
+                                     for key_id, (_, sub, _) in subs.items()
+                                     for i in range(len(sub))], columns=["key_id", "part_id"])
+                chosen = spark.createDataFrame(plan, "key_id int, part_id int")
+                present = (members.join(big_keys, ["key_id", "key"]).join(chosen, "key_id")
+                           .join(values, ["part_id", "row"])
+                           .groupBy("key_id", "key", "part_id").count().collect())
+                for row in present:
+                    b, _, window = subs[row["key_id"]]
+                    m = int(row["count"])
+                    extra = int(sum(max(m - k, 0) for k in range(1, window)))
+                    key = (b, key_index[row["key_id"]])
+                    per_key[key] = per_key.get(key, 0) + extra
+                    estimated[labels[b]] += extra
 
     sorted_pairs, banded, embedded = [], {}, {}
     for b, plan in enumerate(plans):
@@ -381,7 +388,7 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
                   else neighbour_pairs_distributed(spark, present, count, plans[b], link, b)
                   for b, (present, count) in embedded.items()]
     if sub_pairs is not None:
-        proposals.append(sub_pairs)
+        proposals.append(sub_pairs.select("l", "r", "mask"))
     if specs:
         kept = members.join(
             blocks.where((F.col("size") >= 2) & (F.col("size") <= limit))
