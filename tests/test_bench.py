@@ -150,6 +150,20 @@ def test_generalization_covers_every_data_set_and_hides_the_truth(datasets):
     assert all(a in left and b in right for a, b in truth)
 
 
+def test_generalization_report_names_the_package_versions(tmp_path):
+    """The figures move with library versions (Amazon-Google 0.6769 and 0.6631 from one
+    commit in two environments): the report says which versions made it."""
+    from importlib.metadata import version
+
+    g = _bench_module("generalization")
+    path = tmp_path / "report.md"
+    g.write_report([], path, "python bench/generalization.py", "now", (0.0, 0.0, 0.0), [])
+    line = next(x for x in path.read_text(encoding="utf-8").splitlines()
+                if x.startswith("Packages: "))
+    for name in ("numpy", "scipy", "pandas", "scikit-learn", "rapidfuzz"):
+        assert f"{name} {version(name)}" in line, line
+
+
 def test_alternate_runs_each_tree_in_turn_and_prints_what_the_tables_hold(tmp_path):
     """bench/alternate.sh (the A/B runs of bench/RESULTS_10M.md): each round runs every tree
     in its order on the same table and prints label, peak, wall, CPU, an md5 of the outputs

@@ -58,6 +58,12 @@ def test_text_and_category_metrics_per_source_and_for_the_table(tmp_path):
     # Lengths 5, 5, 5, 11, 4 (record 5 has no text and is not counted) -> 30 / 5; after
     # record 2 goes: 25 / 4. Tokens 3, 3, 1, 2, 2 -> 11 / 5; after: 8 / 4.
     assert table["mean_chars"] == {"text": _both(6.0, 6.25)}
+    # the libraries that made the figures, each by its installed version (jellyfish 1.x has
+    # no __version__: it read "unknown")
+    from importlib.metadata import version
+
+    for name in ("numpy", "pandas", "pyarrow", "rapidfuzz", "jellyfish", "scipy"):
+        assert summary["versions"][name] == version(name), name
     assert table["mean_tokens"] == {"text": _both(2.2, 2.0)}
     assert table["shares"] == {"topic": {"news": _both(3 / 6, 2 / 5),
                                          "sport": _both(3 / 6, 3 / 5)}}

@@ -138,8 +138,17 @@ class LevelTally:
         return out
 
 
+def _installed(package: str) -> str:
+    """A package's version as installed (jellyfish 1.x has no `__version__`)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def versions(rules: Rules) -> dict[str, Any]:
-    import jellyfish
     import pyarrow
     import rapidfuzz
     import scipy
@@ -151,7 +160,7 @@ def versions(rules: Rules) -> dict[str, Any]:
         "pandas": pd.__version__,
         "pyarrow": pyarrow.__version__,
         "rapidfuzz": rapidfuzz.__version__,
-        "jellyfish": getattr(jellyfish, "__version__", "unknown"),
+        "jellyfish": _installed("jellyfish"),
         "scipy": scipy.__version__,
     }
     from linkage.text.embeddings import STATIC_MODEL, embedding_models, model_manifest
