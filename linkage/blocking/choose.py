@@ -14,9 +14,10 @@ a precise key), and of those about equal, the one bringing the fewest pairs. Whe
 makes it fit, the key becomes a sorted neighbourhood (sorted by the key, then by its finest
 refinement, a date whole rather than its year, with a window sized to the budget and widened,
 once every key is chosen, with the total budget the keys left: `_widen`; in a link its pairs
-are the neighbours across tables, their share measured on the sample). It is dropped instead
-where more records share its whole sort key than the widest window reaches: inside such runs
-it would pair records at random. Every candidate's fate is recorded in `measured`.
+are the neighbours across tables, their share measured on the sample). In a link it is
+dropped instead where more records share its whole sort key than the widest window reaches:
+inside such runs it would pair records at random (a dedupe keeps it, see `choose_keys`).
+Every candidate's fate is recorded in `measured`.
 
 A short-text column (a memo, a reference) is a key whole, and by its start (`PREFIX`
 characters) where the sample shows that likely matches found by other keys (or by an equal
@@ -592,9 +593,15 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
                     continue
                 # A window pairs each record with its next neighbours; where more records
                 # share the whole sort key than even the widest window reaches, their order
-                # inside each run of equal values is the rows' (or the tables' turns), and the
-                # window picks pairs among them at random.
-                ties = estimate(sort_key)
+                # inside each run of equal values is the tables' turns (by row), and the
+                # window picks pairs among them at random: in a link, no such window.
+                # In a dedupe it stays (ordered by row, as random): its pairs hold almost no
+                # matches, but they are what keeps Fellegi-Sunter's EM, which learns u on the
+                # candidates, from taking a group that shares a name and an address for the
+                # match class (bench/GENERALIZATION.md, stop 40). That is the scorer's
+                # weakness, not the window's merit; once u no longer hangs on the candidates,
+                # the dedupe should drop such windows too.
+                ties = estimate(sort_key) if source is not None else None
                 if ties is not None and ties > present * (MAX_WINDOW - 1):
                     trial.outcome = (f"dropped: {ties:,} pairs share [{', '.join(sort_key)}] "
                                      f"whole, more than a window of {MAX_WINDOW} proposes: it "
