@@ -665,10 +665,10 @@ class SortedNeighbourhood(Blocker):
     def estimate(self, data: BlockingInput, max_block_size: int) -> int:
         """Exactly the pairs `propose` gives: every neighbour in a dedupe, in a link only
         the neighbours from the other table."""
-        every, across = self.neighbours(data)
+        every, across = self.pair_counts(data)
         return every if data.source is None else across
 
-    def neighbours(self, data: BlockingInput) -> tuple[int, int]:
+    def pair_counts(self, data: BlockingInput) -> tuple[int, int]:
         """(every neighbour pair the window meets, those of them across tables in a link:
         counted on the order, a pass per step; 0 in a dedupe)."""
         order = self._order(data)

@@ -254,7 +254,7 @@ class _Measure:
         from linkage.blocking._blockers import BlockingInput, SortedNeighbourhood
 
         blocker = SortedNeighbourhood(sort_key, window=MAX_WINDOW)
-        every, across = blocker.neighbours(BlockingInput(self.work, self.source))
+        every, across = blocker.pair_counts(BlockingInput(self.work, self.source))
         return across / max(every, 1)
 
     def likely_matches(self, keys: list[list[str]], per_block: int = 20):
