@@ -446,9 +446,18 @@ def test_link_sub_blocks_take_turns_inside_equal_values():
 
 
 def test_budget_error_for_sorted_neighbourhood():
+    """A window over the budget is told to narrow its window (a key blocker's advice, a part
+    more for its keys or a lower `max_block_size`, means nothing to it)."""
     data = budget_table()
-    with pytest.raises(BudgetError, match="`sn`"):
+    with pytest.raises(BudgetError, match="`sn`") as caught:
         run([SortedNeighbourhood("city", window=10, name="sn")], data, max_pairs=100)
+    message = str(caught.value)
+    assert "adding a part to its keys" not in message and "max_block_size" not in message
+    assert "Narrow its `window` (10 now; each step less spares up to one pair per record" \
+        in message
+    # a key blocker keeps its own advice
+    with pytest.raises(BudgetError, match="adding a part to its keys"):
+        run([KeyBlocker(["city"], name="k")], data, max_pairs=100)
 
 
 def test_oversized_block_is_sub_blocked_with_warning():

@@ -372,6 +372,21 @@ def test_budget_error_is_the_local_one(spark):
     assert "blocking[1].keys" in messages[1] or "blocking[0].keys" in messages[1]
 
 
+def test_a_windows_budget_error_is_the_local_one(spark):
+    """A sorted neighbourhood over the budget: the same words on Spark, its window named."""
+    customers = ROOT / "sample_data" / "customers.csv"
+    blocking = [{"name": "by_city", "type": "sorted_neighbourhood", "sort_key": ["city"],
+                 "window": 20}]
+    messages = []
+    for engine in ("local", "spark"):
+        with pytest.raises(BudgetError) as caught:
+            lk.dedupe(customers, _rules("customers.yaml", blocking=blocking, max_pairs=5000),
+                      engine=engine, progress=False)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
+    assert "`by_city`" in messages[1] and "Narrow its `window` (20 now; " in messages[1]
+
+
 BAD_DATES = {
     # The normalizer cannot read two values: the Spark engine says what the local one says.
     "normalize": [{"column": "born", "type": "date"}],

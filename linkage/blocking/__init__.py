@@ -24,6 +24,7 @@ from linkage.blocking._union import (
     CandidatePairs,
     block,
     blocker_names,
+    budget_message,
     estimate,
     oversized_message,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "WindowJoin",
     "block",
     "blocker_names",
+    "budget_message",
     "estimate",
     "groups",
     "neighbours",

@@ -7,7 +7,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from linkage.blocking._blockers import Blocker, BlockingInput, KeyBlocker, SkippedBlock
+from linkage.blocking._blockers import (
+    Blocker,
+    BlockingInput,
+    KeyBlocker,
+    SkippedBlock,
+    SortedNeighbourhood,
+)
 from linkage.errors import BudgetError, LinkageWarning, user_stacklevel
 
 
@@ -51,6 +57,31 @@ def estimate(blockers: list[Blocker], data: BlockingInput, max_block_size: int) 
     }
 
 
+def budget_message(blockers: list[Blocker], estimated: dict[str, int], total: int,
+                   max_pairs: int, per_key: list[int] | None = None) -> str:
+    """What `max_pairs` refused, the blocker with the largest share and how to tighten it:
+    a key blocker by its largest key (`per_key`: each key's pairs) or `max_block_size`, a
+    sorted neighbourhood by its window. Every engine raises it word for word."""
+    names = blocker_names(blockers)
+    worst = max(estimated, key=lambda k: estimated[k])
+    index = names.index(worst)
+    blocker = blockers[index]
+    detail = ""
+    if per_key:
+        k = int(np.argmax(per_key))
+        detail = f" (its key `blocking[{index}].keys[{k}]` alone: {per_key[k]:,})"
+    if isinstance(blocker, SortedNeighbourhood):  # each step of its window: a pair a record
+        how = (f"Narrow its `window` ({blocker.window} now; each step less spares up to one "
+               "pair per record it sorts), or raise `max_pairs` in the rules.")
+    else:
+        how = ("Tighten it by adding a part to its keys (for example [surname, "
+               "year(birth_date)] instead of [surname]), lower `max_block_size`, or raise "
+               "`max_pairs` in the rules.")
+    return (f"blocking would propose about {total:,} candidate pairs, above `max_pairs` = "
+            f"{max_pairs:,}. The largest share comes from blocker `{worst}` with "
+            f"{estimated[worst]:,}{detail}. {how}")
+
+
 def block(
     blockers: list[Blocker],
     data: BlockingInput,
@@ -65,19 +96,11 @@ def block(
     total = sum(estimated.values())
     if total > max_pairs:
         worst = max(estimated, key=lambda k: estimated[k])
-        blocker = blockers[names.index(worst)]
-        detail = ""
-        if isinstance(blocker, KeyBlocker):
-            per_key = blocker.estimate_per_key(data, max_block_size)
-            k = int(np.argmax(per_key))
-            detail = f" (its key `blocking[{names.index(worst)}].keys[{k}]` alone: {per_key[k]:,})"
-        msg = (
-            f"blocking would propose about {total:,} candidate pairs, above `max_pairs` = "
-            f"{max_pairs:,}. The largest share comes from blocker `{worst}` with "
-            f"{estimated[worst]:,}{detail}. Tighten it by adding a part to its keys "
-            "(for example [surname, year(birth_date)] instead of [surname]), lower "
-            "`max_block_size`, or raise `max_pairs` in the rules."
-        )
+        index = names.index(worst)
+        per_key = None
+        if isinstance(blockers[index], KeyBlocker):
+            per_key = blockers[index].estimate_per_key(data, max_block_size)
+        msg = budget_message(blockers, estimated, total, max_pairs, per_key)
         raise BudgetError(msg)
     n = max(data.n, 1)
     # Each proposal becomes one int64: the pair's code (left * n + right), shifted left by a

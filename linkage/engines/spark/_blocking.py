@@ -27,6 +27,7 @@ from linkage.blocking import (
     SkippedBlock,
     WindowJoin,
     blocker_names,
+    budget_message,
     oversized_message,
     sub_window,
 )
@@ -195,23 +196,13 @@ def _sub_pairs(work, members, big_keys, subs, names, link):
 
 def _budget_error(rules: Rules, estimated: dict[str, int], per_key: dict[tuple[int, int], int],
                   total: int) -> BudgetError:
-    """The local `block`'s message, word for word."""
+    """The local `block`'s error, word for word (`budget_message`)."""
     names = blocker_names(rules.blocking)
-    worst = max(estimated, key=lambda k: estimated[k])
-    index = names.index(worst)
-    detail = ""
+    index = names.index(max(estimated, key=lambda k: estimated[k]))
     plan = rules.blocking[index].join_plan()
-    if isinstance(plan, KeyJoin):
-        keys = [per_key.get((index, k), 0) for k in range(len(plan.keys))]
-        k = int(np.argmax(keys))
-        detail = f" (its key `blocking[{index}].keys[{k}]` alone: {keys[k]:,})"
-    return BudgetError(
-        f"blocking would propose about {total:,} candidate pairs, above `max_pairs` = "
-        f"{rules.max_pairs:,}. The largest share comes from blocker `{worst}` with "
-        f"{estimated[worst]:,}{detail}. Tighten it by adding a part to its keys "
-        "(for example [surname, year(birth_date)] instead of [surname]), lower "
-        "`max_block_size`, or raise `max_pairs` in the rules."
-    )
+    keys = ([per_key.get((index, k), 0) for k in range(len(plan.keys))]
+            if isinstance(plan, KeyJoin) else None)
+    return BudgetError(budget_message(rules.blocking, estimated, total, rules.max_pairs, keys))
 
 
 def _sorted_pairs(spark, work, plan: WindowJoin, bit, names, link, partitions):
