@@ -233,7 +233,8 @@ def _sorted_pairs(spark, work, plan: WindowJoin, bit, names, link, partitions):
         pairs = pairs.where(F.col("sa") != F.col("sb"))
     pairs = pairs.select(F.least("a", "b").alias("l"), F.greatest("a", "b").alias("r"),
                          F.lit(1 << bit).cast("long").alias("mask"))
-    if link:  # at most sorted_count * (window - 1): counted before the budget is checked
+    if link:  # at most sorted_count * (window - 1): counted before the budget is checked,
+        pairs = pairs.transform(pinned, lazy=True)  # and kept by the count for the union
         return pairs, int(pairs.count())
     return pairs, int(sum(max(sorted_count - k, 0) for k in range(1, plan.window)))
 
@@ -320,6 +321,7 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
             big_keys = blocks.where(~small).select("key_id", "key")
             sub_pairs = _sub_pairs(work, members, big_keys, subs, names, link)
             if link:  # the pairs across tables, counted as the local estimate counts them
+                sub_pairs = sub_pairs.transform(pinned, lazy=True)  # kept for the union
                 for row in sub_pairs.groupBy("key_id").count().collect():
                     key = (subs[row["key_id"]][0], key_index[row["key_id"]])
                     per_key[key] = per_key.get(key, 0) + int(row["count"])
