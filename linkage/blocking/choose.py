@@ -248,7 +248,7 @@ class _Measure:
             found = float((left.astype(np.float64) * right).sum())
         return round(found * self.scale)
 
-    def across(self, sort_key: list[str]) -> float:
+    def share_across(self, sort_key: list[str]) -> float:
         """Of the neighbour pairs a window of `MAX_WINDOW` meets in the sample of a link
         sorted by `sort_key`, the share across tables (the pairs a link proposes)."""
         from linkage.blocking._blockers import BlockingInput, SortedNeighbourhood
@@ -585,7 +585,7 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
                 sort_key = list(dict.fromkeys([_whole_date(p) for p in key] + best))
                 present = measure.present(key)
                 if source is not None:  # a link proposes the neighbours across tables only
-                    present = round(present * measure.across(sort_key))
+                    present = round(present * measure.share_across(sort_key))
                 window = min(MAX_WINDOW, 1 + limit // max(present, 1))
                 sn_pairs = present * (window - 1)
                 if window < 2:
