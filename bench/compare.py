@@ -40,6 +40,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
+from _versions import packages_line  # noqa: E402
 from run_bench import ensure_data, machine_line, pairwise_f1, rules_label  # noqa: E402
 
 TOOLS = ("linkage", "splink", "recordlinkage")
@@ -366,6 +367,7 @@ def write_results(args: argparse.Namespace, versions: dict, datasets: list[Datas
         f"{args.load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end: other work "
         "on the machine slows every tool alike.",
         f"Peers: {peers or 'none'}.",
+        packages_line(),
         "",
         "Each tool runs as one child process (`bench/_measure.py`: wall time and peak RSS of "
         "the whole process, from reading the input to writing the clusters; Splink's DuckDB "

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -25,6 +26,9 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _versions import packages_line  # noqa: E402
 
 SUBJECTS = ["the customer", "my manager", "the new intern", "our supplier", "the landlord",
             "a student", "the support team", "the driver", "my neighbour", "the bank"]
@@ -144,6 +148,8 @@ def main() -> None:
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__} "
         f"CPU, Python {platform.python_version()}, {platform.system()}; load average at the "
         f"start {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} (1, 5, 15 min).",
+        packages_line(("numpy", "torch", "sentence-transformers", "onnxruntime",
+                       "model2vec", "tokenizers", "transformers")),
         f"Data: {args.texts:,} synthetic English sentences (seed 42), each with a reworded "
         f"twin (short texts), and {args.texts // 8:,} texts of eight of them (long texts, "
         "about 130 word pieces); batch size 64, vector cache off. `load (s)` is model loading "

@@ -52,6 +52,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 import accuracy  # noqa: E402  (bench/accuracy.py: the loaders and the opaque ids)
+from _versions import packages_line  # noqa: E402
 
 from linkage.synth import TRAPS, traps  # noqa: E402
 
@@ -579,26 +580,6 @@ def _cell(row: dict | None) -> str:
     return f"{row['f1']:.4f}"
 
 
-# The libraries whose versions move the figures (a float summed in another order moves a tie
-# or a threshold): the report names them.
-PACKAGES = ("numpy", "scipy", "pandas", "pyarrow", "scikit-learn", "rapidfuzz", "jellyfish",
-            "torch", "sentence-transformers")
-
-
-def package_versions() -> str:
-    """'python 3.11.7, numpy 2.4.6, ...': this environment's versions of `PACKAGES`."""
-    import platform
-    from importlib.metadata import PackageNotFoundError, version
-
-    found = [f"python {platform.python_version()}"]
-    for name in PACKAGES:
-        try:
-            found.append(f"{name} {version(name)}")
-        except PackageNotFoundError:
-            found.append(f"{name} absent")
-    return ", ".join(found)
-
-
 def write_report(results: list[dict], path: Path, command: str, started: str,
                  load: tuple[float, float, float], rounds: list[int], *,
                  total: float | None = None, partial: bool = False) -> None:
@@ -617,7 +598,7 @@ def write_report(results: list[dict], path: Path, command: str, started: str,
         f"average at the start {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} (1, 5, 15 min), "
         f"so seconds are indicative only. {status}",
         "",
-        f"Packages: {package_versions()} (figures can move with them).",
+        packages_line(),
         "",
         "Each case runs as a user runs it: `linkage dedupe|link FILE... --out DIR` without "
         "rules (suggested rules), in a subprocess. `labels` 10 and 25: an oracle answers the "

@@ -26,6 +26,9 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+from _versions import packages_line  # noqa: E402
 
 
 def ensure_data(rows: int, seed: int) -> tuple[Path, Path]:
@@ -134,6 +137,7 @@ def write_results(args: argparse.Namespace, rows: list[dict]) -> None:
         "",
         f"Command: `{command}` (or `make bench`), seed {args.seed}.",
         machine_line(),
+        packages_line(),
         "Data: `bench/generate_persons.py` (synthetic persons with typos, missing fields and "
         f"swapped dates; truth kept apart). Rules: `{rules_label(args.rules)}` "
         f"({rules_scorer(args.rules)} scorer).",

@@ -26,6 +26,7 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from _versions import packages_line  # noqa: E402
 from run_bench import (  # noqa: E402
     DEFAULT_RULES,
     ensure_data,
@@ -163,6 +164,7 @@ def write_results(args: argparse.Namespace, versions: dict, results: list) -> No
         "",
         f"Command: `{command}`, seed {args.seed}.",
         machine_line(),
+        packages_line(),
         f"linkage rules: `{rules_label(args.rules)}` ({rules_scorer(args.rules)} scorer).",
         f"Splink {versions['splink']} (DuckDB {versions['duckdb']}, sqlglot "
         f"{versions['sqlglot']}) in `bench/.venv-splink`; model in `bench/splink_settings.py`: "

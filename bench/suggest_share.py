@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -77,6 +78,10 @@ def main() -> None:
     from linkage.suggest import suggest_rules
 
     print(f"linkage from {Path(linkage.__file__).parent}")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _versions import packages_line
+
+    print(packages_line())
     work = args.work or Path(tempfile.mkdtemp(prefix="suggest_share_"))
     work.mkdir(parents=True, exist_ok=True)
     path = work / f"persons_{args.rows}.parquet"
