@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import linkage
+from linkage.errors import LinkageWarning
 from linkage.settings import Rules
 from tests.conftest import ROOT, run_cli, run_clis
 from tests.test_weak_links import CHAIN_RULES, households
@@ -157,6 +158,31 @@ def test_a_fixed_prior_on_random_pairs_is_checked_on_the_candidates_scale(prior,
     assert summary["model_reliable"] is not flagged
     if flagged:
         assert "on random record pairs" in problems[0]
+
+
+def test_em_that_calls_every_candidate_a_match_is_said_in_the_summary():
+    """bench/persons_scale.yaml with its prior left to EM (u kept as measured on random pairs,
+    Splink's convention without its fixed prior): on 50,000 persons EM's prior is 0.9998. The
+    fit warned on standard error, and summary.json said nothing but the removal rate (at 1M
+    the same rules gave a precision of 0.51 with `model_reliable` true). The warning's finding
+    is a scorer_fit entry now: in summary.json, the report and the terminal's summary."""
+    from linkage.synth import persons
+
+    records, _ = persons(50_000, seed=42, dup_rate=0.2)
+    rules = yaml.safe_load((ROOT / "bench" / "persons_scale.yaml").read_text())
+    rules["scoring"]["prior"] = None
+    with pytest.warns(LinkageWarning, match="nearly every candidate pair as a match"):
+        result = linkage.dedupe(records, Rules.from_dict(rules), progress=False)
+    assert result.scorer.prior_ > 0.99
+    found = [d for d in result.summary()["diagnostics"] if d["code"] == "scorer_fit"
+             and "nearly every candidate pair as a match" in d["message"]]
+    assert len(found) == 1, result.summary()["diagnostics"]
+    assert "u_estimation: em" in found[0]["message"]
+    # the same rules with u learned on the candidates (the default): no such entry
+    rules["scoring"]["u_estimation"] = "em"
+    summary = linkage.dedupe(records, Rules.from_dict(rules), progress=False).summary()
+    assert not any("nearly every candidate pair" in d["message"]
+                   for d in summary["diagnostics"])
 
 
 @settings(max_examples=300, deadline=None)

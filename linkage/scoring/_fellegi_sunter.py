@@ -49,6 +49,13 @@ from linkage.scoring._base import ComparisonMatrix, Scorer
 MAJORITY = 0.5  # a prior above it says most candidate pairs match (also a check in EM)
 _FLOOR = 1e-6  # no learned probability goes below this, so no weight is infinite
 _DEFAULT_PRIOR = 0.1  # EM's starting lambda when `prior` is not given
+# Above this prior, with u kept as measured on random pairs, EM has explained nearly every
+# candidate pair as a match: a warning at the fit and a problem in `diagnostics`.
+_EVERY_PAIR_PRIOR = 0.99
+_EVERY_PAIR_A_MATCH = (
+    "EM explains nearly every candidate pair as a match, because u measured on random pairs "
+    "does not describe the non-matches that blocking lets through. Use `u_estimation: em`, "
+    "or fix `prior`.")
 _FORMAT = "linkage.fellegi_sunter"
 _FORMAT_VERSION = 1
 
@@ -490,12 +497,9 @@ class FellegiSunter(Scorer):
             mixture = {"shares": [float(x) for x in fit["shares"]],
                        "u": [{n: [float(x) for x in comp[k]] for k, n in enumerate(names)}
                              for comp in comps]}
-        if self.prior is None and lam > 0.99 and not any(u_learned):
+        if self._every_pair_a_match(lam, u_learned):
             warnings.warn(
-                f"FellegiSunter estimated a prior of {lam:.4f}: EM explains nearly every "
-                "candidate pair as a match, because u measured on random pairs does not "
-                "describe the non-matches that blocking lets through. Use "
-                "`u_estimation: em`, or fix `prior`.",
+                f"FellegiSunter estimated a prior of {lam:.4f}: {_EVERY_PAIR_A_MATCH}",
                 LinkageWarning,
                 stacklevel=user_stacklevel(),
             )
@@ -773,6 +777,11 @@ class FellegiSunter(Scorer):
         shares = np.full(n_comp, 1.0 / n_comp)
         return m, comps, shares, lam
 
+    def _every_pair_a_match(self, lam: float, u_learned: list[bool]) -> bool:
+        """Whether EM, its prior free and u kept as measured on random pairs, called nearly
+        every candidate pair a match (`_EVERY_PAIR_A_MATCH`)."""
+        return self.prior is None and lam > _EVERY_PAIR_PRIOR and not any(u_learned)
+
     def _prior_on_random_pairs(self) -> bool:
         """Whether the prior is the chance that two random records match (fixed beside u kept
         as measured on random pairs) rather than a share of the candidate pairs."""
@@ -837,6 +846,12 @@ class FellegiSunter(Scorer):
                 "sample --active`), or name the comparisons that identify an entity in "
                 "`identifying`."
             )
+        if self._every_pair_a_match(lam, data.u_learned):
+            # also warned at the fit; said here so that summary.json, the report and the
+            # terminal's summary carry it (a run at 50,000 persons: prior 0.9998, only the
+            # removal rate said anything)
+            problems.append(f"EM's prior is {lam:.4f}: {_EVERY_PAIR_A_MATCH} Or label some "
+                            "pairs (`linkage sample --active`).")
         bound = [dict(b) for b in fit["bound"]]
         ident_bound = sorted({b["comparison"] for b in bound if b["constraint"] == "identifying"})
         if ident_bound:
