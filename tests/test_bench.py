@@ -200,6 +200,27 @@ def test_generalization_holds_each_stress_table_to_every_smaller_size():
     assert g._target(rows[1], named, {}, 0)[1] == "met"
 
 
+def test_scale_losses_splits_a_trap_s_loss_between_blocking_scorer_and_threshold(tmp_path):
+    """bench/experiments/scale_losses.py (GLOBAL_EM.md's first table): the run's F1 is the
+    run's own clusters scored; a scorer that reads the truth per level pattern does at least
+    about as well among the candidates as the model at its threshold; at 3,000 records
+    blocking keeps every true pair reachable."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_scale_losses", ROOT / "bench" / "experiments" / "scale_losses.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    row = module.measure("split_dates", 3000, tmp_path)
+    assert row["candidates"] > 0
+    for key in ("f1_run", "f1_at_0", "f1_oracle", "reachable", "pairs_run", "pairs_at_0",
+                "pairs_oracle"):
+        assert 0.0 <= row[key] <= 1.0, (key, row)
+    assert row["reachable"] >= 0.99, row
+    assert row["pairs_oracle"] >= row["pairs_run"] - 1e-9, row
+    assert row["f1_run"] > 0.9, row
+
+
 def test_alternate_runs_each_tree_in_turn_and_prints_what_the_tables_hold(tmp_path):
     """bench/alternate.sh (the A/B runs of bench/RESULTS_10M.md): each round runs every tree
     in its order on the same table and prints label, peak, wall, CPU, an md5 of the outputs
