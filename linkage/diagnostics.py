@@ -13,7 +13,8 @@ entry is `unreliable`; `linkage check` then exits 3. The signs:
 - `scorer_fit`: a problem the scorer found in its own fit (`scorer.diagnostics["problems"]`).
   Unreliable when the fit failed (the start EM kept broke a constraint, or its prior is more
   than 4 times off the prior estimated independently of EM), else a warning (EM stopped
-  before converging, its classes came out swapped and were swapped back).
+  before converging, its classes came out swapped and were swapped back, or with u kept as
+  measured on random pairs it called nearly every candidate pair a match).
 - `implausible_prior`: Fellegi-Sunter's prior says more than half of the candidate pairs match.
   Blocking keeps the pairs that share some key, and most such pairs are different things;
   a majority of matches means EM took a shared trait (a surname, a household, a city) for the
