@@ -850,8 +850,7 @@ class FellegiSunter(Scorer):
             # also warned at the fit; said here so that summary.json, the report and the
             # terminal's summary carry it (a run at 50,000 persons: prior 0.9998, only the
             # removal rate said anything)
-            problems.append(f"EM's prior is {lam:.4f}: {_EVERY_PAIR_A_MATCH} Or label some "
-                            "pairs (`linkage sample --active`).")
+            problems.append(f"EM's prior is {lam:.4f}: {_EVERY_PAIR_A_MATCH}")
         bound = [dict(b) for b in fit["bound"]]
         ident_bound = sorted({b["comparison"] for b in bound if b["constraint"] == "identifying"})
         if ident_bound:
