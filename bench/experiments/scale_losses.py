@@ -86,8 +86,9 @@ def measure(trap: str, size: int, work: Path) -> dict:
     oracle = share > 0.5
 
     others = [c for c in table.columns if c != id_name]
-    same = table[others].fillna("").astype(str).agg("\x1f".join, axis=1)
-    copies = pd.Series(np.arange(n)).groupby(same.to_numpy()).transform("first").to_numpy()
+    values = table[others].fillna("").astype(str)
+    copies = pd.Series(np.arange(n)).groupby([values[c] for c in others]).transform(
+        "first").to_numpy()
 
     def end_to_end(keep: np.ndarray) -> float:
         comp = _components(n, np.concatenate([left[keep], np.arange(n)]),
