@@ -219,6 +219,41 @@ def test_a_link_window_and_sub_blocks_over_equal_keys_as_the_local_engine(spark)
     assert on_spark.summary_data["stages"]["block"] == blocked
 
 
+def test_ranges_on_spark_are_the_local_ones(spark):
+    """Range blockers (a key and a date within days, a key and an amount within a share, a
+    date with no key) in a link and in a dedupe: Spark joins buckets of the range's width and
+    checks each pair; the same pairs, counts, summary and tables come out."""
+    from linkage import synth
+
+    _, (ledger, statement), _ = synth.traps(1200, seed=3, trap="payments")
+    blocking = [{"name": "memo_days", "type": "range", "key": ["first(memo, 8)"],
+                 "column": "date", "within_days": 10},
+                {"name": "memo_amount", "type": "range", "key": ["first(memo, 4)"],
+                 "column": "amount", "rel_tolerance": 0.05},
+                {"name": "days", "type": "range", "column": "date", "within_days": 0}]
+    rules = {"id_column": "payment_id", "rename_right": {"entry": "payment_id"},
+             "normalize": [{"column": "memo", "type": "text"}],
+             "blocking": blocking,
+             "comparisons": [{"type": "jaro_winkler", "column": "memo", "thresholds": [0.9]},
+                             {"type": "date", "column": "date", "within_days": [31]},
+                             {"type": "numeric", "column": "amount", "rel_tolerance": [0.05]}],
+             "scoring": {"type": "fellegi_sunter", "threshold": 0.0}}
+    local = lk.link(ledger, statement, lk.Rules.from_dict(rules), progress=False)
+    on_spark = lk.link(ledger, statement, lk.Rules.from_dict(rules), engine="spark",
+                       progress=False)
+    _same_result(local, on_spark)
+    proposed = local.summary_data["stages"]["block"]["blockers"]
+    assert all(proposed[name]["proposed_pairs"] > 0 for name in ("memo_days", "memo_amount"))
+
+    one = pd.concat([ledger, statement.rename(columns={"entry": "payment_id"})],
+                    ignore_index=True)
+    rules = {**rules, "blocking": blocking[:2]}
+    rules.pop("rename_right")
+    local = lk.dedupe(one, lk.Rules.from_dict(rules), progress=False)
+    _same_result(local, lk.dedupe(one, lk.Rules.from_dict(rules), engine="spark",
+                                  progress=False))
+
+
 def test_a_link_weighs_a_blocked_field_by_its_excess_over_chance_as_locally(spark):
     """A field that is also the blocking key (m = u = 1 among candidates) is weighed by how
     much more the two tables agree on it than chance explains: Spark sums the same counts

@@ -20,6 +20,7 @@ from linkage.blocking._blockers import (
     sub_window,
 )
 from linkage.blocking._keys import KEY_FUNCTIONS, KeyPart
+from linkage.blocking._range import RangeBlocker, RangeJoin
 from linkage.blocking._union import (
     CandidatePairs,
     block,
@@ -41,6 +42,8 @@ __all__ = [
     "KeyPart",
     "NeighbourJoin",
     "Proposal",
+    "RangeBlocker",
+    "RangeJoin",
     "SkippedBlock",
     "SortedNeighbourhood",
     "WindowJoin",

@@ -78,6 +78,13 @@ class BlockingInput:
             self._keys[name] = codes
         return self._keys[name]
 
+    def once(self, name: tuple, compute: Callable[[], Any]) -> Any:
+        """`compute()`, kept under `name` for the rest of the blocking run (a blocker's order
+        or codes, made for its estimate and read again when it proposes)."""
+        if name not in self._keys:
+            self._keys[name] = compute()
+        return self._keys[name]
+
     def prepare_keys(self, keys: list[list[KeyPart]]) -> None:
         """`key_codes` of several keys, computed side by side (threads: each key's hash table
         releases the GIL), each stored as `key_codes` stores it."""
@@ -348,7 +355,7 @@ class Blocker(Configurable):
         return None
 
 
-def _parse_parts(owner: object, field_name: str, key: str | list[str]) -> list[KeyPart]:
+def parse_parts(owner: object, field_name: str, key: str | list[str]) -> list[KeyPart]:
     items = [key] if isinstance(key, str) else list(key)
     check(len(items) > 0, owner, field_name, "must name at least one key part", key)
     parts = []
@@ -373,7 +380,7 @@ class KeyBlocker(Blocker):
               "must be a non-empty list of keys", keys)
         self.keys = [k if isinstance(k, str) else list(k) for k in keys]
         self.name = name
-        self._parts = [_parse_parts(self, f"keys[{i}]", k) for i, k in enumerate(self.keys)]
+        self._parts = [parse_parts(self, f"keys[{i}]", k) for i, k in enumerate(self.keys)]
 
     @property
     def columns(self) -> list[str]:
@@ -598,7 +605,7 @@ class SortedNeighbourhood(Blocker):
         self.sort_key = sort_key if isinstance(sort_key, str) else list(sort_key)
         self.window = window
         self.name = name
-        self._parts = _parse_parts(self, "sort_key", self.sort_key)
+        self._parts = parse_parts(self, "sort_key", self.sort_key)
 
     @property
     def columns(self) -> list[str]:

@@ -14,6 +14,7 @@ from linkage.blocking._blockers import (
     SkippedBlock,
     SortedNeighbourhood,
 )
+from linkage.blocking._range import RangeBlocker
 from linkage.errors import BudgetError, LinkageWarning, user_stacklevel
 
 
@@ -73,6 +74,9 @@ def budget_message(blockers: list[Blocker], estimated: dict[str, int], total: in
     if isinstance(blocker, SortedNeighbourhood):  # each step of its window: a pair a record
         how = (f"Narrow its `window` ({blocker.window} now; each step less spares up to one "
                "pair per record it sorts), or raise `max_pairs` in the rules.")
+    elif isinstance(blocker, RangeBlocker):  # its pairs grow with the records in each range
+        how = (f"Narrow its tolerance ({blocker.tolerance()} now) or add a part to its `key`, "
+               "or raise `max_pairs` in the rules.")
     else:
         how = ("Tighten it by adding a part to its keys (for example [surname, "
                "year(birth_date)] instead of [surname]), lower `max_block_size`, or raise "

@@ -1,7 +1,7 @@
 """Comparisons: each turns a candidate pair into a level and a raw similarity."""
 
 from linkage.comparators._base import NULL_LEVEL, Comparison, SimilarityComparison, is_missing
-from linkage.comparators._date import Date
+from linkage.comparators._date import Date, iso_days
 from linkage.comparators._exact import Exact, Phonetic, phonetic_code
 from linkage.comparators._names import NameList, name_tokens, names_of
 from linkage.comparators._numeric import Numeric
@@ -34,6 +34,7 @@ __all__ = [
     "codes_of",
     "idf_weights",
     "is_missing",
+    "iso_days",
     "name_tokens",
     "names_of",
     "phonetic_code",

@@ -14,10 +14,10 @@ from linkage.errors import InputError
 _TEN_YEARS = 3652.0
 
 
-def parse_iso(values: np.ndarray, column: str) -> pd.DatetimeIndex:
-    """Parse ISO `YYYY-MM-DD` strings (a time part is ignored); anything else is an error.
-    Parsed by numpy in days, so every year 0001-9999 is a date on any pandas (pandas 2's
-    nanosecond timestamps end in 2262)."""
+def iso_days(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(datetime64[D] per value, whether it is not an ISO `YYYY-MM-DD` date): a time part is
+    ignored; parsed by numpy in days, so every year 0001-9999 is a date on any pandas (pandas
+    2's nanosecond timestamps end in 2262)."""
     text = pd.Series(values, dtype=object).astype(str).str.slice(0, 10)
     parts = text.str.extract(r"^(\d{4})-(\d{1,2})-(\d{1,2})$")
     bad = parts.isna().any(axis=1).to_numpy()
@@ -25,7 +25,12 @@ def parse_iso(values: np.ndarray, column: str) -> pd.DatetimeIndex:
     bad = bad | (month < 1) | (month > 12) | (day < 1) | (day > 31)
     first = ((year - 1970) * 12 + np.clip(month, 1, 12) - 1).astype("datetime64[M]")
     dates = first.astype("datetime64[D]") + (np.clip(day, 1, 31) - 1)
-    bad = bad | (dates.astype("datetime64[M]") != first)  # 31 April runs into May
+    return dates, bad | (dates.astype("datetime64[M]") != first)  # 31 April runs into May
+
+
+def parse_iso(values: np.ndarray, column: str) -> pd.DatetimeIndex:
+    """Parse ISO `YYYY-MM-DD` strings (`iso_days`); anything else is an error."""
+    dates, bad = iso_days(values)
     if bad.any():
         examples = ", ".join(repr(v) for v in pd.unique(np.asarray(values)[bad])[:3])
         msg = (

@@ -9,7 +9,9 @@ join on row-number distance (in a link their pairs across tables are counted for
 The budget (`max_pairs`) is checked on the same estimates before any pair is made. Sorted
 neighbourhood: consecutive positions in the sort-key order (ties as in sub-blocking), each
 record paired with the next `window - 1`; in a link the pairs across tables are counted for
-the budget, as the local engine counts them on its order.
+the budget, as the local engine counts them on its order. Range: each record's key and bucket
+of the range's width, joined with the records of its own bucket and the two beside it, then
+checked pair by pair (`_range_pairs`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from linkage.blocking import (
     BandJoin,
     KeyJoin,
     NeighbourJoin,
+    RangeJoin,
     SkippedBlock,
     WindowJoin,
     blocker_names,
@@ -75,6 +78,17 @@ def _decode(key: str) -> list[str]:
     return values
 
 
+def _parts_of(parts: list, batch: pd.DataFrame, names: dict[str, str], every: bool):
+    """(each part's values as the local `KeyPart.compute` gives them, whether a record holds
+    every part (`every`) or any of them)."""
+    values = [pd.Series(p.compute(text(batch[names[p.column]])), dtype=object) for p in parts]
+    present = np.full(len(batch), every or not values, dtype=bool)
+    for v in values:
+        held = v.notna().to_numpy()
+        present = present & held if every else present | held
+    return values, present
+
+
 def _key_batches(specs: list[tuple[int, int, list]], names: dict[str, str]):
     """mapInPandas: (key_id, key, row, source, mask) for every present key of every record."""
 
@@ -84,11 +98,7 @@ def _key_batches(specs: list[tuple[int, int, list]], names: dict[str, str]):
             sources = batch["source"].to_numpy()
             frames = []
             for key_id, bit, parts in specs:
-                values = [pd.Series(p.compute(text(batch[names[p.column]])), dtype=object)
-                          for p in parts]
-                present = np.ones(len(batch), dtype=bool)
-                for v in values:
-                    present &= v.notna().to_numpy()
+                values, present = _parts_of(parts, batch, names, every=True)
                 keys = _encode([v[present].astype(str) for v in values])
                 frames.append(pd.DataFrame({
                     "key_id": np.full(int(present.sum()), key_id, dtype=np.int32),
@@ -108,11 +118,7 @@ def _sort_batches(plan: WindowJoin, names: dict[str, str]):
 
     def run(batches):
         for batch in batches:
-            values = [pd.Series(p.compute(text(batch[names[p.column]])), dtype=object)
-                      for p in plan.parts]
-            present = np.zeros(len(batch), dtype=bool)
-            for v in values:
-                present |= v.notna().to_numpy()
+            values, present = _parts_of(plan.parts, batch, names, every=False)
             joined = values[0].fillna("")
             for v in values[1:]:
                 joined = joined + "\x1f" + v.fillna("")
@@ -239,6 +245,55 @@ def _sorted_pairs(spark, work, plan: WindowJoin, bit, names, link, partitions):
     return pairs, int(sum(max(sorted_count - k, 0) for k in range(1, plan.window)))
 
 
+def _range_batches(plan: RangeJoin, names: dict[str, str]):
+    """mapInPandas: (key, bucket, value, row, source) of the records with every part of the
+    key and a value in the range's axis (`RangeJoin.prepared`, the local code)."""
+
+    def run(batches):
+        for batch in batches:
+            values, present = _parts_of(plan.parts, batch, names, every=True)
+            codes, axis, width = plan.prepared(np.where(present, 0, -1).astype(np.int64),
+                                               text(batch[names[plan.column]]))
+            ok = (codes >= 0) & ~np.isnan(axis)
+            key = pd.Series(codes[ok].astype(str), dtype=object)
+            if values:
+                key = _encode([v[ok].astype(str) for v in values]).reset_index(drop=True) + (
+                    "|" + key)
+            size = width * (1 + 2 * plan.slack)  # wider than any pair's distance: buckets next
+            bucket = np.floor(axis[ok] / size) if size > 0 else axis[ok]  # to each other
+            yield pd.DataFrame({"key": pd.Series(key.to_numpy(dtype=object), dtype=object),
+                                "bucket": bucket.astype(np.float64),
+                                "value": axis[ok].astype(np.float64),
+                                "row": batch["row"].to_numpy()[ok],
+                                "source": batch["source"].to_numpy()[ok]})
+
+    return run
+
+
+def _range_pairs(work, plan: RangeJoin, bit, names, link):
+    """The pairs of one range plan and how many there are: records of one key in the same
+    bucket or in buckets next to each other, within the width (and `slack`, as locally); in a
+    dedupe l < r, in a link left with right. Counted (the local estimate is exact)."""
+    from pyspark.sql import functions as F
+
+    width = plan.prepared(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object))[2]
+    keyed = work.mapInPandas(_range_batches(plan, names), "key string, bucket double, "
+                             "value double, row long, source byte").transform(pinned)
+    near = keyed.select("key", F.explode(F.array(F.col("bucket") - 1, F.col("bucket"),
+                                                 F.col("bucket") + 1)).alias("bucket"),
+                        F.col("row").alias("b"), F.col("source").alias("sb"),
+                        F.col("value").alias("vb"))
+    pairs = keyed.select("key", "bucket", F.col("row").alias("a"), F.col("source").alias("sa"),
+                         F.col("value").alias("va")).join(near, ["key", "bucket"])
+    pairs = pairs.where(F.abs(F.col("va") - F.col("vb")) <= F.lit(width * (1 + plan.slack)))
+    pairs = pairs.where((F.col("sa") == 0) & (F.col("sb") == 1) if link
+                        else F.col("a") < F.col("b"))
+    pairs = pairs.select(F.least("a", "b").alias("l"), F.greatest("a", "b").alias("r"),
+                         F.lit(1 << bit).cast("long").alias("mask"))
+    pairs = pairs.transform(pinned, lazy=True)  # kept by the count for the union
+    return pairs, int(pairs.count())
+
+
 def copies(work, rules: Rules, names: dict[str, str]):
     """The local `copies_star` on Spark: (first member `l`, copy `r`) of the records equal on
     every `identity_columns` value ("" and null alike), rows with none of them left alone;
@@ -355,6 +410,9 @@ def block(spark, work, rules: Rules, names: dict[str, str], link: bool,
         if isinstance(plan, WindowJoin):
             pairs, estimated[labels[b]] = _sorted_pairs(spark, work, plan, b, names, link,
                                                         partitions)
+            sorted_pairs.append(pairs)
+        elif isinstance(plan, RangeJoin):
+            pairs, estimated[labels[b]] = _range_pairs(work, plan, b, names, link)
             sorted_pairs.append(pairs)
         elif isinstance(plan, BandJoin):  # MinHash-LSH: see `_bands`
             banded[b] = band_buckets(work, plan, names, link, limit)

@@ -30,7 +30,7 @@ def check_supported(rules: Rules) -> None:
         if blocker.join_plan() is None:
             raise _refuse(rules, f"`blocking[{k}].type`", f"a {blocker.kind!r} blocker; "
                           "blockers whose pairs are joins (keys, sorted_neighbourhood, "
-                          "minhash) run on Spark")
+                          "range, minhash) run on Spark")
     for k, comparison in enumerate(rules.comparisons):
         # `per_pair`: its `compare` reads only the two values of each pair, so partitions of
         # the pairs can be compared apart (`cosine` too: each text's vector is its own).
