@@ -72,6 +72,20 @@ def _comparison(p: ColumnProfile) -> dict | None:
     }.get(p.kind)
 
 
+def _ranges(profiles: list[ColumnProfile]) -> dict[str, dict]:
+    """The date and number columns a blocking key may be ranged on, each with the widest
+    tolerance its suggested comparison credits (`choose_keys`'s `ranges`): a pair farther
+    apart than that disagrees on the column whatever blocking proposes."""
+    out = {}
+    for p in profiles:
+        comparison = _comparison(p) or {}
+        if comparison.get("type") == "date" and comparison.get("within_days"):
+            out[p.column] = {"within_days": max(comparison["within_days"])}
+        elif comparison.get("type") == "numeric" and comparison.get("rel_tolerance"):
+            out[p.column] = {"rel_tolerance": max(comparison["rel_tolerance"])}
+    return out
+
+
 def _key_view(profiles: list[ColumnProfile]) -> list[ColumnProfile]:
     """The compared profiles as the blocking-key choice reads them: a `name` whose part is
     unclear (a place, a trade) is short text there, and the most selective columns of a kind
@@ -348,7 +362,8 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
 
     work, coded = _coded(frame, normalize)
     blocking, measured, per_key_budget = choose_keys(_key_view(usable), work, source,
-                                                     max_pairs, sizes, coded=coded)
+                                                     max_pairs, sizes, coded=coded,
+                                                     ranges=_ranges(usable))
     derived = _derived_columns(work, usable)
     comparisons = [c for c in map(_comparison, usable) if c and c["column"] not in derived]
     _name_swaps(comparisons, usable)

@@ -3,17 +3,17 @@
 A link is one-to-one when neither table holds one thing twice: then each record has at most
 one match on the other side, and of a record's candidates that score as matches only the best
 can be right (a recurring payment of the same payer, a neighbour's near-identical record). A
-table that repeats its records (a CRM loaded twice into one system) has records with two
-right matches, and one-to-one would drop one of them. No column name says which it is, and
-exact repeats do not either (a repeated customer is retyped, not copied), so the values are
-asked: the suggested keys run over a sample of both tables as one (`EVIDENCE_ROWS` of each;
-a window by its sort key less the last part, whose pairs, unlike a window's, are a property of
-the two records and not of the sample's density), proposing pairs within each table as well
-as across, and the suggested comparisons judge each pair. A pair is a *near repeat* where at
-least two fields are compared, none disagrees outright (each is missing on one side or above
-its comparison's lowest level) and at least half of them agree at their top level (exact).
-Chance pairs rarely are (two payments of one payer share the memo, not the amount or the
-day); records of one thing often are, whichever tables they lie in.
+table that repeats its records (a CRM loaded twice into one system) has records with two right
+matches, and one-to-one would drop one of them. No column name says which it is, and exact
+repeats do not either (a repeated customer is retyped, not copied), so the values are asked:
+the suggested keys run over a sample of both tables as one (`EVIDENCE_ROWS` of each; a window
+by its sort key less the last part, whose pairs, unlike a window's, are a property of the two
+records and not of the sample's density; a range as it is, for the same reason), proposing
+pairs within each table as well as across, and the suggested comparisons judge each pair. A
+pair is a *near repeat* where at least two fields are compared, none disagrees outright (each
+is missing on one side or above its comparison's lowest level) and at least half of them agree
+at their top level (exact). Chance pairs rarely are (two payments of one payer share the memo,
+not the amount or the day); records of one thing often are, whichever tables they lie in.
 
 Per possible pair (m_l * m_r across, m(m - 1) / 2 within a table of the sample), near repeats
 within a table that repeats its records are about as common as across (more, where it holds
@@ -56,13 +56,16 @@ def repeats_within_sources(sample: pd.DataFrame, source: np.ndarray, rules: dict
     if min(sizes) < 2 or not rules.get("comparisons"):
         return _untold("a table has fewer than two records, or nothing is compared")
     keys = _exact_keys(rules.get("blocking") or [])
-    if not keys:
+    # a range's pairs are a property of the two records too (a key, and values within a
+    # tolerance): it runs on the sample as it is
+    ranges = [dict(b) for b in rules.get("blocking") or [] if b.get("type") == "range"]
+    if not keys and not ranges:
         return _untold("the suggested blocking has no key of equal values to find near "
                        "repeats with (only windows on one column)")
     try:
+        evidence = ([{"type": "keys", "keys": keys}] if keys else []) + ranges
         parsed = Rules.from_dict({**{k: v for k, v in rules.items() if k != "id_column"},
-                                  "blocking": [{"type": "keys", "keys": keys}]},
-                                 source="suggested rules")
+                                  "blocking": evidence}, source="suggested rules")
         frame = sample.reset_index(drop=True)
         work, _ = normalize_columns(parsed, frame, pd.Series(np.arange(len(frame))))
         pairs = block(parsed.blocking, BlockingInput.encoded(work, None, None),

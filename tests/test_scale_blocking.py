@@ -133,30 +133,48 @@ def test_short_text_start_is_no_key_where_matches_agree_on_the_whole_value(datas
     assert trial.outcome.startswith("dropped: the same pairs as [city]"), trial.outcome
 
 
-def test_a_window_sorts_by_the_whole_date_not_its_year():
+def test_a_key_no_part_refines_is_ranged_on_the_date_its_comparison_credits():
     # The payments trap at 100k: the memo's start is over the budget and no part refines it
-    # (every payment is of one year), so it becomes a window sorted by the start and then by
-    # the date, which puts a payment beside those of the days around it.
+    # (every payment is of one year). A window sorted by the start and then by the date
+    # reached a tenth of the days at ten times the payments; it is ranged instead: the start
+    # with the date within the 31 days the date comparison credits, the range's pairs fitting
+    # the total budget the keys left. No key holds a year.
     _, frames, _ = synth.traps(100_000, seed=1, trap="payments")
     suggestion = suggest_rules(frames)
     trial = _trials(suggestion)[("first(memo, 8)",)]
-    assert trial.outcome.startswith("sorted neighbourhood on [first(memo, 8), date], window")
-    windows = [b["sort_key"] for b in suggestion.rules["blocking"]
-               if b.get("type") == "sorted_neighbourhood"]
-    assert ["first(memo, 8)", "date"] in windows
-    assert not any(part.startswith("year(") for key in windows for part in key[1:])
+    assert trial.outcome.startswith("ranged: [first(memo, 8)] with date within 31 days"), \
+        trial.outcome
+    ranged = [b for b in suggestion.rules["blocking"] if b.get("type") == "range"]
+    assert ranged == [{"name": "suggested_range_1", "type": "range", "key": ["first(memo, 8)"],
+                       "column": "date", "within_days": 31}]
+    assert not any(b.get("type") == "sorted_neighbourhood" for b in suggestion.rules["blocking"])
+    kept = [t for t in suggestion.measured if t.kept]
+    assert sum(t.chosen_pairs for t in kept) <= 0.8 * suggestion.rules["max_pairs"]
+    assert not any(part.startswith("year(") for t in kept for part in t.chosen)
 
 
 def test_windows_sort_a_year_as_its_date_and_share_the_budget_the_keys_left():
-    # The payments trap with the budget of a table 50 times its size (`max_pairs` 400,000
-    # for 20,000 rows: 40,000 pairs a key): the date, its year and the memo's start are over
+    # The payments trap with the budget of a table 130 times its size (`max_pairs` 150,000
+    # for 20,000 rows: 15,000 pairs a key): the date, its year and the memo's start are over
     # the budget. A window by year alone paired each payment with random ones of its year;
     # it sorts as the date whole, and no window on the date is made: about 80 payments a
     # day on each side, so a window would pair payments of one day at random. The memo's
-    # start is a window: sized to the per-key budget it was 3 wide; the total budget the
-    # keys left widens it.
+    # start is a window: sized to the per-key budget it would be 1 wide; the total budget the
+    # keys left widens it. Its range (the date within 31 days, 143,420 pairs) does not fit
+    # what the keys left, so the window stays; with `max_pairs` 400,000 the range does fit,
+    # takes the window's place, and proposes what the suggestion counted.
     _, (ledger, statement), truth = synth.traps(20_000, seed=1, trap="payments")
-    suggestion = suggest_rules([ledger, statement], max_pairs=400_000)
+    roomy = suggest_rules([ledger, statement], max_pairs=400_000)
+    ranged = [b for b in roomy.rules["blocking"] if b.get("type") == "range"]
+    assert [b["key"] for b in ranged] == [["first(memo, 8)"]], roomy.rules["blocking"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinkageWarning)
+        run = lk.link(ledger, statement, lk.Rules.from_dict(roomy.rules), progress=False)
+    trial = _trials(roomy)[("first(memo, 8)",)]
+    # the sample is the whole table: the count is the run's, exactly
+    assert trial.chosen_pairs == run.summary_data["stages"]["block"]["blockers"][
+        ranged[0]["name"]]["proposed_pairs"]
+    suggestion = suggest_rules([ledger, statement], max_pairs=150_000)
     trials = _trials(suggestion)
     for key in (("date",), ("year(date)",)):
         assert trials[key].outcome.startswith("dropped: ") and trials[key].outcome.endswith(
@@ -168,7 +186,7 @@ def test_windows_sort_a_year_as_its_date_and_share_the_budget_the_keys_left():
     widths = [b["window"] for b in windows]
     assert all(w > 3 for w in widths), widths
     kept = [t for t in suggestion.measured if t.kept]
-    assert sum(t.chosen_pairs for t in kept) <= 0.8 * 400_000
+    assert sum(t.chosen_pairs for t in kept) <= 0.8 * 150_000
     for trial in kept:  # the outcome says the final width
         if trial.outcome.startswith("sorted"):
             assert trial.outcome.endswith(f"window {widths.pop(0)}")

@@ -17,7 +17,10 @@ once every key is chosen, with the total budget the keys left: `_widen`; in a li
 are the neighbours across tables, their share measured on the sample). In a link it is
 dropped instead where more records share its whole sort key than the widest window reaches:
 inside such runs it would pair records at random (a dedupe keeps it, see `choose_keys`).
-Every candidate's fate is recorded in `measured`.
+Where likely matches show which, a **range** takes the window's place once the keys are
+chosen, if the total budget holds it: the key with a date or number within the tolerance its
+comparison credits (`_range_options`), whose reach, unlike a window's, does not shrink as the
+table grows. Every candidate's fate is recorded in `measured`.
 
 A short-text column (a memo, a reference) is a key whole, and by its start (`PREFIX`
 characters) where the sample shows that likely matches found by other keys (or by an equal
@@ -285,18 +288,53 @@ class _Measure:
             a, b = a[cross], b[cross]
         return a, b
 
+    def _on_key(self, key: list[str], pairs) -> tuple[np.ndarray, np.ndarray]:
+        """The likely matches `pairs` that agree on `key`, where at least 20 do; else all."""
+        a, b = pairs
+        if len(a) == 0:
+            return a, b
+        codes = self.codes(key)
+        same = (codes[a] == codes[b]) & (codes[a] >= 0)
+        return (a[same], b[same]) if same.sum() >= 20 else (a, b)
+
     def agreement(self, part: list[str], key: list[str], pairs) -> float:
         """The share of likely matches that agree on `part`, among those agreeing on `key`
         (all of them when too few do)."""
-        a, b = pairs
+        a, b = self._on_key(key, pairs)
         if len(a) == 0:
             return 0.0
-        codes = self.codes(key)
-        same = (codes[a] == codes[b]) & (codes[a] >= 0)
-        if same.sum() >= 20:
-            a, b = a[same], b[same]
         codes = self.codes(part)
         return float(((codes[a] == codes[b]) & (codes[a] >= 0)).mean())
+
+    def _ranged(self, key: list[str], column: str, tolerance: dict):
+        """(codes, axis values, width) of `key` ranged on `column` (`RangeBlocker.prepared`)
+        over the sample."""
+        from linkage.blocking._range import RangeBlocker
+
+        blocker = RangeBlocker(column, key=key, **tolerance)
+        return blocker.prepared(self.codes(key), self.work[column])
+
+    def range_pairs(self, key: list[str], column: str, tolerance: dict) -> int:
+        """Estimated pairs on the full table(s) of `key` with `column` within `tolerance`:
+        counted on the sample (`range_count`) and scaled as a key's pairs are."""
+        from linkage.blocking._range import range_count, range_order
+
+        rows, ends = range_order(*self._ranged(key, column, tolerance))
+        return round(range_count(rows, ends, self.source) * self.scale)
+
+    def within(self, column: str, tolerance: dict, key: list[str], pairs) -> float:
+        """The share of likely matches whose `column` values lie within `tolerance`, among
+        those agreeing on `key` (all of them when too few do): `agreement` for a range."""
+        from linkage.blocking._range import SLACK, RangeBlocker
+
+        a, b = self._on_key(key, pairs)
+        if len(a) == 0:
+            return 0.0
+        codes, values, width = RangeBlocker(column, **tolerance).prepared(
+            np.zeros(self.m, dtype=np.int64), self.work[column])
+        with np.errstate(invalid="ignore"):
+            near = np.abs(values[a] - values[b]) <= width * (1 + SLACK)
+        return float((near & (codes[a] >= 0) & (codes[a] == codes[b])).mean())
 
     def present(self, key: list[str]) -> int:
         """Estimated records of the full table(s) holding every part of `key`."""
@@ -491,14 +529,18 @@ def _quietly(function, *args):
 
 def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None,
                 max_pairs: int, sizes: list[int] | None = None,
-                coded: dict[str, tuple[np.ndarray, np.ndarray]] | None = None):
+                coded: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
+                ranges: dict[str, dict] | None = None):
     """(blocking, measured, budget): the suggested blockers (rules dicts), every candidate
     key with its estimated pairs and fate (`KeyTrial`), and the per-key budget.
 
     `work` holds the normalized columns of a sample (`sample_table`), `source` its rows'
     tables in a link, `sizes` the full tables' sizes (default: the sample is the table);
     `coded`, where given, the same columns as a code per row (-1: missing) into a table of
-    values, which spares numbering the rows again."""
+    values, which spares numbering the rows again. `ranges`: the date and number columns a
+    key too coarse for any exact refinement may be ranged on, each with the tolerance its
+    comparison credits (`RangeBlocker`'s arguments: `{"within_days": 31}`,
+    `{"rel_tolerance": 0.05}`); see `_range_options`."""
     profiles = [p for p in profiles if p.kind not in ("row_number", "constant")]
     m = len(next(iter(work.values()))) if work else 0
     if sizes is None:
@@ -511,6 +553,10 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
     keys: list[list[str]] = []
     windows: list[dict] = []
     widened: list[tuple[KeyTrial, dict, int]] = []  # each window, its trial and records
+    ranged: list[dict] = []
+    # (trial, its best range (`_range_options`), its window): ranges that may take a
+    # window's place at the end, where the total budget holds them
+    waiting: list[tuple[KeyTrial, tuple, dict]] = []
     total = 0
 
     known: dict[tuple, int | None] = {}
@@ -621,6 +667,9 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
                                 "type": "sorted_neighbourhood", "sort_key": sort_key,
                                 "window": window})
                 widened.append((trial, windows[-1], present))
+                by_range = _range_options(measure, key, ranges or {}, likely)
+                if by_range is not None:
+                    waiting.append((trial, by_range, windows[-1]))
                 continue
         same = _covered(chosen, keys)
         if same is not None:
@@ -634,9 +683,62 @@ def choose_keys(profiles, work: dict[str, np.ndarray], source: np.ndarray | None
         trial.chosen, trial.chosen_pairs = chosen, chosen_pairs
         trial.outcome = (trial.outcome or "kept") + evidence
         keys.append(chosen)
+    # A range takes its key's window's place where the total budget the keys left holds it
+    # (a range may pass the per-key share, as a window may be widened past it), in the order
+    # the keys were tried: a window's reach in days or amounts shrinks as the table grows,
+    # the range's does not.
+    for trial, option, window in waiting:
+        if total - trial.chosen_pairs + option[1] > total_budget:
+            continue
+        total += option[1] - trial.chosen_pairs
+        windows.remove(window)
+        widened[:] = [w for w in widened if w[1] is not window]
+        _take_range(trial, option, ranged)
     _widen(widened, total_budget - total)
-    blocking = ([{"name": "suggested", "keys": keys}] if keys else []) + windows
+    blocking = ([{"name": "suggested", "keys": keys}] if keys else []) + windows + ranged
     return blocking, trials, budget
+
+
+def _range_options(measure, key: list[str], ranges: dict[str, dict], likely):
+    """(share of likely matches kept, pairs, column, tolerance) of the best range for a key no
+    exact part refines to fit: for each date or number column the key does not use, the key
+    with that column within the tolerance its comparison credits (`ranges`); of those, the
+    one likely matches most often fall within, and of those about equal (`AGREE_SLACK`), the
+    one with the fewest pairs. None without such a column, or where fewer than
+    `MIN_EVIDENCE` likely matches show which range holds them (at a size where no key is
+    precise enough to find them, a range is a guess: a window stays).
+
+    A range keeps the pairs a comparison would still credit on its column (a payment's date a
+    few days later, its amount less a fee), which an exact second part loses, and its pairs
+    on the whole table are counted on the sample as a key's are: it reaches the same days or
+    amounts at every size, where a window's reach shrinks as records crowd in."""
+    if len(likely[0]) < MIN_EVIDENCE:
+        return None
+    used = {KeyPart.parse(k).column for k in key}
+    options = []
+    for column, tolerance in ranges.items():
+        if column in used or column not in measure.work:
+            continue
+        pairs = _quietly(measure.range_pairs, key, column, tolerance)
+        if pairs:
+            kept = round(measure.within(column, tolerance, key, likely), 2)
+            options.append((kept, pairs, column, tolerance))
+    if not options:
+        return None
+    best = max(o[0] for o in options)
+    return min((o for o in options if o[0] >= best - AGREE_SLACK), key=lambda o: o[1])
+
+
+def _take_range(trial: KeyTrial, option, ranged: list[dict]) -> None:
+    """Put the range `option` (`_range_options`) in the rules for `trial`'s key."""
+    _, pairs, column, tolerance = option
+    from linkage.blocking._range import RangeBlocker
+
+    said = RangeBlocker(column, key=trial.key, **tolerance).tolerance()
+    ranged.append({"name": f"suggested_range_{len(ranged) + 1}", "type": "range",
+                   "key": list(trial.key), "column": column, **tolerance})
+    trial.chosen, trial.chosen_pairs = [*trial.key, column], pairs
+    trial.outcome = f"ranged: [{', '.join(trial.key)}] with {column} {said}, {pairs:,} pairs"
 
 
 def _widen(widened: list[tuple[KeyTrial, dict, int]], spare: int) -> None:
