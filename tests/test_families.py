@@ -26,6 +26,7 @@ from linkage.blocking import (
     KeyPart,
     NeighbourJoin,
     Proposal,
+    RangeJoin,
     WindowJoin,
 )
 from linkage.comparators import NULL_LEVEL, Comparison, is_missing
@@ -175,6 +176,7 @@ SETTINGS = {
     ("comparison", "codes"): {"column": "code"},
     ("blocker", "keys"): {"keys": [["first(name, 1)"], ["dob"]]},
     ("blocker", "sorted_neighbourhood"): {"sort_key": "name", "window": 3},
+    ("blocker", "range"): {"key": ["first(name, 1)"], "column": "dob", "within_days": 40},
     ("blocker", "token_neighbours"): {"columns": ["text"]},
     ("blocker", "test_same_day"): {"column": "dob"},
     ("scorer", "supervised"): None,  # needs a labels file: built in its test
@@ -321,6 +323,17 @@ def _joined(plan, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
             a, b = (np.array(side) for side in zip(*candidates, strict=True))
             ok = plan.verify(texts[a], texts[b])
             found |= {pair for pair, keep in zip(candidates, ok, strict=True) if keep}
+    elif isinstance(plan, RangeJoin):  # equal parts and codes, values within the width
+        columns = [values(p) for p in plan.parts]
+        held = np.array([not any(pd.isna(v) for v in key)
+                         for key in zip(*columns, strict=True)] if columns else
+                        [True] * len(frame))
+        codes, axis, width = plan.prepared(np.where(held, 0, -1).astype(np.int64),
+                                           frame[plan.column].to_numpy(dtype=object))
+        keys = list(zip(*columns, strict=True)) if columns else [()] * len(frame)
+        found |= {(a, b) for a in range(len(frame)) for b in range(a + 1, len(frame))
+                  if codes[a] >= 0 and codes[a] == codes[b] and keys[a] == keys[b]
+                  and abs(axis[a] - axis[b]) <= width * (1 + plan.slack)}
     elif isinstance(plan, NeighbourJoin):  # the neighbour search over every vector
         texts = frame[plan.column].to_numpy(dtype=object)
         rows = np.flatnonzero(~is_missing(texts))
