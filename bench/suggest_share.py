@@ -33,7 +33,8 @@ def _timed(what: str, fn):
 
 # The parts of `suggest_rules` timed with --parts: (module, function), where the checkout has
 # them (before and after a change, the names may differ).
-PARTS = [("linkage.suggest", "_profiles"), ("linkage.suggest", "sample_table"),
+PARTS = [("linkage.suggest", "_profiles"), ("linkage.suggest", "profile_table"),
+         ("linkage.suggest", "sample_table"),
          ("linkage.suggest", "_id_column"), ("linkage.suggest", "_phone_step"),
          ("linkage.suggest", "_normalized"), ("linkage.suggest", "_coded"),
          ("linkage.suggest", "choose_keys"), ("linkage.suggest", "_derived_columns"),

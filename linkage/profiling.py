@@ -770,12 +770,14 @@ def sample_rows(n: int, size: int, seed: int = 0) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
 
 
-def profile_table(frame: pd.DataFrame) -> list[ColumnProfile]:
+def profile_table(frame: pd.DataFrame, rows: int | None = None) -> list[ColumnProfile]:
     """Every column's profile, then the roles only several columns show together. Of a
-    table longer than `_ROWS`, a seeded sample of `_ROWS` rows is profiled (`sample_rows`)."""
-    n = len(frame)
-    if n > _ROWS:  # a sample of rows tells the roles as well, in a fraction of the time
-        frame = frame.take(sample_rows(n, _ROWS)).reset_index(drop=True)
+    table longer than `_ROWS`, a seeded sample of `_ROWS` rows is profiled (`sample_rows`).
+    `rows`: the table's size where `frame` is already a uniform sample of it (a caller that
+    took one for its own use spares a second pass over a large table)."""
+    n = len(frame) if rows is None else rows
+    if len(frame) > _ROWS:  # a sample of rows tells the roles as well, in a fraction of the time
+        frame = frame.take(sample_rows(len(frame), _ROWS)).reset_index(drop=True)
     # Each column alone, side by side: its Arrow tests release the GIL (in the columns' order)
     profiles = thread_map(lambda c: profile_column(str(c), frame[c], scale=n / len(frame)),
                           list(frame.columns))

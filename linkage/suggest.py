@@ -157,14 +157,12 @@ class Suggestion:
 
 
 def _profiles(frames: list[pd.DataFrame]) -> tuple[list[ColumnProfile], dict[str, str]]:
-    """The profiles of the columns the rules may read, and for a link the right table's columns
+    """The profiles of the columns a link's rules may read, and the right table's columns
     that hold a left column's values under another name (right name: left name).
 
     A link compares a field only where both tables have it: a column one side lacks is
     profiled and listed, never read.
     """
-    if len(frames) == 1:
-        return profile_table(frames[0]), {}
     left, right = frames
     lp, rp = profile_table(left), profile_table(right)
     pairs = pair_columns(left, right, lp, rp)
@@ -328,12 +326,17 @@ def _identifying(comparisons: list[dict], profiles: list[ColumnProfile]) -> list
 
 def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) -> Suggestion:
     """Profile the table(s) and suggest rules, keeping the evidence."""
-    profiles, paired = _profiles(frames)
-    if paired:  # the right table's columns under the left names they pair with
-        frames = [frames[0], frames[1].rename(columns=paired)]
     # Normalizing and key choice read a sample of the rows; key pair counts are scaled to
-    # `sizes`, the whole tables' sizes.
-    frame, source, sizes = sample_table(frames)
+    # `sizes`, the whole tables' sizes. A dedupe's sample is also the rows profiled (the
+    # profiler's own sample of a table that size: one pass over a large table, not two).
+    if len(frames) == 1:
+        frame, source, sizes = sample_table(frames)
+        profiles, paired = profile_table(frame, rows=sizes[0]), {}
+    else:
+        profiles, paired = _profiles(frames)
+        if paired:  # the right table's columns under the left names they pair with
+            frames = [frames[0], frames[1].rename(columns=paired)]
+        frame, source, sizes = sample_table(frames)
     id_column = _id_column(frames, profiles)
     for p in profiles:
         if p.column == id_column and p.compare:
@@ -382,7 +385,7 @@ def suggest_rules(frames: list[pd.DataFrame], *, max_pairs: int = 20_000_000) ->
     # Tables of text (products, citations): word-based rules (linkage/suggest_text.py).
     from linkage.suggest_text import text_rules
 
-    text = text_rules(frames, profiles, rules)
+    text = text_rules(frames, profiles, rules, sample=frame if len(frames) == 1 else None)
     sources = None
     if text is not None:
         rules = text

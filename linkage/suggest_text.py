@@ -151,13 +151,17 @@ def _distinct_within_sources(frames: list[pd.DataFrame], columns: list[str]) -> 
     return True
 
 
-def text_rules(frames: list[pd.DataFrame], profiles: list, rules: dict) -> dict | None:
+def text_rules(frames: list[pd.DataFrame], profiles: list, rules: dict,
+               sample: pd.DataFrame | None = None) -> dict | None:
     """Rules for a table of text, or None when the table is not one (then `rules` stand).
 
     `profiles` are the suggester's column profiles (`column`, `kind`); `rules` the rules it
-    suggested, whose normalization and comparisons of non-text columns are kept.
+    suggested, whose normalization and comparisons of non-text columns are kept. `sample`, in
+    a dedupe: the rows `sample_rows` picks of the one table, already taken (the statistics
+    read those rows either way).
     """
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    read = frame if sample is None or len(frames) > 1 else sample
     link = len(frames) > 1
     text, codes, others = [], [], []
     stats = {}
@@ -168,7 +172,7 @@ def text_rules(frames: list[pd.DataFrame], profiles: list, rules: dict) -> dict 
             continue
         if link and not all(column in f for f in frames):
             continue  # compared only where both sides have it
-        stats[column] = text_stats(frame[column])
+        stats[column] = text_stats(read[column])
         if stats[column].filled < 0.05:
             continue
         if p.kind in _WORDY and _is_text(stats[column]):

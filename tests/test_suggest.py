@@ -234,3 +234,34 @@ def test_the_suggested_threshold_is_even_odds_in_a_link_and_stricter_in_a_dedupe
     assert LINK_THRESHOLD == 0.0 < DEDUPE_THRESHOLD
     assert suggest_rules([records]).rules["scoring"]["threshold"] == DEDUPE_THRESHOLD
     assert suggest_rules([left, right]).rules["scoring"]["threshold"] == LINK_THRESHOLD
+
+
+def test_a_large_dedupe_is_profiled_on_the_rows_its_keys_are_measured_on():
+    """Above the profiler's sample size the suggestion takes one sample of the table: the
+    rows its keys are measured on are the rows the profiler would take itself (the profiles
+    are exactly those of profiling the whole table), and the text statistics read them too
+    (the same rules as reading the whole table)."""
+    from linkage import synth
+    from linkage.blocking.choose import SAMPLE_ROWS, sample_table
+    from linkage.profiling import profile_table
+    from linkage.suggest_text import text_rules
+
+    _, (records,), _ = synth.traps(SAMPLE_ROWS + 7_000, seed=4, trap="persons")
+    suggestion = suggest_rules([records])
+    whole = profile_table(records)
+    assert [p.column for p in suggestion.profiles] == [p.column for p in whole]
+    for got, want in zip(suggestion.profiles, whole, strict=True):
+        assert (got.kind, got.why, got.filled, got.distinct, got.unique) == \
+            (want.kind, want.why, want.filled, want.distinct, want.unique), got.column
+    sample, _, sizes = sample_table([records])
+    assert len(sample) == SAMPLE_ROWS and sizes == [len(records)]
+    # a table of text: the statistics of its sample and of the whole table give one rule
+    text = pd.read_csv(ROOT / "sample_data" / "labelled_text.csv", dtype=str)
+    big = pd.concat([text] * (SAMPLE_ROWS // len(text) + 2), ignore_index=True)
+    big = big.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    profiles = profile_table(big)
+    rules = suggest_rules([big]).rules
+    sample, _, _ = sample_table([big])
+    expected = text_rules([big], profiles, rules)
+    assert expected is not None  # word rules: the statistics decided them
+    assert text_rules([big], profiles, rules, sample=sample) == expected
