@@ -273,6 +273,36 @@ def test_one_to_one_record_prior_threshold_as_the_local_engine(spark, datasets, 
                                expected["match_weight"].astype(float), rtol=1e-9)
 
 
+def test_ranges_on_the_distributed_route_as_the_local_engine(spark, tmp_path, distributed):
+    """A link blocked by ranges (a memo's start and the date within days, the start and the
+    amount within a share) from Parquet files on the distributed route: the same candidate
+    counts, summary and tables as the local engine."""
+    from linkage import synth
+
+    _, (ledger, statement), _ = synth.traps(1500, seed=5, trap="payments")
+    ledger.to_parquet(tmp_path / "l.parquet")
+    statement.to_parquet(tmp_path / "r.parquet")
+    rules = {"id_column": "payment_id", "rename_right": {"entry": "payment_id"},
+             "normalize": [{"column": "memo", "type": "text"}],
+             "blocking": [{"name": "days", "type": "range", "key": ["first(memo, 8)"],
+                           "column": "date", "within_days": 10},
+                          {"name": "amounts", "type": "range", "key": ["first(memo, 4)"],
+                           "column": "amount", "rel_tolerance": 0.05}],
+             "comparisons": [{"type": "jaro_winkler", "column": "memo", "thresholds": [0.9]},
+                             {"type": "date", "column": "date", "within_days": [31]},
+                             {"type": "numeric", "column": "amount",
+                              "rel_tolerance": [0.05]}],
+             "scoring": {"type": "fellegi_sunter", "threshold": 0.0}, "one_to_one": True}
+    local = lk.link(tmp_path / "l.parquet", tmp_path / "r.parquet", lk.Rules.from_dict(rules),
+                    progress=False)
+    on_spark = lk.link(tmp_path / "l.parquet", tmp_path / "r.parquet",
+                       lk.Rules.from_dict(rules), engine="spark", progress=False)
+    blocked = local.summary_data["stages"]["block"]["blockers"]
+    assert blocked["days"]["proposed_pairs"] > 0 and blocked["amounts"]["proposed_pairs"] > 0
+    _same_summary(local, on_spark)
+    _same_tables(local, on_spark, ("clusters", "links"))
+
+
 @pytest.mark.parametrize(("change", "message"), [
     ({"id_column": "nope"}, "id column `nope` is not in the table"),
     ({"id_column": "source"}, "repeated value(s)"),
