@@ -21,8 +21,9 @@ DAYS = st.one_of(st.none(), st.integers(0, 40).map(lambda d: str(np.datetime64("
                                                                  + np.timedelta64(d, "D"))),
                  st.just("not a date"))
 AMOUNTS = st.one_of(st.none(), st.sampled_from([-3.0, -2.9, 0.0, 0.5, 1.0, 1.04, 1.05, 1.06,
-                                                 2.0, 100.0, 95.0, 94.9]),
-                    st.just("n/a"))
+                                                 2.0, 100.0, 95.0, 94.9, float("inf"),
+                                                 -float("inf")]),
+                    st.sampled_from(["n/a", "inf"]))
 
 
 def _brute(keys, values, near, source):

@@ -43,8 +43,10 @@ def day_numbers(values: np.ndarray) -> np.ndarray:
 
 
 def numbers(values: np.ndarray) -> np.ndarray:
-    """Floats of the values; NaN where one is missing or not a number."""
-    return pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(np.float64)
+    """Floats of the values; NaN where one is missing, not a number, or infinite (no
+    tolerance reaches it, and it would stretch the search axis of every block after its)."""
+    found = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(np.float64)
+    return np.where(np.isfinite(found), found, np.nan)
 
 
 def range_order(codes: np.ndarray, values: np.ndarray, width: float):
