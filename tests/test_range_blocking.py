@@ -14,16 +14,16 @@ from hypothesis import strategies as st
 
 from linkage import synth
 from linkage.blocking import Blocker, BlockingInput, RangeBlocker, block
-from linkage.errors import BudgetError, RulesError
+from linkage.errors import BudgetError, InputError, RulesError
 
 KEYS = st.sampled_from(["a", "b", "c", None, ""])
 DAYS = st.one_of(st.none(), st.integers(0, 40).map(lambda d: str(np.datetime64("2024-01-01")
                                                                  + np.timedelta64(d, "D"))),
-                 st.just("not a date"))
+                 st.just(""))
 AMOUNTS = st.one_of(st.none(), st.sampled_from([-3.0, -2.9, 0.0, 0.5, 1.0, 1.04, 1.05, 1.06,
                                                  2.0, 100.0, 95.0, 94.9, float("inf"),
                                                  -float("inf")]),
-                    st.sampled_from(["n/a", "inf"]))
+                    st.sampled_from(["", "inf"]))
 
 
 def _brute(keys, values, near, source):
@@ -40,7 +40,7 @@ def _brute(keys, values, near, source):
 
 
 def _day(v):
-    if v is None:
+    if v is None or v == "":
         return None
     try:
         return int((np.datetime64(v) - np.datetime64("1970-01-01")).astype(int))
@@ -49,7 +49,7 @@ def _day(v):
 
 
 def _number(v):
-    return v if isinstance(v, float) else None
+    return v if isinstance(v, float) and np.isfinite(v) else None
 
 
 def _days_near(width):
@@ -127,6 +127,25 @@ def test_a_range_never_crosses_a_group():
         proposal = blocker.propose(inp, 10)
         assert set(zip(proposal.left.tolist(), proposal.right.tolist(), strict=True)) == {
             (0, 1), (2, 3)}
+
+
+def test_a_value_a_range_cannot_read_is_an_error_that_names_the_column_and_the_fix():
+    """A date that is not ISO (no normalizer ran) or a text in a column of numbers would
+    silently leave its record out of every range: it is an error, as in the comparisons.
+    Missing values and infinite numbers are in no range, without an error."""
+    dates = BlockingInput({"paid": np.array(["2024-01-02", "03/01/2024", None, ""],
+                                            dtype=object)})
+    with pytest.raises(InputError, match=r"column `paid`: 1 value\(s\) are not ISO dates "
+                       r"\(e.g. '03/01/2024'\).*Add a `date` normalizer for `paid`"):
+        RangeBlocker("paid", within_days=3).propose(dates, 10)
+    amounts = BlockingInput({"amount": np.array(["10.5", "n/a", "inf", None], dtype=object)})
+    with pytest.raises(InputError, match=r"column `amount`: 1 value\(s\) are not numbers "
+                       r"\(e.g. 'n/a'\).*instead of a range"):
+        RangeBlocker("amount", rel_tolerance=0.1).estimate(amounts, 10)
+    fine = BlockingInput({"amount": np.array(["10.5", "10.6", "inf", "-inf", None, ""],
+                                             dtype=object)})
+    proposal = RangeBlocker("amount", rel_tolerance=0.1).propose(fine, 10)
+    assert list(zip(proposal.left.tolist(), proposal.right.tolist(), strict=True)) == [(0, 1)]
 
 
 def test_range_rules_round_trip_and_refuse_what_they_cannot_mean():

@@ -452,6 +452,25 @@ def test_bad_dates_fail_with_the_local_message(spark, stage):
     assert "born" in messages[1] and "1990-02-31" in messages[1]
 
 
+def test_a_range_that_cannot_read_a_date_fails_with_the_local_message(spark):
+    """A range on a date column no normalizer made ISO: inside a Spark task the range's
+    check raises what the local engine raises (count and examples from the failing batch)."""
+    frame = pd.DataFrame({"id": ["a", "b", "c"], "name": ["Ann Lee", "Ann Lee", "Ann Lee"],
+                          "born": ["1990-01-02", "02/01/1990", "1990-01-03"]})
+    rules = {"id_column": "id",
+             "blocking": [{"type": "range", "key": ["name"], "column": "born",
+                           "within_days": 5}],
+             "comparisons": [{"type": "jaro_winkler", "column": "name"}]}
+    messages = []
+    for engine in ("local", "spark"):
+        with pytest.raises(InputError) as caught:
+            lk.dedupe(frame, lk.Rules.from_dict(rules), engine=engine, progress=False)
+        messages.append(str(caught.value))
+    assert messages[1].split(":")[0] == messages[0].split(":")[0] == "column `born`"
+    assert messages[1].split(").")[-1] == messages[0].split(").")[-1]
+    assert "'02/01/1990'" in messages[1] and "Add a `date` normalizer for `born`" in messages[1]
+
+
 UNSUPPORTED = [
     ({"blocking": [{"keys": [["name"]]}, {"type": "simhash", "column": "name"}]},
      "`blocking[1].type`"),

@@ -27,7 +27,8 @@ import pandas as pd
 
 from linkage._schema import check
 from linkage.blocking._blockers import Blocker, BlockingInput, Proposal, parse_parts
-from linkage.comparators import iso_days
+from linkage.comparators import is_missing, iso_days
+from linkage.errors import InputError
 
 # A tolerance written in decimal (0.05) is not exact in binary: the comparators allow this
 # rounding slack, and so does the range, so that what a comparison credits is proposed.
@@ -175,16 +176,40 @@ class RangeBlocker(Blocker):
 
     def axis(self, values: np.ndarray) -> tuple[np.ndarray, float, np.ndarray | None]:
         """(a value per record on the axis the range is absolute on, the range's width there,
-        a sign per record that must also be equal, or None)."""
+        a sign per record that must also be equal, or None). A value that is present but no
+        ISO date (no number) is an error, as the column's comparison would call it: a range
+        that silently left such records out would lose their pairs without a word."""
         if self.within_days is not None:
-            return day_numbers(values), float(self.within_days), None
+            days = day_numbers(values)
+            self._check(values, days, "are not ISO dates", (
+                f"Add a `date` normalizer for `{self.column}` in the rules' `normalize:` list, "
+                "which reads other spellings, or fix the values."))
+            return days, float(self.within_days), None
         found = numbers(values)
+        self._check(values, found, "are not numbers", (
+            "Fix the values, or block on this column with a key (`type: keys`) instead of a "
+            "range."), allow_infinite=True)
         if self.abs_tolerance is not None:
             return found, self.abs_tolerance, None
         sign = np.sign(found)
         with np.errstate(divide="ignore", invalid="ignore"):
             logs = np.where(sign == 0, 0.0, np.log(np.abs(found)))
         return logs, -float(np.log1p(-self.rel_tolerance)), np.nan_to_num(sign).astype(np.int64)
+
+    def _check(self, values, parsed: np.ndarray, what: str, fix: str,
+               allow_infinite: bool = False) -> None:
+        """Raise `InputError` where a present value did not parse (`parsed` NaN)."""
+        values = np.asarray(values, dtype=object)
+        bad = np.isnan(parsed) & ~is_missing(values)
+        if allow_infinite and bad.any():  # read as infinite: in no range, not an error
+            with np.errstate(invalid="ignore"):
+                raw = pd.to_numeric(pd.Series(values[bad], dtype=object), errors="coerce")
+            bad[np.flatnonzero(bad)[np.isinf(raw.to_numpy(np.float64))]] = False
+        if bad.any():
+            examples = ", ".join(repr(v) for v in pd.unique(values[bad])[:3])
+            raise InputError(f"column `{self.column}`: {int(bad.sum())} value(s) {what} (e.g. "
+                             f"{examples}), which the range blocker {self.describe()} reads. "
+                             + fix)
 
     def prepared(self, codes: np.ndarray, values) -> tuple[np.ndarray, np.ndarray, float]:
         """(codes, axis values, width) that `range_order` takes, from the key's codes per

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from linkage.blocking._keys import KeyPart, keyed_codes
+from linkage.errors import InputError
 from linkage.parallel import thread_map
 
 # Rows measured, all tables together: a key's pairs on a million records are estimated
@@ -722,7 +723,10 @@ def _range_options(measure, key: list[str], ranges: dict[str, dict], likely):
     for column, tolerance in ranges.items():
         if column in used or column not in measure.work:
             continue
-        pairs = _quietly(measure.range_pairs, key, column, tolerance)
+        try:
+            pairs = _quietly(measure.range_pairs, key, column, tolerance)
+        except InputError:  # values the range cannot read: no range on this column
+            continue
         if pairs:
             kept = round(measure.within(column, tolerance, key, likely), 2)
             options.append((kept, pairs, column, tolerance))
