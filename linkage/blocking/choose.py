@@ -43,6 +43,7 @@ import pandas as pd
 from linkage.blocking._keys import KeyPart, keyed_codes
 from linkage.errors import InputError
 from linkage.parallel import thread_map
+from linkage.profiling import sample_rows
 
 # Rows measured, all tables together: a key's pairs on a million records are estimated
 # within a few percent from 50,000 (a key near the per-key budget holds thousands of pairs in
@@ -102,6 +103,11 @@ def sample_table(frames: list[pd.DataFrame], size: int = SAMPLE_ROWS, seed: int 
     row, None with one table; and the full tables' sizes."""
     sizes = [len(f) for f in frames]
     each = max(size // len(frames), 1)
+    if len(frames) == 1:  # the profiler's own draw (`sample_rows`): the same rows it reads
+        frame = frames[0]
+        if len(frame) > each:
+            frame = frame.take(sample_rows(len(frame), each, seed))
+        return frame.reset_index(drop=True), None, sizes
     rng = np.random.default_rng(seed)
     parts = []
     for frame in frames:
@@ -109,11 +115,8 @@ def sample_table(frames: list[pd.DataFrame], size: int = SAMPLE_ROWS, seed: int 
             rows = np.sort(rng.choice(len(frame), each, replace=False))
             frame = frame.iloc[rows]
         parts.append(frame.reset_index(drop=True))
-    sample = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-    source = None
-    if len(frames) > 1:
-        source = np.repeat(np.arange(len(frames), dtype=np.int8), [len(p) for p in parts])
-    return sample, source, sizes
+    source = np.repeat(np.arange(len(frames), dtype=np.int8), [len(p) for p in parts])
+    return pd.concat(parts, ignore_index=True), source, sizes
 
 
 def _sorted_groups(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -326,7 +329,7 @@ class _Measure:
         rows, ends = range_order(*self._ranged(key, column, tolerance))
         return round(range_count(rows, ends, self.source) * self.scale)
 
-    def within(self, column: str, tolerance: dict, key: list[str], pairs) -> float:
+    def range_agreement(self, column: str, tolerance: dict, key: list[str], pairs) -> float:
         """The share of likely matches whose `column` values lie within `tolerance`, among
         those agreeing on `key` (all of them when too few do): `agreement` for a range."""
         from linkage.blocking._range import SLACK, RangeBlocker
@@ -728,7 +731,7 @@ def _range_options(measure, key: list[str], ranges: dict[str, dict], likely):
         except InputError:  # values the range cannot read: no range on this column
             continue
         if pairs:
-            kept = round(measure.within(column, tolerance, key, likely), 2)
+            kept = round(measure.range_agreement(column, tolerance, key, likely), 2)
             options.append((kept, pairs, column, tolerance))
     if not options:
         return None
